@@ -1,0 +1,2 @@
+#include <mcubes/mcubes.hpp>
+int main() { return 0; }

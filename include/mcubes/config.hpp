@@ -1,0 +1,22 @@
+#pragma once
+/// @file config.hpp
+/// Build configuration shared by every mcubes header: the host/device qualifier macro and the
+/// library version. This header includes no CUDA header, so a CPU-only build needs no CUDA at all.
+
+#if defined(__CUDACC__)
+/// Marks a function callable from host and device code when compiled by nvcc; empty otherwise.
+#define MCUBES_HOST_DEVICE __host__ __device__
+#else
+#define MCUBES_HOST_DEVICE
+#endif
+
+#define MCUBES_VERSION_MAJOR 0
+#define MCUBES_VERSION_MINOR 1
+#define MCUBES_VERSION_PATCH 0
+#define MCUBES_VERSION_STRING "0.1.0"
+
+namespace mcubes {
+/// Largest dimension the library is tested for (the template parameter D may go higher; every
+/// index is 64-bit, but the sub-cube grid needs g >= 1 intervals per axis, i.e. calls >= 2).
+inline constexpr int max_tested_dim = 32;
+}  // namespace mcubes

@@ -1,0 +1,74 @@
+#pragma once
+/// @file running_average.hpp
+/// Inverse-variance weighted average of iteration estimates with chi2/dof and Q (Lepage 1978,
+/// eqs. 5-6; as RAvg in Lepage's vegas):
+///   I = sum(I_k / s_k^2) / sum(1 / s_k^2),   s = (sum 1/s_k^2)^(-1/2),
+///   chi2 = sum (I_k - I)^2 / s_k^2,  dof = n - 1,  Q = P(chi2_dof > chi2) (upper tail of chi-square).
+
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+namespace mcubes {
+
+/// Upper tail Q(chi2, dof) = P(X >= chi2) of the chi-square distribution with integer dof >= 1,
+/// in closed form (Abramowitz & Stegun 26.4.4-26.4.5):
+///   even dof:  Q = exp(-x/2) sum_{i<dof/2} (x/2)^i / i!
+///   odd dof:   Q = erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2) sum_{i<(dof-1)/2} x^i / (1*3*...*(2i+1))
+/// Returns 1 for dof <= 0 or chi2 <= 0.
+inline double chi2_q(double chi2, int dof) {
+  if (dof <= 0 || !(chi2 > 0)) return 1.0;
+  if (std::isinf(chi2)) return 0.0;
+  const double x = chi2;
+  double sum = 0, term;
+  if (dof % 2 == 0) {
+    term = 1.0;
+    for (int i = 0; i < dof / 2; ++i) {
+      sum += term;
+      term *= (x / 2) / (i + 1);
+    }
+    return std::fmin(1.0, std::exp(-x / 2) * sum);
+  }
+  term = 1.0;  // x^i / (1*3*...*(2i+1)) starting at i = 0 (term = 1/1)
+  for (int i = 0; i < (dof - 1) / 2; ++i) {
+    sum += term;
+    term *= x / (2 * i + 3);
+  }
+  return std::fmin(1.0, std::erfc(std::sqrt(x / 2)) + std::sqrt(2 * x / 3.14159265358979323846) * std::exp(-x / 2) * sum);
+}
+
+/// Running inverse-variance weighted average of independent estimates.
+class running_average {
+ public:
+  /// Adds an estimate with variance `variance` (> 0; a zero variance is floored at
+  /// (4 eps |estimate|)^2, or DBL_MIN for a zero estimate, so weights stay finite).
+  void add(double estimate, double variance) {
+    const double floor_var = std::fmax(16 * DBL_EPSILON * DBL_EPSILON * estimate * estimate, DBL_MIN);
+    if (!(variance > floor_var)) variance = floor_var;
+    estimates_.push_back(estimate);
+    variances_.push_back(variance);
+    sum_w_ += 1 / variance;
+    sum_wx_ += estimate / variance;
+  }
+  int count() const noexcept { return static_cast<int>(estimates_.size()); }
+  double mean() const { return count() ? sum_wx_ / sum_w_ : 0.0; }
+  double sdev() const { return count() ? 1 / std::sqrt(sum_w_) : 0.0; }
+  double chi2() const {
+    const double m = mean();
+    double c = 0;
+    for (std::size_t k = 0; k < estimates_.size(); ++k) {
+      const double dx = estimates_[k] - m;
+      c += dx * dx / variances_[k];
+    }
+    return c;
+  }
+  int dof() const noexcept { return count() > 1 ? count() - 1 : 0; }
+  double chi2_dof() const { return dof() > 0 ? chi2() / dof() : 0.0; }
+  double q() const { return chi2_q(chi2(), dof()); }
+
+ private:
+  std::vector<double> estimates_, variances_;
+  double sum_w_ = 0, sum_wx_ = 0;
+};
+
+}  // namespace mcubes

@@ -1,0 +1,143 @@
+#pragma once
+/// @file sampler.hpp
+/// The serial body of V-Sample and V-Sample-No-Adjust (seeds/001, Algorithm 3) for one chunk of
+/// sub-cubes: the unit of work that every backend hands to one thread. Host and device code.
+///
+/// For sample k of sub-cube c (global index i = c*p + k) with uniform u from the stream contract
+/// (random.hpp): y_j = (c_j + u_j)/g, x_j = a_j + (b_j - a_j) * map_j(y_j), weight
+/// J(y) * V / (m p). Per sub-cube, with s1 = sum f J and s2 = sum (f J)^2 over its p samples:
+///   I_c = s1/p,   var_c = (s2 - s1 I_c) / (p (p-1))   (clamped at 0),
+/// and the iteration estimate is I = V/m sum_c I_c with variance V^2/m^2 sum_c var_c (stratified
+/// variance). V-Sample also adds (f J)^2, quantized (reduction.hpp), to the bin of x_j on each axis.
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "../config.hpp"
+#include "../point.hpp"
+#include "../random.hpp"
+#include "adaptive_map.hpp"
+#include "reduction.hpp"
+#include "stratification.hpp"
+
+namespace mcubes {
+
+/// Everything a sampling thread needs for one iteration. Trivially copyable (kernel parameter).
+template <int D>
+struct sampling_params {
+  double lower[D];               ///< region lower bounds a_j
+  double width[D];               ///< region widths b_j - a_j
+  std::uint64_t g = 0;           ///< intervals per axis
+  std::uint64_t n_cubes = 0;     ///< m
+  std::uint64_t p = 0;           ///< samples per sub-cube
+  std::uint64_t chunk_cubes = 0; ///< sub-cubes per chunk
+  std::uint64_t seed = 0;
+  std::uint32_t iteration = 0;
+  double bin_scale = 1;          ///< power-of-two fixed-point scale of bin contributions
+};
+
+/// Per-chunk partial results. Sums are over the chunk's sub-cubes in index order.
+struct chunk_partial {
+  double estimate = 0;                    ///< sum_c I_c (unscaled)
+  double variance = 0;                    ///< sum_c var_c (unscaled)
+  std::uint64_t n_nonzero = 0;            ///< samples with f != 0
+  std::uint64_t first_non_finite = ~std::uint64_t(0);  ///< smallest sample index with non-finite f
+  double non_finite_value = 0;            ///< the value f returned at that sample
+  double max_contribution = 0;            ///< max over samples of (f J)^2 (V-Sample only)
+};
+
+/// Results of one sampling pass, before scaling by the region volume.
+struct iteration_sums {
+  double estimate = 0;          ///< sum over sub-cubes of I_c (fixed tree)
+  double variance = 0;          ///< sum over sub-cubes of var_c (fixed tree)
+  chunk_partial flags;          ///< n_nonzero, first_non_finite, max_contribution
+  std::vector<bin_accumulator> bins;  ///< D * n_bins exact fixed-point sums (V-Sample only)
+};
+
+/// Bin sink that discards contributions: selects V-Sample-No-Adjust at compile time.
+struct no_bins {
+  static constexpr bool enabled = false;
+  MCUBES_HOST_DEVICE void add(int, int, std::uint64_t) {}
+};
+
+/// Computes the point of sample `index` (sub-cube index / p, sample index % p): fills x (region
+/// coordinates) and bins, returns the jacobian J of the map (region volume not included).
+template <int D>
+MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const map_view<D>& map,
+                                             const std::uint64_t (&coord)[D], std::uint64_t index, point<D>& x,
+                                             int (&bin)[D]) {
+  double u[D];
+  sample_stream(sp.seed, stream_id::vegas, sp.iteration, index).fill(u);
+  double jac = 1.0;
+  for (int j = 0; j < D; ++j) {
+    const double y = (static_cast<double>(coord[j]) + u[j]) / static_cast<double>(sp.g);
+    double xu;
+    bin[j] = map.map(j, y, xu, jac);
+    x[j] = sp.lower[j] + sp.width[j] * xu;
+  }
+  return jac;
+}
+
+/// Sub-cube coordinates c_j = floor(c / g^j) mod g.
+template <int D>
+MCUBES_HOST_DEVICE inline void cube_coordinates(std::uint64_t cube, std::uint64_t g, std::uint64_t (&coord)[D]) {
+  for (int j = 0; j < D; ++j) {
+    coord[j] = cube % g;
+    cube /= g;
+  }
+}
+
+/// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially.
+/// Bins: a sink with `static constexpr bool enabled` and `add(axis, bin, quantized)`.
+template <int D, class F, class Bins>
+MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                                                     std::uint64_t chunk, Bins& bins) {
+  chunk_partial out;
+  const std::uint64_t begin = chunk * sp.chunk_cubes;
+  std::uint64_t end = begin + sp.chunk_cubes;
+  if (end > sp.n_cubes) end = sp.n_cubes;
+  const double pd = static_cast<double>(sp.p);
+  for (std::uint64_t c = begin; c < end; ++c) {
+    std::uint64_t coord[D];
+    cube_coordinates<D>(c, sp.g, coord);
+    double s1 = 0, s2 = 0;
+    for (std::uint64_t k = 0; k < sp.p; ++k) {
+      const std::uint64_t index = c * sp.p + k;
+      point<D> x;
+      int bin[D];
+      const double jac = make_sample<D>(sp, map, coord, index, x, bin);
+      double v = f(x);
+      if (!(v - v == 0)) {  // NaN or +-Inf
+        if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
+        v = 0;
+      }
+      if (v != 0) ++out.n_nonzero;
+      const double fj = v * jac;
+      const double fj2 = fj * fj;
+      s1 += fj;
+      s2 += fj2;
+      if constexpr (Bins::enabled) {
+        if (fj2 > out.max_contribution) out.max_contribution = fj2;
+        const std::uint64_t q = quantize(fj2, sp.bin_scale, quantization_dither(index));
+        if (q != 0)
+          for (int j = 0; j < D; ++j) bins.add(j, bin[j], q);
+      }
+    }
+    const double mean = s1 / pd;
+    double var = (s2 - s1 * mean) / (pd * (pd - 1));
+    if (!(var > 0)) var = 0;
+    out.estimate += mean;
+    out.variance += var;
+  }
+  return out;
+}
+
+/// Merges the non-summed fields of partial `b` into `a` (order-independent: min, max, integer sum).
+MCUBES_HOST_DEVICE inline void merge_flags(chunk_partial& a, const chunk_partial& b) {
+  a.n_nonzero += b.n_nonzero;
+  if (b.first_non_finite < a.first_non_finite) a.first_non_finite = b.first_non_finite, a.non_finite_value = b.non_finite_value;
+  if (b.max_contribution > a.max_contribution) a.max_contribution = b.max_contribution;
+}
+
+}  // namespace mcubes

@@ -1,0 +1,84 @@
+#pragma once
+/// @file error.hpp
+/// Exception types thrown by mcubes. Library code throws; only the command-line program chooses
+/// exit codes (invalid_input -> 2, everything else -> 3).
+
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mcubes {
+
+/// Base class of every exception thrown by mcubes.
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad input: invalid bounds, dimension, tolerances, sizes or options. Thrown before any sampling.
+class invalid_input : public error {
+ public:
+  using error::error;
+};
+
+/// The integrand returned NaN or +-Inf. Carries the first such sample, in sample-index order
+/// (so the report is deterministic whatever the number of threads or blocks), and its point.
+class non_finite_integrand : public error {
+ public:
+  non_finite_integrand(int iteration, std::uint64_t sample_index, std::vector<double> point, double value)
+      : error(make_message(iteration, sample_index, point, value)),
+        iteration_(iteration),
+        sample_index_(sample_index),
+        point_(std::move(point)),
+        value_(value) {}
+  /// Iteration (0-based) in which the value was met.
+  int iteration() const noexcept { return iteration_; }
+  /// Global sample index: sub-cube index * samples per sub-cube + sample within the sub-cube.
+  std::uint64_t sample_index() const noexcept { return sample_index_; }
+  /// The point x (in the integration region) where the integrand was evaluated.
+  const std::vector<double>& point() const noexcept { return point_; }
+  /// The value returned (NaN or +-Inf).
+  double value() const noexcept { return value_; }
+
+ private:
+  static std::string make_message(int iteration, std::uint64_t index, const std::vector<double>& x, double value) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "integrand returned " << value << " at x = (";
+    for (std::size_t i = 0; i < x.size(); ++i) s << (i ? ", " : "") << x[i];
+    s << ") (iteration " << iteration << ", sample " << index << ")";
+    return s.str();
+  }
+  int iteration_;
+  std::uint64_t sample_index_;
+  std::vector<double> point_;
+  double value_;
+};
+
+/// A numerical failure that is not the integrand's fault (e.g. a non-finite iteration variance
+/// from products of finite values that overflow).
+class numerical_error : public error {
+ public:
+  using error::error;
+};
+
+namespace detail {
+/// Throws invalid_input with the message built from the streamed arguments.
+template <class... Args>
+[[noreturn]] void throw_invalid(const Args&... args) {
+  std::ostringstream s;
+  s.precision(17);
+  (s << ... << args);
+  throw invalid_input(s.str());
+}
+}  // namespace detail
+
+}  // namespace mcubes
+
+/// Precondition check for library entry points: throws mcubes::invalid_input with the message.
+#define MCUBES_EXPECTS(cond, ...)                            \
+  do {                                                       \
+    if (!(cond)) ::mcubes::detail::throw_invalid(__VA_ARGS__); \
+  } while (0)

@@ -1,0 +1,75 @@
+#pragma once
+/// @file options.hpp
+/// vegas_options: every option of the m-Cubes / Vegas integrator, defaulted and documented, and
+/// its validation. Names follow the paper (seeds/001, Algorithm 2): calls_per_iteration is
+/// maxcalls, max_iterations is itmax, adapt_iterations is ita.
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "error.hpp"
+
+namespace mcubes {
+
+/// Which machine computes the samples. `automatic` picks CUDA when a device is present.
+enum class backend_kind { cpu, cuda, automatic };
+
+inline const char* to_string(backend_kind b) {
+  switch (b) {
+    case backend_kind::cpu: return "cpu";
+    case backend_kind::cuda: return "cuda";
+    default: return "auto";
+  }
+}
+
+/// Default seed of every random stream: fixed and documented, never the clock.
+inline constexpr std::uint64_t default_seed = 20211231;
+
+/// Options of mcubes::vegas (m-Cubes, paper Algorithms 2-3; Lepage 1978 for the map).
+struct vegas_options {
+  double rel_tol = 1e-3;                     ///< stop when error <= max(abs_tol, rel_tol*|estimate|)
+  double abs_tol = 0.0;                      ///< absolute tolerance (same test)
+  std::uint64_t calls_per_iteration = 1000000;  ///< maxcalls: integrand evaluations per iteration (upper bound)
+  int max_iterations = 100;                  ///< itmax: iterations at most
+  int adapt_iterations = 20;                 ///< ita: the first ita iterations adapt the map (V-Sample); the rest do not
+  int skip = 5;                              ///< leading iterations left out of the weighted estimate
+  int min_iterations = 5;                    ///< accumulated (non-skipped) iterations needed before convergence is declared
+  double max_chi2_dof = 2.0;                 ///< convergence also needs chi2/dof <= this (iterations must agree)
+  int n_bins = 500;                          ///< bins per axis of the adaptive map
+  double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978); 0 freezes the map
+  bool symmetric_map = false;                ///< m-Cubes1D: one map shared by every axis (fully symmetric integrands)
+  std::uint64_t seed = default_seed;         ///< key of the Philox streams (see random.hpp)
+  int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
+  backend_kind backend = backend_kind::cpu;  ///< who computes the samples
+  int cuda_threads_per_block = 256;          ///< CUDA block size (64..1024, a power of two). Never changes the result.
+};
+
+/// Checks every field of `o` for a D-dimensional problem.
+/// @throws invalid_input naming the first offending option and its value.
+inline void validate(const vegas_options& o, int dim) {
+  MCUBES_EXPECTS(dim >= 1, "dimension must be at least 1 (got ", dim, ")");
+  MCUBES_EXPECTS(!std::isnan(o.rel_tol) && !std::isnan(o.abs_tol) && o.rel_tol >= 0 && o.abs_tol >= 0,
+                 "tolerances must be non-negative numbers (rel_tol = ", o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
+  MCUBES_EXPECTS(o.rel_tol > 0 || o.abs_tol > 0, "at least one of rel_tol and abs_tol must be positive (rel_tol = ",
+                 o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
+  MCUBES_EXPECTS(o.calls_per_iteration >= 2, "calls_per_iteration must be at least 2 (one sub-cube of 2 samples), got ",
+                 o.calls_per_iteration);
+  MCUBES_EXPECTS(o.calls_per_iteration <= (std::uint64_t(1) << 50), "calls_per_iteration must be at most 2^50, got ",
+                 o.calls_per_iteration);
+  MCUBES_EXPECTS(o.max_iterations >= 1, "max_iterations must be at least 1, got ", o.max_iterations);
+  MCUBES_EXPECTS(o.adapt_iterations >= 0, "adapt_iterations must be non-negative, got ", o.adapt_iterations);
+  MCUBES_EXPECTS(o.skip >= 0, "skip must be non-negative, got ", o.skip);
+  MCUBES_EXPECTS(o.min_iterations >= 1, "min_iterations must be at least 1, got ", o.min_iterations);
+  MCUBES_EXPECTS(o.skip + o.min_iterations <= o.max_iterations, "skip (", o.skip, ") + min_iterations (",
+                 o.min_iterations, ") exceeds max_iterations (", o.max_iterations, "): the run could never converge");
+  MCUBES_EXPECTS(o.max_chi2_dof > 0, "max_chi2_dof must be positive, got ", o.max_chi2_dof);
+  MCUBES_EXPECTS(o.n_bins >= 2 && o.n_bins <= (1 << 20), "n_bins must be in [2, 2^20], got ", o.n_bins);
+  MCUBES_EXPECTS(std::isfinite(o.alpha) && o.alpha >= 0, "alpha must be a finite non-negative number, got ", o.alpha);
+  MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
+  const int tpb = o.cuda_threads_per_block;
+  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
+                 "cuda_threads_per_block must be a power of two in [32, 1024], got ", tpb);
+}
+
+}  // namespace mcubes
