@@ -6,12 +6,15 @@
 /// A uniform draw is a pure function of (seed, stream, iteration, sample index, draw number):
 ///   key     = { seed mod 2^32, (seed >> 32) xor (stream << 24) }
 ///   counter = { index mod 2^32, index >> 32, iteration, block }
-/// where `block` numbers the successive Philox calls a sample needs (two doubles per call: words
-/// 0-1 make the first, words 2-3 the second). `index` is the sample's global index, e.g. for
-/// Vegas sub-cube index * samples-per-sub-cube + sample, so a sample is the same point whichever
-/// thread, block or device computes it. Doubles come from r123::u01fixedpt (53 bits; open
-/// interval (0,1), never 0 or 1). `stream` separates the methods (Vegas, plain MC, pi) so that
-/// they never share numbers for one seed.
+/// where `block` numbers the successive Philox calls a sample needs: call b gives coordinates
+/// 4b .. 4b+3, one per 32-bit word, as the double r123::u01<double>(w) = (w + 1/2) 2^-32, exact
+/// and in the open interval (0,1) (never 0 or 1). 32 random bits per coordinate put the points on a
+/// lattice of spacing 2^-32 per axis (before the sub-cube and map transforms): far below any Monte
+/// Carlo error mcubes can reach, and half the Philox work of 53-bit doubles (the throughput limit
+/// on the GPU). `index` is the sample's global index, e.g. for Vegas sub-cube index *
+/// samples-per-sub-cube + sample, so a sample is the same point whichever thread, block or device
+/// computes it. `stream` separates the methods (Vegas, plain MC, pi) so that they never share
+/// numbers for one seed.
 
 #include <Random123/philox.h>
 #include <Random123/uniform.hpp>
@@ -39,14 +42,13 @@ class sample_stream {
     ctr_.v[2] = iteration;
     ctr_.v[3] = 0;
   }
-  /// Fills u[0..n) with the sample's first n uniform doubles in (0,1).
+  /// Fills u[0..N) with the sample's first N uniform doubles in (0,1).
   template <int N>
   MCUBES_HOST_DEVICE void fill(double (&u)[N]) {
-    for (int k = 0; k < N; k += 2) {
-      ctr_.v[3] = static_cast<std::uint32_t>(k / 2);
+    for (int k = 0; k < N; k += 4) {
+      ctr_.v[3] = static_cast<std::uint32_t>(k / 4);
       const philox::ctr_type r = philox()(ctr_, key_);
-      u[k] = to_double(r.v[0], r.v[1]);
-      if (k + 1 < N) u[k + 1] = to_double(r.v[2], r.v[3]);
+      for (int i = 0; i < 4 && k + i < N; ++i) u[k + i] = to_double(r.v[i]);
     }
   }
   /// The raw 4 words of block b (for kernels that want 32-bit draws, e.g. the pi hit test).
@@ -54,10 +56,8 @@ class sample_stream {
     ctr_.v[3] = b;
     return philox()(ctr_, key_);
   }
-  /// Maps two 32-bit words to a double in (0,1) with 53 random bits (r123::u01fixedpt).
-  MCUBES_HOST_DEVICE static double to_double(std::uint32_t hi, std::uint32_t lo) {
-    return r123::u01fixedpt<double>((static_cast<std::uint64_t>(hi) << 32) | lo);
-  }
+  /// Maps a 32-bit word w to the double (w + 1/2) 2^-32 in (0,1) (r123::u01; exact).
+  MCUBES_HOST_DEVICE static double to_double(std::uint32_t w) { return r123::u01<double>(w); }
 
  private:
   philox::key_type key_;

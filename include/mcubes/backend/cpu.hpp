@@ -30,7 +30,7 @@ struct bin_array_sink {
   static constexpr bool enabled = true;
   bin_accumulator* bins;
   int n_bins;
-  void add(int axis, int bin, std::uint64_t q) { bins[static_cast<std::size_t>(axis) * n_bins + bin].add(q); }
+  MCUBES_HOST_DEVICE void add(int axis, int bin, std::uint64_t q) { bins[static_cast<std::size_t>(axis) * n_bins + bin].add(q); }
 };
 
 /// The CPU backend. Holds no per-sample memory: per thread one tile buffer and one bin array.

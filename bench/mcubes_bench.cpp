@@ -1,0 +1,233 @@
+// mcubes-bench: benchmark program (not a test). Prints time and accuracy together.
+//
+//   mcubes-bench reference  [--backend cuda|cpu] [--runs 5] [--threads N] [--tpb 256]
+//       the configurations of shared/REFERENCE.md table 1 (same calls per iteration, iterations,
+//       adapting iterations, skip, rel_tol 1e-3); per integrand: median of `runs` runs after one
+//       warm-up run: time, iterations, evaluations, evaluations/s, estimate, error, true rel. error.
+//   mcubes-bench throughput [--backend cuda|cpu] [--calls N]
+//       one adapting iteration of f4 8-D (default 3e9 calls on CUDA) and non-adapting iterations of
+//       fA 6-D (2e9 calls), in evaluations/s per iteration.
+//   mcubes-bench cpu [--threads N] [--calls N]
+//       evaluations/s per thread of the CPU backend for f4 8-D and f2 6-D (issue: compare with GSL).
+//
+// GPU times are taken with CUDA events around the whole run (the host loop synchronises every
+// iteration, so they equal the wall time of the run); CPU times with steady_clock.
+#include <mcubes/mcubes.hpp>
+#include <mcubes/suite.hpp>
+#if defined(MCUBES_HAS_CUDA_BACKEND)
+#include <mcubes/cuda.cuh>
+#endif
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace mcubes;
+
+struct timing {
+  double seconds;
+  result r;
+};
+
+/// Runs one integration on the chosen backend and times it.
+template <int D, class F>
+timing run_once(const F& f, const region<D>& reg, const vegas_options& o) {
+#if defined(MCUBES_HAS_CUDA_BACKEND)
+  if (o.backend == backend_kind::cuda) {
+    cudaEvent_t a, b;
+    MCUBES_CUDA_CHECK(cudaEventCreate(&a));
+    MCUBES_CUDA_CHECK(cudaEventCreate(&b));
+    MCUBES_CUDA_CHECK(cudaEventRecord(a));
+    result r = integrate<D>(f, reg, o);
+    MCUBES_CUDA_CHECK(cudaEventRecord(b));
+    MCUBES_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    MCUBES_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return {ms * 1e-3, r};
+  }
+#endif
+  const auto t0 = std::chrono::steady_clock::now();
+  result r = vegas<D>(f, reg, o);
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), r};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+template <int D, class F>
+void reference_row(const std::string& name, const F& f, vegas_options o, int runs) {
+  const suite::entry& e = *suite::find(name);
+  o.calls_per_iteration = e.paper.calls;
+  o.max_iterations = e.paper.max_iterations;
+  o.adapt_iterations = e.paper.adapt_iterations;
+  o.skip = e.paper.skip;
+  o.rel_tol = 1e-3;
+  if (o.skip + o.min_iterations > o.max_iterations) o.min_iterations = o.max_iterations - o.skip;
+  const region<D> reg = region<D>::cube(e.lower, e.upper);
+  const double exact = e.exact(D);
+  run_once<D>(f, reg, o);  // warm-up
+  std::vector<double> times;
+  result last;
+  for (int i = 0; i < runs; ++i) {
+    timing t = run_once<D>(f, reg, o);
+    times.push_back(t.seconds);
+    if (i > 0 && (t.r.estimate != last.estimate || t.r.error != last.error))
+      std::printf("  WARNING: %s run %d differs from run %d (not bitwise reproducible)\n", name.c_str(), i, i - 1);
+    last = t.r;
+  }
+  const double med = median(times);
+  std::printf("%-3s %2d %10.3g %4d %4d %4d | %9.3f ms %3d it %10.3g ev %9.3g ev/s | %.10g +- %.3g  rel.err %.2e  pull %+.2f  %s\n",
+              name.c_str(), D, static_cast<double>(o.calls_per_iteration), o.max_iterations, o.adapt_iterations, o.skip,
+              med * 1e3, last.iterations, static_cast<double>(last.n_eval), last.n_eval / med, last.estimate, last.error,
+              std::fabs(last.estimate - exact) / std::fabs(exact), (last.estimate - exact) / last.error,
+              to_string(last.status));
+}
+
+void print_header(const vegas_options& o) {
+  std::printf("mcubes %s, backend %s", MCUBES_VERSION_STRING, to_string(o.backend));
+#if defined(MCUBES_HAS_CUDA_BACKEND)
+  if (o.backend == backend_kind::cuda) {
+    cudaDeviceProp p;
+    MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+    std::printf(", device %s (%d SMs), threads per block %d", p.name, p.multiProcessorCount, o.cuda_threads_per_block);
+  }
+#endif
+  if (o.backend == backend_kind::cpu) std::printf(", threads %d", cpu_backend(o.threads).threads());
+  std::printf(", seed %llu\n", static_cast<unsigned long long>(o.seed));
+}
+
+int reference(vegas_options o, int runs) {
+  print_header(o);
+  std::printf("int  d      ncall titr  ita skip | median time, iterations, evaluations, evaluations/s | estimate, error, true rel. error, pull, status (median of %d runs after a warm-up)\n", runs);
+  reference_row<6>("f2", suite::f2_product_peak{}, o, runs);
+  reference_row<3>("f3", suite::f3_corner_peak{}, o, runs);
+  reference_row<8>("f4", suite::f4_gaussian{}, o, runs);
+  reference_row<8>("f5", suite::f5_c0{}, o, runs);
+  reference_row<6>("f6", suite::f6_discontinuous{}, o, runs);
+  reference_row<6>("fA", suite::fA_sin_sum{}, o, runs);
+  reference_row<9>("fB", suite::fB_narrow_gaussian{}, o, runs);
+  return 0;
+}
+
+template <int D, class F>
+void throughput_row(const char* label, const F& f, const region<D>& reg, vegas_options o, int runs) {
+  run_once<D>(f, reg, o);  // warm-up
+  std::vector<double> per_iter;
+  for (int i = 0; i < runs; ++i) {
+    timing t = run_once<D>(f, reg, o);
+    for (const auto& rec : t.r.records)
+      if (rec.index > 0 || o.adapt_iterations == 0) per_iter.push_back(rec.n_eval / rec.seconds);
+    bool rescaled = false;
+    for (const auto& rec : t.r.records) rescaled |= rec.rescaled;
+    if (i == 0)
+      std::printf("%-34s calls %.3g, %d iterations (%d adapting), run %.3f ms, %s%s\n", label,
+                  static_cast<double>(o.calls_per_iteration), t.r.iterations, std::min(o.adapt_iterations, t.r.iterations),
+                  t.seconds * 1e3, to_string(t.r.status), rescaled ? ", bins re-accumulated once" : "");
+  }
+  std::printf("%-34s median %.3g evaluations/s per iteration (%zu iterations timed)\n", label, median(per_iter), per_iter.size());
+}
+
+int throughput(vegas_options o, std::uint64_t calls, int runs) {
+  print_header(o);
+  vegas_options a = o;  // adapting iterations of f4 8-D; the first iteration (with the scale probe) is not timed
+  a.calls_per_iteration = calls ? calls : (o.backend == backend_kind::cuda ? 3000000000ull : 20000000ull);
+  a.max_iterations = 4;
+  a.adapt_iterations = 4;
+  a.skip = 0;
+  a.min_iterations = 4;
+  a.rel_tol = 1e-12;
+  throughput_row<8>("f4 8-D, adapting (V-Sample)", suite::f4_gaussian{}, region<8>::unit(), a, runs);
+  vegas_options n = o;  // fA 6-D, the reference's run: 10 non-adapting iterations
+  n.calls_per_iteration = calls ? calls : (o.backend == backend_kind::cuda ? 2000000000ull : 20000000ull);
+  n.max_iterations = 10;
+  n.adapt_iterations = 0;
+  n.skip = 0;
+  n.rel_tol = 1e-12;
+  throughput_row<6>("fA 6-D, non-adapting (No-Adjust)", suite::fA_sin_sum{}, region<6>::cube(0, 10), n, runs);
+  return 0;
+}
+
+int cpu_rates(vegas_options o, std::uint64_t calls) {
+  o.backend = backend_kind::cpu;
+  print_header(o);
+  const int threads = cpu_backend(o.threads).threads();
+  auto row = [&](const char* label, auto run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    result r = run();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%-28s %d iterations, %.3g evaluations in %.3f s: %.3g evaluations/s, %.3g per thread; %.10g +- %.3g (%s)\n",
+                label, r.iterations, static_cast<double>(r.n_eval), s, r.n_eval / s, r.n_eval / s / threads, r.estimate,
+                r.error, to_string(r.status));
+  };
+  vegas_options a = o;
+  a.calls_per_iteration = calls ? calls : 1000000;
+  a.max_iterations = 10;
+  a.adapt_iterations = 10;
+  a.skip = 5;
+  a.rel_tol = 1e-12;  // run all 10 iterations
+  row("f4 8-D (10 adapting it.)", [&] { return vegas<8>(suite::f4_gaussian{}, region<8>::unit(), a); });
+  row("f2 6-D (10 adapting it.)", [&] { return vegas<6>(suite::f2_product_peak{}, region<6>::unit(), a); });
+  a.adapt_iterations = 0;
+  row("f4 8-D (10 no-adjust it.)", [&] { return vegas<8>(suite::f4_gaussian{}, region<8>::unit(), a); });
+  row("f2 6-D (10 no-adjust it.)", [&] { return vegas<6>(suite::f2_product_peak{}, region<6>::unit(), a); });
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mcubes-bench: time and accuracy of mcubes on the reference configurations"};
+  app.require_subcommand(1);
+  std::string backend = "cuda";
+  int runs = 5, threads = 0, tpb = 256;
+  std::uint64_t calls = 0, seed = mcubes::default_seed;
+  auto* ref = app.add_subcommand("reference", "REFERENCE.md table 1 configurations");
+  auto* thr = app.add_subcommand("throughput", "evaluations/s of adapting and non-adapting iterations");
+  auto* cpu = app.add_subcommand("cpu", "CPU evaluations/s per thread, f4 8-D and f2 6-D");
+  for (auto* s : {ref, thr, cpu}) {
+    s->add_option("--threads", threads, "CPU threads (0 = all)");
+    s->add_option("--seed", seed, "seed");
+  }
+  for (auto* s : {ref, thr}) {
+    s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
+    s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
+    s->add_option("--tpb", tpb, "CUDA threads per block");
+  }
+  for (auto* s : {thr, cpu}) s->add_option("--calls", calls, "calls per iteration");
+  CLI11_PARSE(app, argc, argv);
+  mcubes::vegas_options o;
+  o.backend = backend == "cuda" ? mcubes::backend_kind::cuda : mcubes::backend_kind::cpu;
+  o.threads = threads;
+  o.cuda_threads_per_block = tpb;
+  o.seed = seed;
+  try {
+#if !defined(MCUBES_HAS_CUDA_BACKEND)
+    if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed()) {
+      std::fprintf(stderr, "mcubes-bench: this build has no CUDA backend; use --backend cpu\n");
+      return 3;
+    }
+#endif
+    if (ref->parsed()) return reference(o, runs);
+    if (thr->parsed()) return throughput(o, calls, runs);
+    return cpu_rates(o, calls);
+  } catch (const mcubes::invalid_input& e) {
+    std::fprintf(stderr, "mcubes-bench: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mcubes-bench: error: %s\n", e.what());
+    return 3;
+  }
+}

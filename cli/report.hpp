@@ -1,0 +1,70 @@
+#pragma once
+/// @file cli/report.hpp
+/// Reports of `mcubes integrate`: the per-iteration table, the result lines and the JSON record.
+/// No numerics here beyond the comparison with the exact value.
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <mcubes/result.hpp>
+#include <mcubes/suite.hpp>
+
+namespace mcubes::cli {
+
+/// Everything reported about one run of a suite integrand.
+struct run_report {
+  const suite::entry* entry = nullptr;  ///< the integrand (name, description, region, exact value)
+  int dim = 0;                          ///< dimension of the run
+  result res;                           ///< what mcubes::vegas returned
+  std::string backend_description;      ///< e.g. "cpu (auto: no CUDA backend in this build)"
+  int threads = 0;                      ///< CPU worker threads actually used (options.threads resolved)
+};
+
+/// Comparison of a run with the integrand's exact value I (suite::entry::exact).
+struct accuracy {
+  double exact = 0;           ///< I
+  double true_rel_error = 0;  ///< |estimate - I| / |I|; NaN if I = 0
+  double pull = 0;            ///< (estimate - I) / error, in units of the reported sigma; NaN if error is 0 or infinite
+};
+
+/// Computes the accuracy of `r` against the exact value.
+accuracy compare_with_exact(const run_report& r);
+
+/// Exit code of a finished run: 0 converged, 1 not converged or not resolved.
+int exit_code(status s);
+
+/// Prints the header line ("integrand f4 (...), d = 8, region [0, 1]^8, backend cpu, 2 threads").
+void print_header(std::FILE* out, const run_report& r);
+
+/// Prints one row per iteration: index, estimate, error, weighted estimate, weighted error,
+/// chi2/dof, Q, seconds, and flags (a = the map was adapted with its samples, * = accumulated in
+/// the weighted estimate, r = bin contributions rescaled), followed by a legend line.
+void print_iteration_table(std::FILE* out, const result& res);
+
+/// Prints the result lines: estimate +- error (estimate with 17 significant digits, so the printed
+/// value is the exact double), status, iterations, evaluations and evaluations/s, seed, backend,
+/// and the exact value, true relative error and pull.
+void print_result(std::FILE* out, const run_report& r);
+
+/// Prints the single line of --quiet: "result: <estimate> +- <error> (<status>)".
+void print_quiet_result(std::FILE* out, const run_report& r);
+
+/// The JSON record of a run. Keys: version, integrand {name, description, dim, any_dim, lower,
+/// upper}, estimate, error, chi2_dof, q, dof, status ("converged", "not converged", "not
+/// resolved"), n_eval, n_iterations, accumulated, iterations (one object per iteration with every
+/// iteration_record field), seed, backend, backend_description, threads, options (every
+/// vegas_options field; threads 0 = all cores), exact, true_rel_error, pull, seconds,
+/// evals_per_second.
+///
+/// Doubles are written by nlohmann::json as the shortest decimal that parses back to the same
+/// double (exact round trip). A non-finite double (error = inf when the status is "not
+/// resolved", an undefined pull or relative error) is written as null, since JSON has no
+/// infinity or NaN.
+nlohmann::ordered_json to_json(const run_report& r);
+
+/// A finite double as a JSON number, anything else as null.
+nlohmann::ordered_json json_number(double x);
+
+}  // namespace mcubes::cli

@@ -1,0 +1,196 @@
+// CUDA backend of m-Cubes: determinism over launch configurations, agreement with the CPU backend,
+// the suite at the reference settings, 64-bit sizes, and errors. Skips when no GPU is present.
+#include <gtest/gtest.h>
+
+#include <mcubes/cuda.cuh>
+#include <mcubes/suite.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using namespace mcubes;
+
+constexpr double kSigmas = 4.0;            // accuracy tests: |estimate - exact| <= kSigmas * error
+constexpr double kCpuGpuRelTol = 1e-9;     // CPU vs GPU per-iteration estimates (FMA and libm rounding)
+
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device present: GPU test skipped"; \
+  } while (0)
+
+vegas_options small_adapting() {
+  vegas_options o;
+  o.calls_per_iteration = 1000000;
+  o.max_iterations = 8;
+  o.adapt_iterations = 5;
+  o.skip = 2;
+  o.min_iterations = 6;
+  o.rel_tol = 1e-12;  // run every iteration
+  o.backend = backend_kind::cuda;
+  return o;
+}
+
+void expect_bitwise_equal(const result& a, const result& b) {
+  ASSERT_EQ(a.records.size(), b.records.size());
+  EXPECT_EQ(a.estimate, b.estimate);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.chi2_dof, b.chi2_dof);
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    EXPECT_EQ(a.records[i].estimate, b.records[i].estimate) << "iteration " << i;
+    EXPECT_EQ(a.records[i].error, b.records[i].error) << "iteration " << i;
+    EXPECT_EQ(a.records[i].n_nonzero, b.records[i].n_nonzero) << "iteration " << i;
+  }
+}
+
+TEST(CudaVegas, BitwiseIdenticalOverBlockSizesGridsAndRepeats) {
+  REQUIRE_GPU();
+  vegas_options o = small_adapting();
+  o.cuda_threads_per_block = 256;
+  const result ref = integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o);
+  EXPECT_EQ(ref.backend, "cuda");
+  for (int tpb : {64, 128, 256, 1024}) {
+    for (int rep = 0; rep < 3; ++rep) {
+      o.cuda_threads_per_block = tpb;
+      SCOPED_TRACE(testing::Message() << "threads per block " << tpb << ", repeat " << rep);
+      expect_bitwise_equal(ref, integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o));
+    }
+  }
+  for (int blocks : {1, 7, 1000}) {  // grid size through the launch policy
+    cuda_launch_policy policy;
+    policy.threads_per_block = 128;
+    policy.max_blocks = blocks;
+    SCOPED_TRACE(testing::Message() << "max blocks " << blocks);
+    expect_bitwise_equal(ref, vegas_with<8>(suite::f4_gaussian{}, region<8>::unit(), o, cuda_backend(policy)));
+  }
+}
+
+TEST(CudaVegas, SymmetricMapBitwiseOverBlockSizes) {
+  REQUIRE_GPU();
+  vegas_options o = small_adapting();
+  o.symmetric_map = true;
+  const result ref = integrate<5>(suite::f5_c0{}, region<5>::unit(), o);
+  o.cuda_threads_per_block = 1024;
+  expect_bitwise_equal(ref, integrate<5>(suite::f5_c0{}, region<5>::unit(), o));
+}
+
+TEST(CudaVegas, AgreesWithCpuBackend) {
+  REQUIRE_GPU();
+  vegas_options o = small_adapting();
+  const result gpu = integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o);
+  o.backend = backend_kind::cpu;
+  const result cpu = integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o);
+  ASSERT_EQ(gpu.records.size(), cpu.records.size());
+  for (std::size_t i = 0; i < gpu.records.size(); ++i) {
+    EXPECT_NEAR(gpu.records[i].estimate, cpu.records[i].estimate, kCpuGpuRelTol * std::fabs(cpu.records[i].estimate))
+        << "iteration " << i;
+    EXPECT_EQ(gpu.records[i].n_nonzero, cpu.records[i].n_nonzero);
+  }
+}
+
+#if defined(MCUBES_TEST_NO_FMAD)
+// Built with --fmad=false: an integrand of +, -, *, / only gives bitwise the CPU's result.
+TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
+  REQUIRE_GPU();
+  vegas_options o = small_adapting();
+  const result gpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
+  o.backend = backend_kind::cpu;
+  const result cpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
+  expect_bitwise_equal(gpu, cpu);
+}
+#endif
+
+template <int D, class F>
+void expect_suite(const char* name, const F& f, std::uint64_t seed) {
+  const suite::entry& e = *suite::find(name);
+  vegas_options o;
+  o.backend = backend_kind::cuda;
+  o.seed = seed;
+  o.calls_per_iteration = e.paper.calls;
+  o.max_iterations = e.paper.max_iterations;
+  o.adapt_iterations = e.paper.adapt_iterations;
+  o.skip = e.paper.skip;
+  const result r = integrate<D>(f, region<D>::cube(e.lower, e.upper), o);
+  const double exact = e.exact(D);
+  SCOPED_TRACE(testing::Message() << name << " seed " << seed << ": " << r.estimate << " +- " << r.error << ", exact "
+                                  << exact << ", " << to_string(r.status) << " after " << r.iterations);
+  if (std::string(name) != "fA") EXPECT_EQ(r.status, status::converged);  // fA: 10 iterations of 2e9, as the reference
+  EXPECT_LE(std::fabs(r.estimate - exact), kSigmas * r.error);
+}
+
+TEST(CudaVegas, SuiteAtReferenceSettingsWithin4Sigma) {
+  REQUIRE_GPU();
+  for (std::uint64_t seed : {1ull, 2ull, 3ull}) {
+    expect_suite<6>("f2", suite::f2_product_peak{}, seed);
+    expect_suite<3>("f3", suite::f3_corner_peak{}, seed);
+    expect_suite<8>("f4", suite::f4_gaussian{}, seed);
+    expect_suite<8>("f5", suite::f5_c0{}, seed);
+    expect_suite<6>("f6", suite::f6_discontinuous{}, seed);
+    expect_suite<6>("fA", suite::fA_sin_sum{}, seed);
+    expect_suite<9>("fB", suite::fB_narrow_gaussian{}, seed);
+  }
+}
+
+struct quadratic2 {  // x^2 + y^2 over [0,1]^2: 2/3
+  __host__ __device__ double operator()(const point<2>& x) const { return x[0] * x[0] + x[1] * x[1]; }
+};
+
+TEST(CudaVegas, SixtyFourBitSizes) {
+  REQUIRE_GPU();
+  vegas_options o;
+  o.backend = backend_kind::cuda;
+  o.calls_per_iteration = 20000000000ull;  // 2e10: 1e10 sub-cubes, sample indices beyond 2^34
+  o.max_iterations = 1;
+  o.adapt_iterations = 1;
+  o.skip = 0;
+  o.min_iterations = 1;
+  const result r = integrate<2>(quadratic2{}, region<2>::unit(), o);
+  EXPECT_EQ(r.n_eval, 20000000000ull);
+  EXPECT_LE(std::fabs(r.estimate - 2.0 / 3.0), kSigmas * r.records[0].error);
+  EXPECT_GT(r.records[0].error, 0.0);
+}
+
+struct nan_beyond {  // NaN where x0 + x1 > 1.9
+  __host__ __device__ double operator()(const point<3>& x) const { return x[0] + x[1] > 1.9 ? NAN : 1.0; }
+};
+
+TEST(CudaVegas, NonFiniteIntegrandSameFirstSampleAsCpu) {
+  REQUIRE_GPU();
+  vegas_options o = small_adapting();
+  std::uint64_t gpu_index = 0, cpu_index = 1;
+  try {
+    integrate<3>(nan_beyond{}, region<3>::unit(), o);
+    FAIL() << "no exception";
+  } catch (const non_finite_integrand& e) {
+    gpu_index = e.sample_index();
+    EXPECT_TRUE(std::isnan(e.value()));
+  }
+  o.backend = backend_kind::cpu;
+  try {
+    integrate<3>(nan_beyond{}, region<3>::unit(), o);
+    FAIL() << "no exception";
+  } catch (const non_finite_integrand& e) {
+    cpu_index = e.sample_index();
+  }
+  EXPECT_EQ(gpu_index, cpu_index);
+}
+
+TEST(CudaVegas, BadBlockSizeIsInvalidInput) {
+  REQUIRE_GPU();
+  cuda_launch_policy p;
+  p.threads_per_block = 96;
+  EXPECT_THROW(cuda_backend{p}, invalid_input);
+}
+
+TEST(CudaVegas, NoDeviceGivesClearError) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: the no-device path is not reachable";
+  vegas_options o;
+  o.backend = backend_kind::cuda;
+  EXPECT_THROW(integrate<2>(quadratic2{}, region<2>::unit(), o), cuda_error);
+  o.backend = backend_kind::automatic;  // falls back to the CPU
+  EXPECT_EQ(integrate<2>(quadratic2{}, region<2>::unit(), o).backend, "cpu");
+}
+
+}  // namespace
