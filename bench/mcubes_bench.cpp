@@ -109,6 +109,36 @@ void print_header(const vegas_options& o) {
   std::printf(", seed %llu\n", static_cast<unsigned long long>(o.seed));
 }
 
+template <int D, class F>
+int trace_one(const std::string& name, const F& f, vegas_options o) {
+  const suite::entry& e = *suite::find(name);
+  o.calls_per_iteration = e.paper.calls;
+  o.max_iterations = e.paper.max_iterations;
+  o.adapt_iterations = e.paper.adapt_iterations;
+  o.skip = e.paper.skip;
+  timing t = run_once<D>(f, region<D>::cube(e.lower, e.upper), o);
+  for (const auto& k : t.r.records)
+    std::printf("  %3d %s%s %.10g +- %.3g   weighted %.10g +- %.3g  chi2/dof %.2f  Q %.3f  nonzero %llu  %.3f ms%s\n", k.index,
+                k.adapted ? "A" : " ", k.accumulated ? "*" : " ", k.estimate, k.error, k.weighted_estimate, k.weighted_error,
+                k.chi2_dof, k.q, static_cast<unsigned long long>(k.n_nonzero), k.seconds * 1e3, k.rescaled ? "  (bins rescaled)" : "");
+  std::printf("%s seed %llu: %.10g +- %.3g, exact %.10g, %s after %d iterations, %.3f ms\n", name.c_str(),
+              static_cast<unsigned long long>(o.seed), t.r.estimate, t.r.error, e.exact(D), to_string(t.r.status), t.r.iterations,
+              t.seconds * 1e3);
+  return 0;
+}
+
+int trace(const std::string& name, vegas_options o) {
+  print_header(o);
+  if (name == "f2") return trace_one<6>(name, suite::f2_product_peak{}, o);
+  if (name == "f3") return trace_one<3>(name, suite::f3_corner_peak{}, o);
+  if (name == "f4") return trace_one<8>(name, suite::f4_gaussian{}, o);
+  if (name == "f5") return trace_one<8>(name, suite::f5_c0{}, o);
+  if (name == "f6") return trace_one<6>(name, suite::f6_discontinuous{}, o);
+  if (name == "fA") return trace_one<6>(name, suite::fA_sin_sum{}, o);
+  if (name == "fB") return trace_one<9>(name, suite::fB_narrow_gaussian{}, o);
+  throw invalid_input("trace: unknown integrand " + name);
+}
+
 int reference(vegas_options o, int runs) {
   print_header(o);
   std::printf("int  d      ncall titr  ita skip | median time, iterations, evaluations, evaluations/s | estimate, error, true rel. error, pull, status (median of %d runs after a warm-up)\n", runs);
@@ -197,11 +227,14 @@ int main(int argc, char** argv) {
   auto* ref = app.add_subcommand("reference", "REFERENCE.md table 1 configurations");
   auto* thr = app.add_subcommand("throughput", "evaluations/s of adapting and non-adapting iterations");
   auto* cpu = app.add_subcommand("cpu", "CPU evaluations/s per thread, f4 8-D and f2 6-D");
-  for (auto* s : {ref, thr, cpu}) {
+  auto* trc = app.add_subcommand("trace", "one run at the reference settings, every iteration printed");
+  std::string trace_name;
+  trc->add_option("integrand", trace_name, "f2..f6, fA, fB")->required();
+  for (auto* s : {ref, thr, cpu, trc}) {
     s->add_option("--threads", threads, "CPU threads (0 = all)");
     s->add_option("--seed", seed, "seed");
   }
-  for (auto* s : {ref, thr}) {
+  for (auto* s : {ref, thr, trc}) {
     s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
     s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
     s->add_option("--tpb", tpb, "CUDA threads per block");
@@ -221,6 +254,7 @@ int main(int argc, char** argv) {
     }
 #endif
     if (ref->parsed()) return reference(o, runs);
+    if (trc->parsed()) return trace(trace_name, o);
     if (thr->parsed()) return throughput(o, calls, runs);
     return cpu_rates(o, calls);
   } catch (const mcubes::invalid_input& e) {

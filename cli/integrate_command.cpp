@@ -4,6 +4,7 @@
 #include "integrate_command.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <mcubes/error.hpp>
 #include <mcubes/options.hpp>
@@ -40,7 +42,7 @@ struct integrate_args {
   int bins = vegas_options{}.n_bins;
   double alpha = vegas_options{}.alpha;
   bool symmetric_map = false;
-  std::uint64_t seed = vegas_options{}.seed;
+  std::string seed = std::to_string(vegas_options{}.seed);
   int threads = 0;
   std::string backend = "cpu";
   std::string json;
@@ -62,11 +64,48 @@ std::string known_names() {
   return s;
 }
 
+/// Rewrites the vegas_options field names in a message of mcubes::validate as the command-line
+/// options that set them ("n_bins must be ..." -> "--bins must be ..."); whole words only.
+std::string with_option_names(const std::string& message) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"rel_tol", "--rel-tol"},
+      {"abs_tol", "--abs-tol"},
+      {"calls_per_iteration", "--calls-per-iter"},
+      {"max_iterations", "--max-iterations"},
+      {"adapt_iterations", "--adapt-iterations"},
+      {"min_iterations", "--min-iterations"},
+      {"skip", "--skip"},
+      {"max_chi2_dof", "--max-chi2-dof"},
+      {"n_bins", "--bins"},
+      {"alpha", "--alpha"},
+      {"threads", "--threads"},
+  };
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < message.size()) {
+    bool replaced = false;
+    if (i == 0 || !is_word(message[i - 1])) {
+      for (const auto& [field, option] : names) {
+        const std::size_t n = std::char_traits<char>::length(field);
+        if (message.compare(i, n, field) == 0 && (i + n == message.size() || !is_word(message[i + n]))) {
+          out += option;
+          i += n;
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) out += message[i++];
+  }
+  return out;
+}
+
 backend_kind parse_backend(const std::string& s) {
   if (s == "cpu") return backend_kind::cpu;
   if (s == "cuda") return backend_kind::cuda;
   if (s == "auto") return backend_kind::automatic;
-  detail::throw_invalid("--backend must be cpu, cuda or auto, got '", s, "'");
+  mcubes::detail::throw_invalid("--backend must be cpu, cuda or auto, got '", s, "'");
 }
 
 /// The dimension of the run: --dim if given (checked against the integrand), else its default.
@@ -98,13 +137,17 @@ vegas_options resolve_options(const integrate_args& a, const suite::entry& e, in
   o.n_bins = a.bins;
   o.alpha = a.alpha;
   o.symmetric_map = a.symmetric_map;
-  o.seed = a.seed;
+  o.seed = parse_count(a.seed, "--seed");
   // --threads absent means all cores (0 in vegas_options); an explicit value must be >= 1.
   MCUBES_EXPECTS(a.threads_opt->count() == 0 || a.threads >= 1, "--threads must be at least 1, got ", a.threads,
                  " (leave it out to use all cores)");
   o.threads = a.threads_opt->count() ? a.threads : 0;
   o.backend = parse_backend(a.backend);
-  validate(o, dim);
+  try {
+    validate(o, dim);
+  } catch (const invalid_input& e) {
+    throw invalid_input(with_option_names(e.what()));
+  }
   return o;
 }
 
@@ -223,7 +266,9 @@ std::function<int()> add_integrate_command(CLI::App& app) {
   sub->add_option("--alpha", a->alpha, "Damping exponent of the map adaptation (0 freezes the map)")
       ->capture_default_str();
   sub->add_flag("--symmetric-map", a->symmetric_map, "One map shared by every axis (m-Cubes1D)");
-  sub->add_option("--seed", a->seed, "Seed of the random streams")->capture_default_str();
+  sub->add_option("--seed", a->seed, "Seed of the random streams (an integer in [0, 2^64))")
+      ->capture_default_str()
+      ->type_name("UINT");
   a->threads_opt = sub->add_option("--threads", a->threads,
                                    "CPU threads, at least 1 (default: all cores); never changes the result");
   sub->add_option("--backend", a->backend, "Who computes the samples: cpu, cuda or auto (cuda when available)")

@@ -16,7 +16,7 @@
 namespace {
 
 using u64 = std::uint64_t;
-using u128 = unsigned __int128;
+__extension__ typedef unsigned __int128 u128;  // exact reference arithmetic (GCC/Clang)
 
 constexpr u64 test_seed = 12345;
 

@@ -75,6 +75,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     sp.width[j] = reg.width(j);
   }
   sp.g = st.g;
+  sp.inv_g = 1.0 / static_cast<double>(st.g);
   sp.n_cubes = st.n_cubes;
   sp.p = st.samples_per_cube;
   sp.chunk_cubes = st.chunk_cubes;

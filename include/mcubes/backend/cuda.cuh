@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -147,12 +149,14 @@ class cuda_backend {
   template <int D, class F, bool Adapt>
   int launch(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride, std::uint64_t n_sel,
              std::uint64_t n_tiles, bool shared_bins, std::size_t smem) const {
-    auto kernel = cuda_detail::v_sample_kernel<D, F, Adapt>;
     const int B = policy_.threads_per_block;
-    if (smem > 48 * 1024)
-      MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    int per_sm = 0;
-    MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
+    auto kernel = B <= 256 ? cuda_detail::v_sample_kernel<D, F, Adapt, 256> : cuda_detail::v_sample_kernel<D, F, Adapt, 1024>;
+    int& per_sm = occupancy_[{reinterpret_cast<const void*>(kernel), smem}];  // queried once per kernel and size
+    if (per_sm == 0) {
+      if (smem > 48 * 1024)
+        MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
+    }
     if (per_sm < 1)
       throw cuda_error("V-Sample kernel cannot run with " + std::to_string(B) + " threads per block and " +
                        std::to_string(smem) + " bytes of shared memory");
@@ -183,6 +187,7 @@ class cuda_backend {
   mutable pinned_array<cuda_detail::device_flags> host_flags_;
   mutable pinned_array<bin_accumulator> host_bins_;
   mutable std::vector<double> map_cache_;
+  mutable std::map<std::pair<const void*, std::size_t>, int> occupancy_;
   mutable int last_grid_ = 0;
   mutable bool last_shared_bins_ = false;
 };

@@ -72,11 +72,17 @@ class adaptive_map {
   ///                 the limit 1 for d_k = S);
   ///  3. rebinning:  new edges such that each new bin holds R/n of R = sum r_k, r spread uniformly
   ///                 inside each old bin.
-  /// Leaves the axis unchanged when the contributions are all zero or not finite (nothing to learn).
+  /// Leaves the axis unchanged when alpha = 0 (the map is frozen, options.hpp) and when the
+  /// contributions are all zero or not finite (nothing to learn).
   /// Uniform contributions are a fixed point (up to rounding). Never produces NaN; edges stay sorted.
   void adapt_axis(int j, const double* c, double alpha) {
+    if (alpha == 0) return;  // r_k = 1 for every non-empty bin would still squeeze the empty ones
     const int n = n_bins_;
-    std::vector<double> d(n), r(n);
+    d_.resize(n);
+    r_.resize(n);
+    fresh_.resize(n + 1);
+    double* d = d_.data();
+    double* r = r_.data();
     d[0] = (c[0] + c[1]) / 2;
     d[n - 1] = (c[n - 2] + c[n - 1]) / 2;
     for (int k = 1; k < n - 1; ++k) d[k] = (c[k - 1] + c[k] + c[k + 1]) / 3;
@@ -87,14 +93,14 @@ class adaptive_map {
     for (int k = 0; k < n; ++k) {
       if (d[k] > 0) {
         const double f = d[k] / S;
-        r[k] = f >= 1 ? 1.0 : std::pow((1 - f) / -std::log(f), alpha);
+        r[k] = f >= 1 ? 1.0 : damp((1 - f) / -std::log(f), alpha);
       } else {
         r[k] = 0;
       }
       R += r[k];
     }
     if (!(R > 0) || !std::isfinite(R)) return;
-    std::vector<double> fresh(n + 1);
+    double* fresh = fresh_.data();
     fresh[0] = 0.0;
     fresh[n] = 1.0;
     int k = 0;        // old bin being consumed
@@ -126,8 +132,15 @@ class adaptive_map {
   }
 
  private:
+  /// t^alpha, with the common exponents 1.5 (the default) and 1 done without pow.
+  static double damp(double t, double alpha) {
+    if (alpha == 1.5) return t * std::sqrt(t);
+    if (alpha == 1.0) return t;
+    return std::pow(t, alpha);
+  }
   int n_bins_;
   std::vector<double> edges_;
+  std::vector<double> d_, r_, fresh_;  // scratch of adapt_axis, kept to avoid allocations
 };
 
 }  // namespace mcubes

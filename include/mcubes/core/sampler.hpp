@@ -4,7 +4,8 @@
 /// sub-cubes: the unit of work that every backend hands to one thread. Host and device code.
 ///
 /// For sample k of sub-cube c (global index i = c*p + k) with uniform u from the stream contract
-/// (random.hpp): y_j = (c_j + u_j)/g, x_j = a_j + (b_j - a_j) * map_j(y_j), weight
+/// (random.hpp): y_j = (c_j + u_j) * fl(1/g) (a product, not a division: cheaper on GPUs, and the
+/// same bits on every backend; y_j may round to 1, which maps to the upper edge), x_j = a_j + (b_j - a_j) * map_j(y_j), weight
 /// J(y) * V / (m p). Per sub-cube, with s1 = sum f J and s2 = sum (f J)^2 over its p samples:
 ///   I_c = s1/p,   var_c = (s2 - s1 I_c) / (p (p-1))   (clamped at 0),
 /// and the iteration estimate is I = V/m sum_c I_c with variance V^2/m^2 sum_c var_c (stratified
@@ -29,6 +30,7 @@ struct sampling_params {
   double lower[D];               ///< region lower bounds a_j
   double width[D];               ///< region widths b_j - a_j
   std::uint64_t g = 0;           ///< intervals per axis
+  double inv_g = 1;              ///< 1.0 / g (rounded once, on the host): y_j = (c_j + u_j) * inv_g
   std::uint64_t n_cubes = 0;     ///< m
   std::uint64_t p = 0;           ///< samples per sub-cube
   std::uint64_t chunk_cubes = 0; ///< sub-cubes per chunk
@@ -71,7 +73,7 @@ MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const
   sample_stream(sp.seed, stream_id::vegas, sp.iteration, index).fill(u);
   double jac = 1.0;
   for (int j = 0; j < D; ++j) {
-    const double y = (static_cast<double>(coord[j]) + u[j]) / static_cast<double>(sp.g);
+    const double y = (static_cast<double>(coord[j]) + u[j]) * sp.inv_g;
     double xu;
     bin[j] = map.map(j, y, xu, jac);
     x[j] = sp.lower[j] + sp.width[j] * xu;
@@ -98,9 +100,14 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
   const double pd = static_cast<double>(sp.p);
+  std::uint64_t coord[D];
+  if (begin < end) cube_coordinates<D>(begin, sp.g, coord);  // one division per axis per chunk
   for (std::uint64_t c = begin; c < end; ++c) {
-    std::uint64_t coord[D];
-    cube_coordinates<D>(c, sp.g, coord);
+    if (c != begin)  // odometer step to the next sub-cube (axis 0 fastest): no integer division
+      for (int j = 0; j < D; ++j) {
+        if (++coord[j] < sp.g) break;
+        coord[j] = 0;
+      }
     double s1 = 0, s2 = 0;
     for (std::uint64_t k = 0; k < sp.p; ++k) {
       const std::uint64_t index = c * sp.p + k;

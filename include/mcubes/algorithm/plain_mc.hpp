@@ -1,0 +1,287 @@
+#pragma once
+/// @file algorithm/plain_mc.hpp
+/// Plain (crude) Monte Carlo integration over a box: mcubes::plain_mc<D>(f, region, options).
+///
+/// With N uniform points x_k = a + (b - a) u_k in the region of volume V,
+///   estimate = V mean(f),   error = V sqrt((mean(f^2) - mean(f)^2) / (N - 1)) = V sqrt(M2 / (N (N - 1))),
+/// where M2 = sum_k (f(x_k) - mean)^2 is computed stably: each chunk accumulates the sums of
+/// f - K and (f - K)^2 with K = f at the chunk's first sample, and the chunk moments (n, mean, M2)
+/// are merged with the pairwise update of Chan, Golub and LeVeque (core/tree_reduce.hpp), never
+/// with the cancelling one-pass difference of the whole run.
+///
+/// Random numbers (random.hpp): sample k uses sample_stream(seed, stream_id::plain_mc, 0, k), its
+/// D coordinates are the first D uniforms of that stream: the point does not depend on who
+/// computes it.
+///
+/// Determinism contract (run_to_run, thread-count and block-size invariant): the N samples are cut
+/// into the problem-defined chunks of make_plain_mc_chunking (at most 2^20 chunks of consecutive
+/// sample indices, depending on N only); each chunk is computed serially by one thread, and the
+/// chunk partials are merged over the fixed pairwise tree (backend/cpu_tiles.hpp on the CPU,
+/// blocks of any power-of-two size on CUDA). The result is bitwise identical for any number of
+/// CPU threads and for any CUDA threads-per-block. CPU and CUDA results agree to rounding (nvcc
+/// contracts a*b+c into FMA in the integrand and the chunk loop), not bitwise.
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../backend/cpu_tiles.hpp"
+#include "../backend/launch_report.hpp"
+#include "../core/stratification.hpp"
+#include "../core/tree_reduce.hpp"
+#include "../error.hpp"
+#include "../options.hpp"
+#include "../point.hpp"
+#include "../random.hpp"
+#include "../region.hpp"
+#include "../result.hpp"
+
+namespace mcubes {
+
+/// Largest sample count of plain Monte Carlo (2^62): every index and count stays well inside 64
+/// bits.
+inline constexpr std::uint64_t plain_mc_max_samples = std::uint64_t(1) << 62;
+
+/// Options of mcubes::plain_mc.
+struct plain_mc_options {
+  std::uint64_t samples = 1000000;           ///< N: integrand evaluations, 2 <= N <= 2^62
+  std::uint64_t seed = default_seed;         ///< key of the Philox stream (random.hpp)
+  int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
+  backend_kind backend = backend_kind::cpu;  ///< cpu; cuda and automatic need a translation unit compiled by nvcc
+  int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
+};
+
+/// Checks every field of `o`. @throws invalid_input naming the first offending option.
+inline void validate(const plain_mc_options& o) {
+  MCUBES_EXPECTS(o.samples >= 2, "plain Monte Carlo needs at least 2 samples (the standard error divides by N - 1), got ",
+                 o.samples);
+  MCUBES_EXPECTS(o.samples <= plain_mc_max_samples, "plain Monte Carlo takes at most 2^62 samples, got ", o.samples);
+  MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
+  const int tpb = o.cuda_threads_per_block;
+  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
+                 "cuda_threads_per_block must be a power of two in [32, 1024], got ", tpb);
+}
+
+/// The problem-defined chunking of N samples: chunk c holds samples [c*chunk_samples,
+/// min(N, (c+1)*chunk_samples)), with chunk_samples = ceil(N / 2^20).
+struct plain_mc_chunking {
+  std::uint64_t chunk_samples = 0;
+  std::uint64_t n_chunks = 0;
+};
+
+inline plain_mc_chunking make_plain_mc_chunking(std::uint64_t samples) {
+  plain_mc_chunking c;
+  c.chunk_samples = samples == 0 ? 1 : (samples + max_chunks - 1) / max_chunks;
+  c.n_chunks = (samples + c.chunk_samples - 1) / c.chunk_samples;
+  return c;
+}
+
+/// Everything a thread needs to compute a chunk. Trivially copyable (kernel parameter).
+template <int D>
+struct plain_mc_params {
+  double lower[D];                ///< region lower bounds a_j
+  double width[D];                ///< region widths b_j - a_j
+  std::uint64_t samples = 0;      ///< N
+  std::uint64_t chunk_samples = 0;
+  std::uint64_t n_chunks = 0;
+  std::uint64_t seed = 0;
+};
+
+/// Partial result of a set of chunks: moments of f, the number of non-zero values, and the first
+/// (smallest index) non-finite value. The identity is the default value.
+struct mc_partial {
+  moments m;
+  std::uint64_t n_nonzero = 0;
+  std::uint64_t first_non_finite = ~std::uint64_t(0);
+  double non_finite_value = 0;
+};
+
+/// Merges two partials (moments: Chan et al.; counts: sum; first non-finite: smallest index).
+MCUBES_HOST_DEVICE inline mc_partial merge(const mc_partial& a, const mc_partial& b) {
+  mc_partial r;
+  r.m = merge(a.m, b.m);
+  r.n_nonzero = a.n_nonzero + b.n_nonzero;
+  if (b.first_non_finite < a.first_non_finite) {
+    r.first_non_finite = b.first_non_finite;
+    r.non_finite_value = b.non_finite_value;
+  } else {
+    r.first_non_finite = a.first_non_finite;
+    r.non_finite_value = a.non_finite_value;
+  }
+  return r;
+}
+
+/// The point of sample `index`: x_j = a_j + (b_j - a_j) u_j with the stream's first D uniforms.
+template <int D>
+MCUBES_HOST_DEVICE inline void plain_mc_point(const plain_mc_params<D>& p, std::uint64_t index, point<D>& x) {
+  double u[D];
+  sample_stream(p.seed, stream_id::plain_mc, 0, index).fill(u);
+  for (int j = 0; j < D; ++j) x[j] = p.lower[j] + p.width[j] * u[j];
+}
+
+/// Computes chunk `chunk` serially in sample order. A non-finite value is recorded (first index)
+/// and counted as 0 so the sums stay finite; the caller raises it.
+template <int D, class F>
+MCUBES_HOST_DEVICE inline mc_partial plain_mc_chunk(const F& f, const plain_mc_params<D>& p, std::uint64_t chunk) {
+  mc_partial out;
+  const std::uint64_t begin = chunk * p.chunk_samples;
+  std::uint64_t end = begin + p.chunk_samples;
+  if (end > p.samples) end = p.samples;
+  if (begin >= end) return out;
+  double shift = 0, s1 = 0, s2 = 0;
+  for (std::uint64_t k = begin; k < end; ++k) {
+    point<D> x;
+    plain_mc_point<D>(p, k, x);
+    double v = f(x);
+    if (!(v - v == 0)) {  // NaN or +-Inf
+      if (k < out.first_non_finite) {
+        out.first_non_finite = k;
+        out.non_finite_value = v;
+      }
+      v = 0;
+    }
+    if (v != 0) ++out.n_nonzero;
+    if (k == begin) shift = v;
+    const double d = v - shift;
+    s1 += d;
+    s2 += d * d;
+  }
+  out.m = moments::from_shifted_sums(end - begin, shift, s1, s2);
+  return out;
+}
+
+namespace detail {
+
+template <int D>
+plain_mc_params<D> make_plain_mc_params(const region<D>& reg, const plain_mc_options& opt) {
+  plain_mc_params<D> p{};
+  for (int j = 0; j < D; ++j) {
+    p.lower[j] = reg.lower()[j];
+    p.width[j] = reg.width(j);
+  }
+  const plain_mc_chunking c = make_plain_mc_chunking(opt.samples);
+  p.samples = opt.samples;
+  p.chunk_samples = c.chunk_samples;
+  p.n_chunks = c.n_chunks;
+  p.seed = opt.seed;
+  return p;
+}
+
+/// Turns the merged partial of all chunks into the result.
+/// @throws non_finite_integrand (first sample in index order, with its point), numerical_error
+///         if the estimate or the error overflows.
+template <int D>
+result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, const region<D>& reg,
+                       const plain_mc_options& opt, const std::string& backend, double seconds) {
+  if (total.first_non_finite != ~std::uint64_t(0)) {
+    point<D> x;
+    plain_mc_point<D>(p, total.first_non_finite, x);
+    throw non_finite_integrand(0, total.first_non_finite, std::vector<double>(x.x, x.x + D), total.non_finite_value);
+  }
+  const double n = static_cast<double>(p.samples);
+  const double v = reg.volume();
+  result r;
+  r.estimate = v * total.m.mean;
+  r.error = v * std::sqrt(total.m.m2 / (n * (n - 1.0)));
+  if (!std::isfinite(r.estimate) || !std::isfinite(r.error))
+    throw numerical_error("plain Monte Carlo: estimate or error is not finite (values of f times the volume overflow)");
+  r.n_eval = p.samples;
+  r.seed = opt.seed;
+  r.iterations = 1;
+  r.accumulated = 1;
+  r.status = status::converged;
+  if (total.n_nonzero == 0) {  // every sample was 0: no information, never reported as converged
+    r.status = status::not_resolved;
+    r.error = std::numeric_limits<double>::infinity();
+    r.accumulated = 0;
+  }
+  r.backend = backend;
+  r.seconds = seconds;
+  r.options.calls_per_iteration = opt.samples;
+  r.options.max_iterations = 1;
+  r.options.seed = opt.seed;
+  r.options.threads = opt.threads;
+  r.options.backend = opt.backend;
+  r.options.cuda_threads_per_block = opt.cuda_threads_per_block;
+  iteration_record rec;
+  rec.estimate = r.estimate;
+  rec.error = r.error;
+  rec.accumulated = r.accumulated == 1;
+  rec.weighted_estimate = r.estimate;
+  rec.weighted_error = r.error;
+  rec.n_eval = p.samples;
+  rec.n_nonzero = total.n_nonzero;
+  rec.seconds = seconds;
+  r.records.push_back(rec);
+  return r;
+}
+
+}  // namespace detail
+
+/// Plain Monte Carlo on the CPU (std::threads, backend/cpu_tiles.hpp); see the file comment for
+/// the formula and the determinism contract. opt.backend is ignored.
+/// @throws invalid_input for bad options; non_finite_integrand if f returns NaN or +-Inf (the first
+///         sample in index order, with its point); numerical_error on overflow.
+template <int D, class F>
+result plain_mc_cpu(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
+  static_assert(D >= 1, "dimension must be at least 1");
+  validate(opt);
+  const auto t0 = std::chrono::steady_clock::now();
+  const plain_mc_params<D> p = detail::make_plain_mc_params<D>(reg, opt);
+  const mc_partial total = cpu_tree_reduce<mc_partial>(
+      p.n_chunks, opt.threads, [&](std::uint64_t c) { return plain_mc_chunk<D>(f, p, c); },
+      [](const mc_partial& a, const mc_partial& b) { return merge(a, b); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return detail::plain_mc_finish<D>(total, p, reg, opt, "cpu", seconds);
+}
+
+}  // namespace mcubes
+
+#if defined(__CUDACC__)
+namespace mcubes::cuda {
+/// Plain Monte Carlo on the current CUDA device (defined in backend/cuda/plain_mc.cuh).
+template <int D, class F>
+result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt, launch_report* report = nullptr);
+}  // namespace mcubes::cuda
+#include "../backend/cuda/plain_mc.cuh"
+#endif
+
+namespace mcubes {
+// The front end dispatches to CUDA only in translation units compiled by nvcc; the two versions
+// live in different inline namespaces so that a program mixing both kinds of translation units
+// (e.g. the mcubes command) has no two different definitions of one function.
+#if defined(__CUDACC__)
+inline namespace nvcc_front_end {
+#else
+inline namespace host_front_end {
+#endif
+
+/// Integrates f (`double operator()(const mcubes::point<D>&) const`, trivially copyable; host and
+/// device for CUDA) over `reg` with plain Monte Carlo on the backend named in opt.backend:
+///  - cpu: plain_mc_cpu;
+///  - cuda (translation units compiled by nvcc): cuda::plain_mc (backend/cuda/plain_mc.cuh);
+///  - automatic: CUDA when compiled by nvcc and a device is present, else the CPU
+///    (result.backend says which ran).
+/// Same estimate, error and determinism contract on every backend (file comment).
+/// @throws invalid_input for bad options, or backend cuda in a translation unit not compiled by
+///         nvcc; cuda_error if CUDA is requested and no device is present or a CUDA call fails;
+///         non_finite_integrand, numerical_error as plain_mc_cpu.
+template <int D, class F>
+result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
+  validate(opt);
+#if defined(__CUDACC__)
+  if (opt.backend == backend_kind::cuda || (opt.backend == backend_kind::automatic && cuda_device_count() > 0))
+    return cuda::plain_mc<D>(f, reg, opt);
+#else
+  MCUBES_EXPECTS(opt.backend != backend_kind::cuda,
+                 "backend cuda requested, but this translation unit was not compiled by nvcc (include "
+                 "mcubes/algorithm/plain_mc.hpp in a .cu file to reach the CUDA backend)");
+#endif
+  return plain_mc_cpu<D>(f, reg, opt);
+}
+
+}  // inline namespace
+}  // namespace mcubes

@@ -1,0 +1,226 @@
+#pragma once
+/// @file backend/cuda/launch.cuh
+/// Launch machinery shared by the CUDA kernels of plain Monte Carlo, the midpoint rule and Monte
+/// Carlo pi: block-size dispatch to compile-time block sizes, occupancy-derived grids, CUDA-event
+/// timing, and the block-level fixed-tree merge of chunk partials.
+///
+/// Chunk partials (reduce_chunks): block b takes the tiles b, b + grid, ... of B consecutive chunks
+/// (grid-stride); thread t computes chunk tile*B + t serially (chunks past the end give the
+/// identity T{}), the block merges the tile with block_tree_merge (an aligned group of B leaves of
+/// the fixed tree of core/tree_reduce.hpp) and writes one value per tile; the host merges the tile
+/// values with tree_reduce. Every tile is a node of the one global tree, so the result is bitwise
+/// identical for any B in {32, ..., 1024} and any grid, and equal to the CPU tile scheme's
+/// (backend/cpu_tiles.hpp) for the same chunk partials.
+///
+/// Launch geometry (STYLE.md habit 3): the grid is never a literal. For a kernel instantiated with
+/// B threads per block, blocks_per_sm = cudaOccupancyMaxActiveBlocksPerMultiprocessor(kernel, B,
+/// smem) and grid = min(blocks_per_sm x SMs, blocks that have work), validated (>= 1, within the
+/// device's grid limit) before the launch; kernels loop over their work (grid-stride), so the grid
+/// never changes a result.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../../core/reduction.hpp"
+#include "../../core/tree_reduce.hpp"
+#include "../../error.hpp"
+#include "../launch_report.hpp"
+#include "check.cuh"
+#include "device_array.cuh"
+
+namespace mcubes::cuda {
+
+/// Throws cuda_error when no CUDA device is visible (or no usable driver), then makes sure the
+/// current device's context exists (cudaFree(0)), so that later timings exclude its creation.
+/// @return the current device ordinal.
+inline int require_device() {
+  const int n = cuda_device_count();
+  if (n <= 0) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    (void)cudaGetLastError();
+    throw cuda_error(std::string("no CUDA device available (cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " +
+                     std::to_string(count) + " devices)");
+  }
+  int device = 0;
+  MCUBES_CUDA_CHECK(cudaGetDevice(&device));
+  MCUBES_CUDA_CHECK(cudaFree(nullptr));
+  return device;
+}
+
+/// @throws invalid_input unless tpb is a power of two in [32, 1024].
+inline void validate_threads_per_block(int tpb) {
+  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
+                 "threads per block must be a power of two in [32, 1024], got ", tpb);
+}
+
+/// Calls fn(std::integral_constant<int, B>{}) for the runtime block size tpb in {32, ..., 1024}:
+/// kernels take B as a template parameter (cub::BlockReduce, __launch_bounds__, static shared
+/// memory). @throws invalid_input for any other tpb.
+template <class Fn>
+decltype(auto) with_block_size(int tpb, Fn&& fn) {
+  validate_threads_per_block(tpb);
+  switch (tpb) {
+    case 32: return fn(std::integral_constant<int, 32>{});
+    case 64: return fn(std::integral_constant<int, 64>{});
+    case 128: return fn(std::integral_constant<int, 128>{});
+    case 256: return fn(std::integral_constant<int, 256>{});
+    case 512: return fn(std::integral_constant<int, 512>{});
+    default: return fn(std::integral_constant<int, 1024>{});
+  }
+}
+
+/// Grid for `kernel` with B threads per block and `smem` bytes of dynamic shared memory:
+/// min(resident blocks per SM x SMs, useful_blocks), at least 1. Fills the geometry fields of
+/// `report` (when non-null). @throws cuda_error if the kernel cannot run with B threads per block
+/// (occupancy 0: too many registers or too much shared memory) or a query fails.
+template <class Kernel>
+unsigned occupancy_grid(Kernel kernel, int block, std::size_t smem, std::uint64_t useful_blocks, launch_report* report) {
+  int device = 0;
+  MCUBES_CUDA_CHECK(cudaGetDevice(&device));
+  int sms = 0, max_grid = 0, max_threads = 0;
+  MCUBES_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  MCUBES_CUDA_CHECK(cudaDeviceGetAttribute(&max_grid, cudaDevAttrMaxGridDimX, device));
+  MCUBES_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerBlock, device));
+  if (block > max_threads)
+    throw cuda_error("device " + std::to_string(device) + " allows at most " + std::to_string(max_threads) +
+                     " threads per block, " + std::to_string(block) + " requested");
+  int per_sm = 0;
+  MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem));
+  if (per_sm < 1 || sms < 1)
+    throw cuda_error("kernel cannot run with " + std::to_string(block) + " threads per block and " +
+                     std::to_string(smem) + " bytes of dynamic shared memory (occupancy 0)");
+  std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * static_cast<std::uint64_t>(sms);
+  grid = std::min<std::uint64_t>(grid, std::max<std::uint64_t>(1, useful_blocks));
+  grid = std::min<std::uint64_t>(grid, static_cast<std::uint64_t>(max_grid));
+  if (report) {
+    cudaDeviceProp props{};
+    MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+    report->device = device;
+    report->device_name = props.name;
+    report->multiprocessors = sms;
+    report->threads_per_block = block;
+    report->blocks_per_sm = per_sm;
+    report->grid = static_cast<long long>(grid);
+  }
+  return static_cast<unsigned>(grid);
+}
+
+/// A pair of CUDA events timing work on the default stream (RAII; every call checked).
+class event_timer {
+ public:
+  event_timer() {
+    MCUBES_CUDA_CHECK(cudaEventCreate(&start_));
+    try {
+      MCUBES_CUDA_CHECK(cudaEventCreate(&stop_));
+    } catch (...) {
+      cudaEventDestroy(start_);
+      throw;
+    }
+  }
+  event_timer(const event_timer&) = delete;
+  event_timer& operator=(const event_timer&) = delete;
+  ~event_timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  void start() { MCUBES_CUDA_CHECK(cudaEventRecord(start_)); }
+  void stop() { MCUBES_CUDA_CHECK(cudaEventRecord(stop_)); }
+  /// Milliseconds between start() and stop(); waits for stop().
+  double elapsed_ms() {
+    MCUBES_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    MCUBES_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+/// Shared memory for block_tree_merge: B values of T (raw storage, since T may have default member
+/// initialisers, which __shared__ variables cannot).
+template <class T, int B>
+struct block_tree_storage {
+  alignas(T) unsigned char bytes[sizeof(T) * B];
+  __device__ T* values() { return reinterpret_cast<T*>(bytes); }
+};
+
+/// Merges the B values v (one per thread, in thread order) over the fixed pairwise tree, adjacent
+/// pairs first, level by level in shared memory: the aligned group of B leaves of core/tree_reduce.hpp.
+/// Every thread of the block must call it (it synchronises); the result is valid in thread 0. The
+/// storage may be reused after the call returns (it ends with a barrier).
+template <int B, class T, class Merge>
+__device__ T block_tree_merge(const T& v, block_tree_storage<T, B>& storage, const Merge& merge) {
+  T* s = storage.values();
+  const unsigned tid = threadIdx.x;
+  s[tid] = v;
+  __syncthreads();
+#pragma unroll
+  for (unsigned step = 1; step < static_cast<unsigned>(B); step <<= 1) {
+    if ((tid & (2 * step - 1)) == 0) s[tid] = merge(s[tid], s[tid + step]);
+    __syncthreads();
+  }
+  const T r = s[0];
+  __syncthreads();
+  return r;
+}
+
+/// Merges two partials with the overload of mcubes::merge for their type (device and host).
+struct merge_partials {
+  template <class T>
+  MCUBES_HOST_DEVICE T operator()(const T& a, const T& b) const {
+    return merge(a, b);
+  }
+};
+
+/// Computes chunk(c) for the chunks of tiles blockIdx.x, blockIdx.x + gridDim.x, ... and writes
+/// each tile's merged value to tile_out[tile] (see the file comment).
+template <int B, class T, class ChunkFn>
+__global__ void __launch_bounds__(B) chunk_tiles_kernel(ChunkFn chunk, std::uint64_t n_chunks, std::uint64_t n_tiles,
+                                                          T* tile_out) {
+  __shared__ block_tree_storage<T, B> storage;
+  for (std::uint64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {  // uniform per block
+    const std::uint64_t c = tile * B + threadIdx.x;
+    const T v = c < n_chunks ? chunk(c) : T{};
+    const T r = block_tree_merge<B>(v, storage, merge_partials{});
+    if (threadIdx.x == 0) tile_out[tile] = r;
+  }
+}
+
+/// Computes the partials of chunks [0, n_chunks) on the current device with `tpb` threads per
+/// block and merges them over the fixed tree (file comment). ChunkFn: trivially copyable, with
+/// `__device__ T operator()(std::uint64_t chunk) const`; T: trivially copyable, T{} the identity of
+/// merge(T, T). Fills `report` (geometry, kernel time) when non-null. Synchronous.
+/// @throws invalid_input for a bad tpb; cuda_error if a CUDA call or the launch fails.
+template <class T, class ChunkFn>
+T reduce_chunks(const ChunkFn& chunk, std::uint64_t n_chunks, int tpb, launch_report* report) {
+  if (n_chunks == 0) return T{};
+  return with_block_size(tpb, [&](auto block) -> T {
+    constexpr int B = decltype(block)::value;
+    const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
+    auto kernel = chunk_tiles_kernel<B, T, ChunkFn>;
+    const unsigned grid = occupancy_grid(kernel, B, 0, n_tiles, report);
+    device_array<T> d_tiles(n_tiles);
+    event_timer timer;
+    timer.start();
+    kernel<<<grid, B>>>(chunk, n_chunks, n_tiles, d_tiles.data());
+    MCUBES_CUDA_CHECK_LAUNCH("chunk_tiles_kernel");
+    timer.stop();
+    const double ms = timer.elapsed_ms();
+    std::vector<T> tiles(n_tiles);
+    MCUBES_CUDA_CHECK(cudaMemcpy(tiles.data(), d_tiles.data(), n_tiles * sizeof(T), cudaMemcpyDeviceToHost));
+    if (report) report->kernel_ms = ms;
+    const std::uint64_t width = next_pow2(n_chunks);
+    const std::uint64_t tile_width = width > static_cast<std::uint64_t>(B) ? width / B : 1;
+    return tree_reduce(tiles.data(), n_tiles, tile_width, merge_partials{});
+  });
+}
+
+}  // namespace mcubes::cuda

@@ -1,0 +1,176 @@
+// Determinism of mcubes::vegas on the CPU backend: for fixed options and seed the result is
+// bitwise identical for any number of threads and on every run (backend/cpu.hpp contract). Every
+// iteration record is compared, including those after adapting iterations: equal estimates after
+// adaptation imply equal adaptive maps.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mcubes/mcubes.hpp"
+
+namespace {
+
+constexpr int thread_counts[] = {1, 2, 3, 8};
+constexpr int repeats = 2;
+
+// A Gaussian peak of width sigma at c in [0,1]^D, normalised to 1 over R^D: adaptation moves the
+// map strongly towards the peak.
+template <int D>
+struct gaussian_peak {
+  double sigma = 0.1;
+  double center = 0.5;
+  double operator()(const mcubes::point<D>& x) const {
+    double r2 = 0;
+    for (int i = 0; i < D; ++i) r2 += (x[i] - center) * (x[i] - center);
+    return std::exp(-r2 / (2 * sigma * sigma)) / std::pow(sigma * 2.5066282746310002, D);
+  }
+};
+
+// A cheap, asymmetric 2-D integrand for the large problems (more than 2^20 sub-cubes).
+struct product_2d {
+  double operator()(const mcubes::point<2>& x) const { return x[0] * x[0] * (1 + 3 * x[1]) + 0.1; }
+};
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+#define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(same_bits((a), (b))) << what << ": " << (a) << " vs " << (b)
+
+void expect_identical(const mcubes::result& a, const mcubes::result& b, const std::string& label) {
+  SCOPED_TRACE(label);
+  EXPECT_SAME_BITS(a.estimate, b.estimate, "estimate");
+  EXPECT_SAME_BITS(a.error, b.error, "error");
+  EXPECT_SAME_BITS(a.chi2_dof, b.chi2_dof, "chi2_dof");
+  EXPECT_SAME_BITS(a.q, b.q, "q");
+  EXPECT_EQ(a.dof, b.dof);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.accumulated, b.accumulated);
+  EXPECT_EQ(a.n_eval, b.n_eval);
+  ASSERT_EQ(a.records.size(), b.records.size());
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    const auto& x = a.records[i];
+    const auto& y = b.records[i];
+    SCOPED_TRACE("iteration " + std::to_string(i));
+    EXPECT_SAME_BITS(x.estimate, y.estimate, "iteration estimate");
+    EXPECT_SAME_BITS(x.error, y.error, "iteration error");
+    EXPECT_SAME_BITS(x.weighted_estimate, y.weighted_estimate, "weighted estimate");
+    EXPECT_SAME_BITS(x.weighted_error, y.weighted_error, "weighted error");
+    EXPECT_SAME_BITS(x.chi2_dof, y.chi2_dof, "chi2_dof");
+    EXPECT_SAME_BITS(x.q, y.q, "q");
+    EXPECT_EQ(x.adapted, y.adapted);
+    EXPECT_EQ(x.accumulated, y.accumulated);
+    EXPECT_EQ(x.rescaled, y.rescaled);
+    EXPECT_EQ(x.n_eval, y.n_eval);
+    EXPECT_EQ(x.n_nonzero, y.n_nonzero);
+  }
+}
+
+// Runs f with every thread count, twice each, and checks all results against the first.
+template <int D, class F>
+mcubes::result check_thread_invariance(const F& f, const mcubes::region<D>& reg, mcubes::vegas_options opt,
+                                       const std::string& label) {
+  opt.threads = 1;
+  const mcubes::result reference = mcubes::vegas(f, reg, opt);
+  for (int t : thread_counts) {
+    for (int rep = 0; rep < repeats; ++rep) {
+      opt.threads = t;
+      const mcubes::result r = mcubes::vegas(f, reg, opt);
+      expect_identical(reference, r, label + ", threads = " + std::to_string(t) + ", repeat " + std::to_string(rep));
+    }
+  }
+  // The same through vegas_with and an explicit backend.
+  expect_identical(reference, mcubes::vegas_with<D>(f, reg, opt, mcubes::cpu_backend(3)), label + ", vegas_with");
+  return reference;
+}
+
+mcubes::vegas_options adapting_options(std::uint64_t calls) {
+  mcubes::vegas_options opt;
+  opt.calls_per_iteration = calls;
+  opt.max_iterations = 8;
+  opt.adapt_iterations = 5;  // 5 V-Sample iterations, then 3 V-Sample-No-Adjust
+  opt.skip = 1;
+  opt.min_iterations = 2;
+  opt.rel_tol = 1e-12;       // never met: every run does all 8 iterations
+  opt.n_bins = 200;
+  return opt;
+}
+
+template <int D>
+void gaussian_case(std::uint64_t calls, bool symmetric) {
+  mcubes::vegas_options opt = adapting_options(calls);
+  opt.symmetric_map = symmetric;
+  const auto st = mcubes::make_stratification(D, calls);
+  const std::string label = std::to_string(D) + "-D Gaussian, " + std::to_string(calls) + " calls (" +
+                            std::to_string(st.n_chunks) + " chunks), symmetric_map = " + (symmetric ? "true" : "false");
+  const auto r = check_thread_invariance<D>(gaussian_peak<D>{}, mcubes::region<D>::unit(), opt, label);
+  // The runs did adapt: later iterations are much more precise than the first, uniform-map one.
+  ASSERT_EQ(r.iterations, 8);
+  EXPECT_LT(r.records.back().error, 0.5 * r.records.front().error) << label;
+  EXPECT_TRUE(r.records[4].adapted);
+  EXPECT_FALSE(r.records[5].adapted);
+  EXPECT_NEAR(r.estimate, 1.0, 5 * r.error) << label;  // the peak lies well inside the cube
+}
+
+TEST(DeterminismCpu, Gaussian4DManyChunks) {
+  ASSERT_GT(mcubes::make_stratification(4, 100000).n_chunks, 1024u);  // several tiles of 1024 chunks
+  gaussian_case<4>(100000, false);
+  gaussian_case<4>(100000, true);
+}
+
+TEST(DeterminismCpu, Gaussian7DManyChunks) {
+  ASSERT_GT(mcubes::make_stratification(7, 100000).n_chunks, 1024u);
+  gaussian_case<7>(100000, false);
+  gaussian_case<7>(100000, true);
+}
+
+TEST(DeterminismCpu, FewChunks) {
+  // One tile (fewer than 1024 chunks): a single worker runs whatever the thread count.
+  ASSERT_LT(mcubes::make_stratification(4, 2000).n_chunks, 1024u);
+  gaussian_case<4>(2000, false);
+  // A single sub-cube and a single chunk.
+  mcubes::vegas_options opt = adapting_options(200);
+  ASSERT_EQ(mcubes::make_stratification(7, 200).n_chunks, 1u);
+  check_thread_invariance<7>(gaussian_peak<7>{0.3, 0.4}, mcubes::region<7>::unit(), opt, "7-D, one sub-cube");
+}
+
+TEST(DeterminismCpu, MoreSubCubesThanChunks) {
+  // m > 2^20 sub-cubes: two sub-cubes per chunk, 2^19+ chunks in 500+ tiles.
+  const std::uint64_t calls = 2200000;
+  const auto st = mcubes::make_stratification(2, calls);
+  ASSERT_GT(st.chunk_cubes, 1u);
+  ASSERT_GT(st.n_chunks, 500u * 1024u);
+  mcubes::vegas_options opt = adapting_options(calls);
+  opt.max_iterations = 3;
+  opt.adapt_iterations = 2;
+  opt.skip = 0;
+  const auto reg = mcubes::region<2>({-1.0, 0.5}, {2.0, 1.5});
+  const auto r = check_thread_invariance<2>(product_2d{}, reg, opt, "2-D, 2.2e6 calls");
+  // Exact integral: int_{-1}^{2} x^2 dx * int_{0.5}^{1.5} (1 + 3y) dy + 0.1 * 3 = 3 * 4 + 0.3 = 12.3.
+  EXPECT_NEAR(r.estimate, 12.3, 5 * r.error + 1e-12);
+}
+
+TEST(DeterminismCpu, DifferentSeedsGiveDifferentEstimates) {
+  mcubes::vegas_options opt = adapting_options(20000);
+  opt.threads = 2;
+  const auto a = mcubes::vegas(gaussian_peak<4>{}, mcubes::region<4>::unit(), opt);
+  opt.seed = mcubes::default_seed + 1;
+  const auto b = mcubes::vegas(gaussian_peak<4>{}, mcubes::region<4>::unit(), opt);
+  opt.seed = 0;
+  const auto c = mcubes::vegas(gaussian_peak<4>{}, mcubes::region<4>::unit(), opt);
+  EXPECT_NE(a.records[0].estimate, b.records[0].estimate);
+  EXPECT_NE(a.records[0].estimate, c.records[0].estimate);
+  EXPECT_NE(b.records[0].estimate, c.records[0].estimate);
+  EXPECT_NE(a.estimate, b.estimate);
+  EXPECT_NE(a.estimate, c.estimate);
+  EXPECT_EQ(a.seed, mcubes::default_seed);
+  EXPECT_EQ(b.seed, mcubes::default_seed + 1);
+  // ... but statistically compatible estimates of the same integral.
+  EXPECT_NEAR(a.estimate, b.estimate, 5 * std::hypot(a.error, b.error));
+}
+
+}  // namespace

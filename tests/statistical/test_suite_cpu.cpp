@@ -1,0 +1,149 @@
+// Every integrand of the suite (mcubes/suite.hpp) integrated with mcubes::vegas on the CPU, at the
+// paper's settings (shared/REFERENCE.md, table 1; mcubes::suite::entries()) scaled down where CI
+// time requires, with rel_tol 1e-3 and three fixed seeds each. Every run must end with the status
+// the settings allow (converged, except fA: see below) and an estimate within kSigmas reported
+// standard deviations of the exact value.
+//
+// Cost on the 2-core build machine (unloaded): about 1e9 integrand evaluations in all, ~1-2 minutes.
+
+#include <gtest/gtest.h>
+
+#include <mcubes/mcubes.hpp>
+#include <mcubes/suite.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace {
+
+namespace suite = mcubes::suite;
+
+// Largest accepted |estimate - exact| in units of the reported standard deviation. With 8
+// integrands x 3 seeds, a correct error estimate exceeds 4 sigma with probability ~1.5e-3 in all.
+constexpr double kSigmas = 4.0;
+// Relative tolerance asked of every run (the paper's table 1 runs ask 1e-3).
+constexpr double kRelTol = 1e-3;
+// The fixed seeds: each integrand is run once per seed.
+constexpr std::uint64_t kSeeds[] = {1, 20211231, 987654321};
+
+// Settings of one CI run: calls per iteration, max iterations, adapting iterations, skip.
+struct ci_settings {
+  std::uint64_t calls;
+  int max_iterations;
+  int adapt_iterations;
+  int skip;
+};
+
+ci_settings paper_settings(const char* name) {
+  const suite::entry* e = suite::find(name);
+  return {e->paper.calls, e->paper.max_iterations, e->paper.adapt_iterations, e->paper.skip};
+}
+
+template <int D, class F>
+mcubes::result run(const F& f, const char* name, const ci_settings& s, std::uint64_t seed) {
+  const suite::entry* e = suite::find(name);
+  mcubes::vegas_options o;
+  o.rel_tol = kRelTol;
+  o.calls_per_iteration = s.calls;
+  o.max_iterations = s.max_iterations;
+  o.adapt_iterations = s.adapt_iterations;
+  o.skip = s.skip;
+  o.seed = seed;
+  return mcubes::vegas<D>(f, mcubes::region<D>::cube(e->lower, e->upper), o);
+}
+
+std::string describe(const mcubes::result& r, double exact) {
+  return std::string("status ") + mcubes::to_string(r.status) + ", estimate " + std::to_string(r.estimate) + " +- " +
+         std::to_string(r.error) + " (exact " + std::to_string(exact) + ", pull " +
+         std::to_string((r.estimate - exact) / r.error) + "), chi2/dof " + std::to_string(r.chi2_dof) + ", " +
+         std::to_string(r.iterations) + " iterations, seed " + std::to_string(r.seed);
+}
+
+::testing::AssertionResult within_sigmas(const mcubes::result& r, double exact) {
+  if (r.error > 0 && std::isfinite(r.error) && std::fabs(r.estimate - exact) <= kSigmas * r.error)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "more than " << kSigmas << " sigma off: " << describe(r, exact);
+}
+
+// Runs the three seeds and asserts convergence and agreement with the exact value.
+template <int D, class F>
+void expect_converged_runs(const F& f, const char* name, const ci_settings& s) {
+  const double exact = suite::find(name)->exact(D);
+  for (const std::uint64_t seed : kSeeds) {
+    const mcubes::result r = run<D>(f, name, s, seed);
+    SCOPED_TRACE(describe(r, exact));
+    EXPECT_EQ(r.status, mcubes::status::converged);
+    EXPECT_LE(r.error, kRelTol * std::fabs(r.estimate));
+    EXPECT_TRUE(within_sigmas(r, exact));
+  }
+}
+
+// f1 is not in the paper's table; its suite settings (1e6 calls, 100, 20, 5) at d = 3.
+TEST(SuiteCpu, F1Oscillatory3D) { expect_converged_runs<3>(suite::f1_oscillatory{}, "f1", paper_settings("f1")); }
+
+// Paper: 1e7 calls, 100, 40, 10. CI: 1e6 calls per iteration, which still converges (to ~2e-5).
+TEST(SuiteCpu, F2ProductPeak6D) { expect_converged_runs<6>(suite::f2_product_peak{}, "f2", {1000000, 100, 40, 10}); }
+
+// Paper: 1e7 calls, 100, 20, 0. CI: 1e6 calls per iteration (converges in 5 iterations to ~5e-6).
+TEST(SuiteCpu, F3CornerPeak3D) { expect_converged_runs<3>(suite::f3_corner_peak{}, "f3", {1000000, 100, 20, 0}); }
+
+// Paper settings: 1e6 calls, 100, 20, 5.
+TEST(SuiteCpu, F4Gaussian8D) { expect_converged_runs<8>(suite::f4_gaussian{}, "f4", paper_settings("f4")); }
+
+// Paper settings: 1e6 calls, 100, 20, 5.
+TEST(SuiteCpu, F5C08D) { expect_converged_runs<8>(suite::f5_c0{}, "f5", paper_settings("f5")); }
+
+// Paper: 1e7 calls, 100, 20, 5. CI: 2e6 calls per iteration.
+TEST(SuiteCpu, F6Discontinuous6D) {
+  expect_converged_runs<6>(suite::f6_discontinuous{}, "f6", {2000000, 100, 20, 5});
+}
+
+// fB, paper: 1e8 calls, 15 iterations, 10 adapting, skip 10. CI: 1e7 calls per iteration. At 10x
+// fewer calls the first iterations see only the far tail of the peak (values ~1e-100), and the map
+// needs ~12-15 adapting iterations to close in on it (at 1e7 calls and 10 adapting iterations the
+// frozen map leaves a per-iteration error of ~1e-2, and 15 iterations do not converge). So:
+// 15 adapting iterations, all skipped, then non-adapting ones: converges at iteration 20.
+TEST(SuiteCpu, FBNarrowGaussian9D) {
+  expect_converged_runs<9>(suite::fB_narrow_gaussian{}, "fB", {10000000, 25, 15, 15});
+}
+
+// fA, paper: 2e9 calls per iteration, 10 iterations, no adaptation, skip 0; even there the
+// reference does not converge to 1e-3 (REFERENCE.md: 1.5e-3 after 1.8e10 evaluations; the paper's
+// table 1 reports -49.27 +- 1.20). sin(sum x) over (0,10)^6 is large (|f| ~ 1 on a volume of 1e6)
+// against its integral (-49), and only stratification helps: the error falls as N^-(1/2+1/d).
+// With 2e6 calls per iteration (~1.8e7 evaluations, 1/1000 of the paper's) the error is ~1e2, so
+// convergence is impossible in CI time. Asserted instead, honestly: the run ends not converged after
+// all 10 iterations, each of them accumulated, and its error estimate covers the exact value.
+TEST(SuiteCpu, FASinSum6DNotConvergedButCovered) {
+  const ci_settings s{2000000, 10, 0, 0};
+  const double exact = suite::exact_fA();
+  for (const std::uint64_t seed : kSeeds) {
+    const mcubes::result r = run<6>(suite::fA_sin_sum{}, "fA", s, seed);
+    SCOPED_TRACE(describe(r, exact));
+    EXPECT_EQ(r.status, mcubes::status::not_converged);
+    EXPECT_EQ(r.iterations, s.max_iterations);
+    EXPECT_EQ(r.accumulated, s.max_iterations);
+    EXPECT_TRUE(within_sigmas(r, exact));
+  }
+}
+
+// Regression test for a core bug found with fB (reported to the lead; enable once fixed). At 4e6
+// calls per iteration the first iteration of fB meets only values ~1e-170, whose squares underflow:
+// the map never adapts and every iteration's estimate is ~1e-200 with variance 0. running_average
+// floors each variance at DBL_MIN, so the weights 1/DBL_MIN ~ 4.5e307 overflow to inf once four
+// iterations are summed: mean = 0, sdev = 0, and vegas reports `converged` with estimate 0 +- 0
+// (exact 1), because sdev 0 <= rel_tol * |0|. Honest behaviour: such a run is not converged (or not
+// resolved); a converged run must cover the exact value.
+TEST(SuiteCpu, DISABLED_FBPeakNotFoundIsNeverConverged) {
+  const ci_settings s{4000000, 15, 10, 10};
+  const double exact = suite::exact_fB();
+  for (const std::uint64_t seed : kSeeds) {
+    const mcubes::result r = run<9>(suite::fB_narrow_gaussian{}, "fB", s, seed);
+    SCOPED_TRACE(describe(r, exact));
+    EXPECT_GT(r.error, 0.0);
+    if (r.status == mcubes::status::converged) EXPECT_TRUE(within_sigmas(r, exact));
+  }
+}
+
+}  // namespace
