@@ -38,6 +38,19 @@ void print_error(std::string message) {
   std::fprintf(stderr, "mcubes: error: %s\n", message.c_str());
 }
 
+/// For a parse error: if the first argument names no subcommand, a clearer message than CLI11's
+/// "A subcommand is required" ("unknown command 'x' (commands: integrate, list, pi)"); else "".
+std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const std::string first = argv[1];
+  std::string known;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == first) return {};
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "unknown command '" + first + "' (commands: " + known + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,7 +70,8 @@ int main(int argc, char** argv) {
     return exit_bad_input;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    print_error(e.what());
+    const std::string unknown = unknown_command_message(app, argc, argv);
+    print_error(unknown.empty() ? e.what() : unknown);
     return exit_bad_input;
   } catch (const mcubes::invalid_input& e) {
     print_error(e.what());

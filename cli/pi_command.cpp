@@ -1,5 +1,269 @@
-// Placeholder until the pi subcommand lands (issue 4); registers nothing yet.
+/// @file cli/pi_command.cpp
+/// `mcubes pi`: pi by Monte Carlo on the quarter circle or by the composite midpoint rule for
+/// int_0^1 4/(1+x^2) dx (seeds/000), on the GPU and/or the CPU (algorithm/pi.hpp).
+///
+///   mcubes pi --method mc|midpoint --samples N [--backend cpu|cuda|auto] [--seed S]
+///             [--threads-per-block T] [--threads N] [--compare]
+///
+/// Prints, per backend, the estimate (16 significant digits), its error against pi, the standard
+/// error (Monte Carlo), the samples, the wall time and samples/s. --compare runs the GPU and the
+/// CPU and prints both rows. N accepts integers and exact integers in scientific notation (1e9,
+/// 2.5e6). Bad input throws mcubes::invalid_input (exit 2); no CUDA backend or device when one is
+/// required throws mcubes::error / cuda_error (exit 3). The CUDA part lives in pi_cuda.cu.
+
 #include "pi_command.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/backend/cpu_tiles.hpp>
+#include <mcubes/backend/launch_report.hpp>
+#include <mcubes/error.hpp>
+#include <mcubes/options.hpp>
+
+#include "pi_cuda.hpp"
+
 namespace mcubes::cli {
-std::function<int()> add_pi_command(CLI::App&) { return {}; }
+
+namespace {
+
+constexpr double pi_value = 3.141592653589793238462643383279502884;
+
+/// Parses a non-negative integer written as digits, optionally with a fraction and a decimal
+/// exponent, as long as the value is an exact integer below 2^64: "1000", "1e9", "2.5e6".
+/// @throws invalid_input otherwise (sign, other characters, non-integer or too large values).
+std::uint64_t parse_count(const std::string& what, const std::string& s) {
+  auto bad = [&](const char* why) { mcubes::detail::throw_invalid(what, " must be ", why, ", got '", s, "'"); };
+  std::size_t i = 0;
+  std::string digits;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') digits += s[i++];
+  long long exp10 = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      digits += s[i++];
+      --exp10;
+    }
+  }
+  if (digits.empty()) bad("a non-negative integer (e.g. 1000000 or 1e6)");
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && s[i] == '+') ++i;
+    if (i >= s.size()) bad("a non-negative integer (e.g. 1000000 or 1e6)");
+    long long e = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      e = e * 10 + (s[i++] - '0');
+      if (e > 1000) bad("below 2^64");
+    }
+    exp10 += e;
+  }
+  if (i != s.size()) bad("a non-negative integer (e.g. 1000000 or 1e6)");
+  // drop trailing zeros of the digits against a negative exponent, then require exp10 >= 0
+  while (exp10 < 0 && digits.size() > 1 && digits.back() == '0') {
+    digits.pop_back();
+    ++exp10;
+  }
+  if (exp10 < 0) {
+    bool all_zero = digits.find_first_not_of('0') == std::string::npos;
+    if (!all_zero) bad("an integer");
+    exp10 = 0;
+  }
+  std::uint64_t v = 0;
+  const std::uint64_t max = ~std::uint64_t(0);
+  for (char c : digits) {
+    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - d) / 10) bad("below 2^64");
+    v = v * 10 + d;
+  }
+  for (long long k = 0; k < exp10 && v != 0; ++k) {
+    if (v > max / 10) bad("below 2^64");
+    v *= 10;
+  }
+  return v;
 }
+
+backend_kind parse_backend(const std::string& s) {
+  if (s == "cpu") return backend_kind::cpu;
+  if (s == "cuda") return backend_kind::cuda;
+  if (s == "auto") return backend_kind::automatic;
+  mcubes::detail::throw_invalid("--backend must be cpu, cuda or auto, got '", s, "'");
+}
+
+struct pi_args {
+  std::string method;
+  std::string samples;
+  std::string backend = "auto";
+  std::string seed = std::to_string(default_seed);
+  int threads_per_block = 256;
+  int threads = 0;
+  bool compare = false;
+};
+
+/// One printed row.
+struct row {
+  std::string backend;
+  double estimate = 0;
+  double std_error = std::nan("");  // Monte Carlo only
+  std::uint64_t samples = 0;
+  std::uint64_t hits = 0;           // Monte Carlo only
+  double seconds = 0;
+};
+
+void print_rows_header(bool mc) {
+  std::printf("  %-8s %-20s %-12s %-12s %-15s %-11s %-11s\n", "backend", "estimate", "error vs pi", mc ? "std. error" : "",
+              "samples", "time [s]", "samples/s");
+}
+
+void print_row(const row& r, bool mc) {
+  char stat[32] = "";
+  if (mc) std::snprintf(stat, sizeof stat, "%.3e", r.std_error);
+  const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
+  std::printf("  %-8s %-20.16g %-12.3e %-12s %-15llu %-11.4g %-11.4g\n", r.backend.c_str(), r.estimate, r.estimate - pi_value,
+              stat, static_cast<unsigned long long>(r.samples), r.seconds, rate);
+}
+
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+void print_launch(const launch_report& l) {
+  std::printf("  cuda: %s, %d SMs, %d threads/block, %d blocks/SM resident, %lld blocks, kernel %.4f ms\n",
+              l.device_name.c_str(), l.multiprocessors, l.threads_per_block, l.blocks_per_sm, l.grid, l.kernel_ms);
+}
+#endif
+
+int run_pi(const pi_args& a) {
+  // 1. Check everything before running anything.
+  const bool mc = a.method == "mc";
+  if (!mc && a.method != "midpoint") mcubes::detail::throw_invalid("--method must be mc or midpoint, got '", a.method, "'");
+  const std::uint64_t n = parse_count("--samples", a.samples);
+  const std::uint64_t seed = parse_count("--seed", a.seed);
+  const backend_kind requested = parse_backend(a.backend);
+  pi_options mo;
+  mo.samples = n;
+  mo.seed = seed;
+  mo.threads = a.threads;
+  mo.cuda_threads_per_block = a.threads_per_block;
+  if (mc) {
+    validate(mo);
+  } else {
+    MCUBES_EXPECTS(n >= 1, "--samples must be at least 1 for the midpoint rule, got ", n);
+    MCUBES_EXPECTS(n <= midpoint_max_points, "--samples must be at most 2^52 = ", midpoint_max_points,
+                   " for the midpoint rule, got ", n);
+    midpoint_options o;
+    o.threads = a.threads;
+    o.cuda_threads_per_block = a.threads_per_block;
+    validate(o);
+  }
+
+  // 2. Who runs: the GPU, the CPU, or both (--compare).
+  bool run_gpu = false, run_cpu = false;
+  std::string note;
+  if (a.compare) {
+    if (!pi_cuda::compiled)
+      throw error("--compare runs the GPU and the CPU, but this build has no CUDA backend");
+    run_gpu = run_cpu = true;
+  } else if (requested == backend_kind::cpu) {
+    run_cpu = true;
+  } else if (requested == backend_kind::cuda) {
+    if (!pi_cuda::compiled)
+      throw error("backend cuda requested, but this build has no CUDA backend (use --backend cpu or auto)");
+    run_gpu = true;
+  } else {  // auto
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+    const pi_cuda::device_probe probe = pi_cuda::probe();
+    if (probe.available) {
+      run_gpu = true;
+    } else {
+      run_cpu = true;
+      note = "backend auto: " + probe.description + "; running on the CPU";
+    }
+#else
+    run_cpu = true;
+    note = "backend auto: this build has no CUDA backend; running on the CPU";
+#endif
+  }
+
+  // 3. Header.
+  if (mc)
+    std::printf("mcubes pi: Monte Carlo on the quarter circle, N = %llu samples, seed %llu\n",
+                static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed));
+  else
+    std::printf("mcubes pi: composite midpoint rule for int_0^1 4/(1+x^2) dx, N = %llu points\n",
+                static_cast<unsigned long long>(n));
+  if (!note.empty()) std::printf("  %s\n", note.c_str());
+  if (run_cpu) std::printf("  cpu: %d thread%s\n", resolve_cpu_threads(a.threads), resolve_cpu_threads(a.threads) == 1 ? "" : "s");
+  std::fflush(stdout);
+
+  // 4. Run.
+  row gpu_row, cpu_row;
+  if (run_gpu) {
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+    launch_report launch;
+    if (mc) {
+      const pi_mc_result r = pi_cuda::monte_carlo(mo, &launch);
+      gpu_row = row{"cuda", r.estimate, r.error, r.samples, r.hits, r.seconds};
+    } else {
+      const result r = pi_cuda::midpoint(n, a.threads_per_block, &launch);
+      gpu_row = row{"cuda", r.estimate, std::nan(""), r.n_eval, 0, r.seconds};
+    }
+    print_launch(launch);
+#endif
+  }
+  if (run_cpu) {
+    if (mc) {
+      const pi_mc_result r = pi_monte_carlo_cpu(mo);
+      cpu_row = row{"cpu", r.estimate, r.error, r.samples, r.hits, r.seconds};
+    } else {
+      midpoint_options o;
+      o.threads = a.threads;
+      const result r = pi_midpoint(n, o);
+      cpu_row = row{"cpu", r.estimate, std::nan(""), r.n_eval, 0, r.seconds};
+    }
+  }
+
+  // 5. Report.
+  print_rows_header(mc);
+  if (run_gpu) print_row(gpu_row, mc);
+  if (run_cpu) print_row(cpu_row, mc);
+  if (mc) {
+    if (run_gpu) std::printf("  cuda hits: %llu\n", static_cast<unsigned long long>(gpu_row.hits));
+    if (run_cpu) std::printf("  cpu hits:  %llu\n", static_cast<unsigned long long>(cpu_row.hits));
+    if (run_gpu && run_cpu)
+      std::printf("  the GPU and the CPU counted %s hits\n", gpu_row.hits == cpu_row.hits ? "the same" : "DIFFERENT");
+  } else if (run_gpu && run_cpu) {
+    std::printf("  GPU - CPU: %.3e\n", gpu_row.estimate - cpu_row.estimate);
+  }
+  if (run_gpu && run_cpu && mc && gpu_row.hits != cpu_row.hits)
+    throw error("the GPU and the CPU counted different hits for the same samples (a bug)");
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_pi_command(CLI::App& app) {
+  auto args = std::make_shared<pi_args>();
+  CLI::App* sub = app.add_subcommand(
+      "pi", "Estimate pi by Monte Carlo on the quarter circle or by the midpoint rule for int_0^1 4/(1+x^2) dx");
+  sub->add_option("--method", args->method, "mc (Monte Carlo hit test) or midpoint (composite midpoint rule)")
+      ->required()
+      ->check(CLI::IsMember({"mc", "midpoint"}));
+  sub->add_option("--samples", args->samples,
+                  "N: Monte Carlo samples (2 .. 2^62) or midpoint points (1 .. 2^52); integers or e.g. 1e9")
+      ->required();
+  sub->add_option("--backend", args->backend, "cpu, cuda or auto (cuda when a device is present)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  sub->add_option("--seed", args->seed, "Seed of the Philox stream (Monte Carlo), an integer in [0, 2^64)")
+      ->capture_default_str();
+  sub->add_option("--threads-per-block", args->threads_per_block,
+                  "CUDA block size, a power of two in [32, 1024]; never changes the result")
+      ->capture_default_str();
+  sub->add_option("--threads", args->threads, "CPU threads (0 = all cores); never changes the result")
+      ->capture_default_str();
+  sub->add_flag("--compare", args->compare, "Run on the GPU and on the CPU and print both rows");
+  return [args]() { return run_pi(*args); };
+}
+
+}  // namespace mcubes::cli

@@ -33,7 +33,8 @@ struct iteration_record {
   double estimate = 0;          ///< this iteration's estimate I_k (stratified Monte Carlo)
   double error = 0;             ///< its standard deviation sigma_k (square root of the stratified variance)
   bool adapted = false;         ///< V-Sample (map adapted after it) or V-Sample-No-Adjust
-  bool accumulated = false;     ///< part of the weighted estimate (not skipped, and it had a non-zero sample)
+  bool accumulated = false;     ///< part of the weighted estimate (not skipped, a non-zero sample, no underflow)
+  bool underflow = false;       ///< |estimate| < 2^-460: its variance is not representable, so it is left out
   double weighted_estimate = 0; ///< cumulative inverse-variance weighted estimate after this iteration
   double weighted_error = 0;    ///< its standard deviation
   double chi2_dof = 0;          ///< chi2/dof of the accumulated iterations after this one

@@ -99,6 +99,8 @@ struct bad_input_case {
   const char* message;  ///< a substring the error line must contain
 };
 
+void PrintTo(const bad_input_case& c, std::ostream* os) { *os << "mcubes " << c.args; }
+
 class BadInput : public ::testing::TestWithParam<bad_input_case> {};
 
 TEST_P(BadInput, OneLineOnStderrExitTwoNothingOnStdout) {
@@ -116,7 +118,7 @@ const bad_input_case bad_inputs[] = {
     {"unknown_integrand", "integrate f9", "unknown integrand 'f9' (known: f1, f2, f3, f4, f5, f6, fA, fB)"},
     {"no_integrand", "integrate", "integrand is required"},
     {"no_subcommand", "", "subcommand is required"},
-    {"unknown_subcommand", "integrat f4", "integrat"},
+    {"unknown_subcommand", "integrat f4", "unknown command 'integrat' (commands: integrate, list"},
     {"unknown_option", "integrate f4 --bogus 3", "--bogus"},
     {"dim_zero", "integrate f4 --dim 0", "--dim for f4 must be in [1, 32], got 0"},
     {"dim_negative", "integrate f1 --dim -3", "--dim for f1 must be in [1, 32], got -3"},

@@ -154,6 +154,27 @@ TEST(DeterminismCpu, MoreSubCubesThanChunks) {
   EXPECT_NEAR(r.estimate, 12.3, 5 * r.error + 1e-12);
 }
 
+// A spike of height 1e6 filling most of one sub-cube that the bin-scale probe (one chunk in
+// n_chunks/1024) does not visit: the first pass's largest bin term is ~1e12 times the probe's, so
+// the iteration is re-accumulated with a new scale (record.rescaled). That path is deterministic too.
+struct hidden_spike_2d {
+  double operator()(const mcubes::point<2>& x) const {
+    const bool in = x[0] > 0.4081 && x[0] < 0.4125 && x[1] > 0.6996 && x[1] < 0.7040;
+    return in ? 1e6 : 1.0;
+  }
+};
+
+TEST(DeterminismCpu, RescaledIterations) {
+  mcubes::vegas_options opt = adapting_options(100000);
+  const auto st = mcubes::make_stratification(2, opt.calls_per_iteration);
+  ASSERT_EQ(st.g, 223u);                     // the spike fills most of sub-cube (91, 156) = 34879,
+  ASSERT_NE(34879u % (st.n_chunks / 1024), 0u);  // which the probe skips
+  const auto r = check_thread_invariance<2>(hidden_spike_2d{}, mcubes::region<2>::unit(), opt, "2-D hidden spike");
+  bool any_rescaled = false;
+  for (const auto& rec : r.records) any_rescaled = any_rescaled || rec.rescaled;
+  EXPECT_TRUE(any_rescaled) << "no iteration was rescaled: the test does not cover that path";
+}
+
 TEST(DeterminismCpu, DifferentSeedsGiveDifferentEstimates) {
   mcubes::vegas_options opt = adapting_options(20000);
   opt.threads = 2;

@@ -4,7 +4,9 @@
 // the settings allow (converged, except fA: see below) and an estimate within kSigmas reported
 // standard deviations of the exact value.
 //
-// Cost on the 2-core build machine (unloaded): about 1e9 integrand evaluations in all, ~1-2 minutes.
+// Cost: about 1.1e9 integrand evaluations in all (fB: 7.3e8), about one CPU-minute: under a minute
+// of wall time on the idle 2-core build machine, ~2 minutes while other jobs share it. Each test (one
+// integrand, three seeds) has a ctest TIMEOUT (tests/CMakeLists.txt).
 
 #include <gtest/gtest.h>
 
@@ -13,6 +15,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iostream>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -54,10 +58,12 @@ mcubes::result run(const F& f, const char* name, const ci_settings& s, std::uint
 }
 
 std::string describe(const mcubes::result& r, double exact) {
-  return std::string("status ") + mcubes::to_string(r.status) + ", estimate " + std::to_string(r.estimate) + " +- " +
-         std::to_string(r.error) + " (exact " + std::to_string(exact) + ", pull " +
-         std::to_string((r.estimate - exact) / r.error) + "), chi2/dof " + std::to_string(r.chi2_dof) + ", " +
-         std::to_string(r.iterations) + " iterations, seed " + std::to_string(r.seed);
+  std::ostringstream s;
+  s.precision(10);
+  s << "status " << mcubes::to_string(r.status) << ", estimate " << r.estimate << " +- " << r.error << " (exact "
+    << exact << ", pull " << (r.estimate - exact) / r.error << "), chi2/dof " << r.chi2_dof << ", " << r.iterations
+    << " iterations, " << r.n_eval << " evaluations, seed " << r.seed;
+  return s.str();
 }
 
 ::testing::AssertionResult within_sigmas(const mcubes::result& r, double exact) {
@@ -72,6 +78,7 @@ void expect_converged_runs(const F& f, const char* name, const ci_settings& s) {
   const double exact = suite::find(name)->exact(D);
   for (const std::uint64_t seed : kSeeds) {
     const mcubes::result r = run<D>(f, name, s, seed);
+    std::cout << "  " << name << " " << D << "-D: " << describe(r, exact) << "\n";
     SCOPED_TRACE(describe(r, exact));
     EXPECT_EQ(r.status, mcubes::status::converged);
     EXPECT_LE(r.error, kRelTol * std::fabs(r.estimate));
@@ -100,19 +107,22 @@ TEST(SuiteCpu, F6Discontinuous6D) {
 }
 
 // fB, paper: 1e8 calls, 15 iterations, 10 adapting, skip 10. CI: 1e7 calls per iteration. At 10x
-// fewer calls the first iterations see only the far tail of the peak (values ~1e-100), and the map
-// needs ~12-15 adapting iterations to close in on it (at 1e7 calls and 10 adapting iterations the
-// frozen map leaves a per-iteration error of ~1e-2, and 15 iterations do not converge). So:
-// 15 adapting iterations, all skipped, then non-adapting ones: converges at iteration 20.
+// fewer calls the first iterations meet only the far tail of the peak (values ~1e-100 to 1e-220),
+// and the map takes 7-12 adapting iterations to close in on it, a few more to settle (with 10
+// adapting iterations and skip 10, seed 1 ends not converged at 0.984 +- 0.006 after 15; with 15
+// adapting and 15 skipped of 25, seed 10, one of 11 seeds tried, ends not converged at 0.972 +- 0.008).
+// So: 20 adapting
+// iterations, all skipped, then non-adapting ones: converges at iteration 25 (2.4e8 evaluations,
+// 15-35 s per seed on the 2-core build machine).
 TEST(SuiteCpu, FBNarrowGaussian9D) {
-  expect_converged_runs<9>(suite::fB_narrow_gaussian{}, "fB", {10000000, 25, 15, 15});
+  expect_converged_runs<9>(suite::fB_narrow_gaussian{}, "fB", {10000000, 30, 20, 20});
 }
 
 // fA, paper: 2e9 calls per iteration, 10 iterations, no adaptation, skip 0; even there the
 // reference does not converge to 1e-3 (REFERENCE.md: 1.5e-3 after 1.8e10 evaluations; the paper's
 // table 1 reports -49.27 +- 1.20). sin(sum x) over (0,10)^6 is large (|f| ~ 1 on a volume of 1e6)
 // against its integral (-49), and only stratification helps: the error falls as N^-(1/2+1/d).
-// With 2e6 calls per iteration (~1.8e7 evaluations, 1/1000 of the paper's) the error is ~1e2, so
+// With 2e6 calls per iteration (2e7 evaluations, 1/900 of the reference's) the error is ~1e2, so
 // convergence is impossible in CI time. Asserted instead, honestly: the run ends not converged after
 // all 10 iterations, each of them accumulated, and its error estimate covers the exact value.
 TEST(SuiteCpu, FASinSum6DNotConvergedButCovered) {
@@ -120,6 +130,7 @@ TEST(SuiteCpu, FASinSum6DNotConvergedButCovered) {
   const double exact = suite::exact_fA();
   for (const std::uint64_t seed : kSeeds) {
     const mcubes::result r = run<6>(suite::fA_sin_sum{}, "fA", s, seed);
+    std::cout << "  fA 6-D: " << describe(r, exact) << "\n";
     SCOPED_TRACE(describe(r, exact));
     EXPECT_EQ(r.status, mcubes::status::not_converged);
     EXPECT_EQ(r.iterations, s.max_iterations);
@@ -135,14 +146,16 @@ TEST(SuiteCpu, FASinSum6DNotConvergedButCovered) {
 // iterations are summed: mean = 0, sdev = 0, and vegas reports `converged` with estimate 0 +- 0
 // (exact 1), because sdev 0 <= rel_tol * |0|. Honest behaviour: such a run is not converged (or not
 // resolved); a converged run must cover the exact value.
-TEST(SuiteCpu, DISABLED_FBPeakNotFoundIsNeverConverged) {
+TEST(SuiteCpu, FBPeakNotFoundIsNeverConverged) {
   const ci_settings s{4000000, 15, 10, 10};
   const double exact = suite::exact_fB();
   for (const std::uint64_t seed : kSeeds) {
     const mcubes::result r = run<9>(suite::fB_narrow_gaussian{}, "fB", s, seed);
     SCOPED_TRACE(describe(r, exact));
     EXPECT_GT(r.error, 0.0);
-    if (r.status == mcubes::status::converged) EXPECT_TRUE(within_sigmas(r, exact));
+    if (r.status == mcubes::status::converged) {
+      EXPECT_TRUE(within_sigmas(r, exact));
+    }
   }
 }
 

@@ -14,8 +14,8 @@
 /// computes it.
 ///
 /// Determinism contract (run_to_run, thread-count and block-size invariant): the N samples are cut
-/// into the problem-defined chunks of make_plain_mc_chunking (at most 2^20 chunks of consecutive
-/// sample indices, depending on N only); each chunk is computed serially by one thread, and the
+/// into the problem-defined chunks of make_plain_mc_chunking (at most 2^20 chunks of at least 16
+/// consecutive sample indices, depending on N only); each chunk is computed serially by one thread, and the
 /// chunk partials are merged over the fixed pairwise tree (backend/cpu_tiles.hpp on the CPU,
 /// blocks of any power-of-two size on CUDA). The result is bitwise identical for any number of
 /// CPU threads and for any CUDA threads-per-block. CPU and CUDA results agree to rounding (nvcc
@@ -66,7 +66,7 @@ inline void validate(const plain_mc_options& o) {
 }
 
 /// The problem-defined chunking of N samples: chunk c holds samples [c*chunk_samples,
-/// min(N, (c+1)*chunk_samples)), with chunk_samples = ceil(N / 2^20).
+/// min(N, (c+1)*chunk_samples)), with chunk_samples = max(16, ceil(N / 2^20)).
 struct plain_mc_chunking {
   std::uint64_t chunk_samples = 0;
   std::uint64_t n_chunks = 0;
@@ -74,7 +74,8 @@ struct plain_mc_chunking {
 
 inline plain_mc_chunking make_plain_mc_chunking(std::uint64_t samples) {
   plain_mc_chunking c;
-  c.chunk_samples = samples == 0 ? 1 : (samples + max_chunks - 1) / max_chunks;
+  c.chunk_samples = (samples + max_chunks - 1) / max_chunks;
+  if (c.chunk_samples < 16) c.chunk_samples = 16;
   c.n_chunks = (samples + c.chunk_samples - 1) / c.chunk_samples;
   return c;
 }

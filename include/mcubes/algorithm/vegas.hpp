@@ -24,6 +24,10 @@
 
 namespace mcubes {
 
+/// Iteration estimates below this magnitude (2^-460, about 3.4e-139) are in the underflow regime:
+/// their squares are within 2^100 of the smallest normal double, so no variance can be trusted.
+inline constexpr double underflow_estimate = 3.3589380537835444e-139;
+
 namespace detail {
 
 /// Number of chunks the bin-scale probe visits (1 in `stride` chunks).
@@ -51,7 +55,8 @@ template <int D, class F>
 /// sub-cubes (stratification.hpp) and importance-sampled through the adaptive map. The result's
 /// estimate and error are the inverse-variance weighted average of the iterations from `skip`
 /// on that had at least one non-zero sample (an all-zero iteration carries no information and is
-/// reported, not averaged). The run stops as converged at the first iteration where at least
+/// reported, not averaged; so is an iteration whose |estimate| is below 2^-460, whose variance
+/// underflows). The run stops as converged at the first iteration where at least
 /// min_iterations are accumulated, error <= max(abs_tol, rel_tol |estimate|) and
 /// chi2/dof <= max_chi2_dof; otherwise after max_iterations as not converged, or as not resolved
 /// if no iteration was accumulated.
@@ -123,7 +128,12 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     rec.n_nonzero = sums.flags.n_nonzero;
     res.n_eval += rec.n_eval;
 
-    if (it >= opt.skip && rec.n_nonzero > 0) {
+    // An iteration whose estimate is so small that its square (the scale of its variance) is near
+    // the underflow threshold cannot carry an error estimate: squares of its samples underflowed
+    // to 0 and its variance would be 0 (e.g. a narrow peak not yet found, sampled only in the far
+    // tails). It is reported and left out, like an all-zero iteration.
+    rec.underflow = rec.n_nonzero > 0 && std::fabs(rec.estimate) < underflow_estimate;
+    if (it >= opt.skip && rec.n_nonzero > 0 && !rec.underflow) {
       avg.add(rec.estimate, variance);
       rec.accumulated = true;
     }

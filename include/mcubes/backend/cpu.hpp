@@ -18,6 +18,15 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__) && !defined(MCUBES_CPU_NO_SIMD)
+#include <emmintrin.h>
+/// SSE2 (every x86-64 CPU) intrinsics in the CPU fast path; MCUBES_CPU_NO_SIMD selects the plain
+/// C++ loops (the same bits).
+#define MCUBES_CPU_SSE2 1
+#else
+#define MCUBES_CPU_SSE2 0
+#endif
+
 #include "../core/reduction.hpp"
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
@@ -33,6 +42,332 @@ struct bin_array_sink {
   MCUBES_HOST_DEVICE void add(int axis, int bin, std::uint64_t q) { bins[static_cast<std::size_t>(axis) * n_bins + bin].add(q); }
 };
 
+namespace cpu_detail {
+
+/// Samples per batch of the CPU fast path: the Philox words, the map and the sample points of a
+/// batch are computed axis by axis over its samples, so that the compiler vectorises them.
+inline constexpr int batch = 64;
+
+/// Philox4x32-10 round keys of one key (the Random123 key schedule: k_r = k_0 + r * W).
+struct philox_round_keys {
+  std::uint32_t k0[10], k1[10];
+  explicit philox_round_keys(std::uint64_t seed, stream_id stream) {
+    std::uint32_t a = static_cast<std::uint32_t>(seed);
+    std::uint32_t b = static_cast<std::uint32_t>(seed >> 32) ^ (static_cast<std::uint32_t>(stream) << 24);
+    for (int r = 0; r < 10; ++r) {
+      k0[r] = a;
+      k1[r] = b;
+      a += 0x9E3779B9u;  // PHILOX_W32_0
+      b += 0xBB67AE85u;  // PHILOX_W32_1
+    }
+  }
+};
+
+/// u[4b + w][i] = r123::u01<double>(word w of Philox4x32-10(counter {index_i mod 2^32, index_i >> 32,
+/// iteration, b}, key)) for index_i = first + i, i < batch: the numbers of sample_stream::fill
+/// (random.hpp) for a batch of consecutive samples. Only words 4b + w < D are kept.
+/// Bitwise the same: the rounds are exact integer arithmetic, and u01's value (w + 1/2) 2^-32 is
+/// exact in double whichever exact steps compute it.
+template <int D>
+inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration, std::uint64_t first,
+                          double (&u)[D][batch]) {
+#if MCUBES_CPU_SSE2
+  // Two samples per register: each 32-bit word lives in the low half of a 64-bit lane (the high
+  // half holds garbage that never reaches a result: pmuludq reads only the low halves), so one
+  // _mm_mul_epu32 is the 32 x 32 -> 64-bit product of two samples. The conversion: the bits
+  // 0x43300000'00000000 | w are the double 2^52 + w; minus (2^52 - 1/2) gives w + 1/2 (exact: both
+  // are multiples of 1/2 below 2^53), times 2^-32 (exact).
+  const __m128i m0 = _mm_set1_epi64x(0xD2511F53), m1 = _mm_set1_epi64x(0xCD9E8D57);
+  const __m128i low = _mm_set1_epi64x(0xFFFFFFFF), exponent = _mm_set1_epi64x(0x4330000000000000);
+  const __m128d bias = _mm_set1_pd(4503599627370495.5), scale = _mm_set1_pd(1.0 / 4294967296.0);
+  __m128i k0[10], k1[10];
+  for (int r = 0; r < 10; ++r) {
+    k0[r] = _mm_set1_epi64x(key.k0[r]);
+    k1[r] = _mm_set1_epi64x(key.k1[r]);
+  }
+  const __m128i it = _mm_set1_epi64x(iteration);
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    const __m128i bk = _mm_set1_epi64x(blk);
+    constexpr int pairs = 2;  // independent pairs of samples per step (two multiply chains each)
+    for (int i = 0; i < batch; i += 2 * pairs) {
+      __m128i x[pairs][4];
+      for (int q = 0; q < pairs; ++q) {
+        const std::uint64_t f0 = first + static_cast<std::uint64_t>(i + 2 * q);
+        const __m128i index = _mm_set_epi64x(static_cast<long long>(f0 + 1), static_cast<long long>(f0));
+        x[q][0] = index;
+        x[q][1] = _mm_srli_epi64(index, 32);
+        x[q][2] = it;
+        x[q][3] = bk;
+      }
+      for (int r = 0; r < 10; ++r)
+        for (int q = 0; q < pairs; ++q) {
+          const __m128i p0 = _mm_mul_epu32(x[q][0], m0), p1 = _mm_mul_epu32(x[q][2], m1);
+          // high words to the low halves: pshufd (3,3,1,1), non-destructive, garbage above
+          x[q][0] = _mm_xor_si128(_mm_xor_si128(_mm_shuffle_epi32(p1, 0xF5), x[q][1]), k0[r]);
+          x[q][2] = _mm_xor_si128(_mm_xor_si128(_mm_shuffle_epi32(p0, 0xF5), x[q][3]), k1[r]);
+          x[q][1] = p1;
+          x[q][3] = p0;
+        }
+      for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+        for (int q = 0; q < pairs; ++q) {
+          const __m128d d = _mm_sub_pd(_mm_castsi128_pd(_mm_or_si128(_mm_and_si128(x[q][k], low), exponent)), bias);
+          _mm_storeu_pd(&u[blk * 4 + k][i + 2 * q], _mm_mul_pd(d, scale));
+        }
+    }
+  }
+#else
+  constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;  // PHILOX_M4x32_0, PHILOX_M4x32_1
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    std::uint32_t w[4][batch];
+    for (int i = 0; i < batch; ++i) {
+      const std::uint64_t index = first + static_cast<std::uint64_t>(i);
+      std::uint32_t x0 = static_cast<std::uint32_t>(index), x1 = static_cast<std::uint32_t>(index >> 32);
+      std::uint32_t x2 = iteration, x3 = static_cast<std::uint32_t>(blk);
+      for (int r = 0; r < 10; ++r) {
+        const std::uint64_t p0 = static_cast<std::uint64_t>(m0) * x0;
+        const std::uint64_t p1 = static_cast<std::uint64_t>(m1) * x2;
+        x0 = static_cast<std::uint32_t>(p1 >> 32) ^ x1 ^ key.k0[r];
+        x1 = static_cast<std::uint32_t>(p1);
+        x2 = static_cast<std::uint32_t>(p0 >> 32) ^ x3 ^ key.k1[r];
+        x3 = static_cast<std::uint32_t>(p0);
+      }
+      w[0][i] = x0;
+      w[1][i] = x1;
+      w[2][i] = x2;
+      w[3][i] = x3;
+    }
+    for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+      for (int i = 0; i < batch; ++i) u[blk * 4 + k][i] = sample_stream::to_double(w[k][i]);
+  }
+#endif
+}
+
+/// Axis j of make_sample for samples [0, n) of a batch: from the sub-cube coordinate c[i] and the
+/// uniform u[i], y = (c + u) fl(1/g), the map (map_view::map: bin b, unit coordinate, jacobian
+/// factor) and x_j = a_j + (b_j - a_j) x_unit. The same IEEE operations in the same order as
+/// make_sample (no contraction: the SSE2 path uses explicit multiply and add instructions, and the
+/// scalar path is compiled like make_sample). First: axis 0, which sets jac[i] (make_sample starts
+/// from 1.0, and 1.0 * z = z exactly); the other axes multiply it. c[i] for i in [n, batch) must be
+/// a valid coordinate (0 <= c < g) so that the padded lanes of a vector stay in bounds.
+template <int D, bool First>
+inline void map_axis(const map_view<D>& map, int j, double lower, double width, double inv_g, int n,
+                     const double* c, const double* u, double* jac, int (*bin)[D], point<D>* xs) {
+  const int n_bins = map.n_bins;
+  const double nb = static_cast<double>(n_bins);  // the conversion map_view::map does
+  const double* e = map.edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
+#if MCUBES_CPU_SSE2
+  // b = trunc(min(t, n - 1)) is map_view::map's clamp of trunc(t) to n - 1 (t >= 0, never NaN).
+  const __m128d vg = _mm_set1_pd(inv_g), vnb = _mm_set1_pd(nb), vtop = _mm_set1_pd(nb - 1);
+  const __m128d va = _mm_set1_pd(lower), vw = _mm_set1_pd(width);
+  for (int i = 0; i < n; i += 2) {
+    const __m128d y = _mm_mul_pd(_mm_add_pd(_mm_loadu_pd(c + i), _mm_loadu_pd(u + i)), vg);
+    const __m128d t = _mm_mul_pd(y, vnb);
+    const __m128i b = _mm_cvttpd_epi32(_mm_min_pd(t, vtop));
+    const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_cvtsi128_si32(_mm_shuffle_epi32(b, 1));
+    const __m128d e0 = _mm_loadu_pd(e + b0), e1 = _mm_loadu_pd(e + b1);  // {e[b], e[b + 1]}
+    const __m128d lo = _mm_unpacklo_pd(e0, e1), hi = _mm_unpackhi_pd(e0, e1);
+    const __m128d w = _mm_sub_pd(hi, lo);
+    const __m128d xu = _mm_add_pd(lo, _mm_mul_pd(w, _mm_sub_pd(t, _mm_cvtepi32_pd(b))));
+    if constexpr (First)  // jac = 1.0 * (w n) = w n exactly
+      _mm_storeu_pd(jac + i, _mm_mul_pd(w, vnb));
+    else
+      _mm_storeu_pd(jac + i, _mm_mul_pd(_mm_loadu_pd(jac + i), _mm_mul_pd(w, vnb)));
+    const __m128d x = _mm_add_pd(va, _mm_mul_pd(vw, xu));
+    _mm_storel_pd(&xs[i].x[j], x);
+    _mm_storeh_pd(&xs[i + 1].x[j], x);
+    bin[i][j] = b0;
+    bin[i + 1][j] = b1;
+  }
+#else
+  for (int i = 0; i < n; ++i) {
+    const double y = (c[i] + u[i]) * inv_g;
+    const double t = y * nb;
+    int b = static_cast<int>(t);
+    if (b >= n_bins) b = n_bins - 1;
+    const double lo = e[b];
+    const double w = e[b + 1] - lo;
+    const double xu = lo + w * (t - b);
+    if constexpr (First)  // jac = 1.0 * (w n) = w n exactly
+      jac[i] = w * nb;
+    else
+      jac[i] *= w * nb;
+    bin[i][j] = b;
+    xs[i].x[j] = lower + width * xu;
+  }
+#endif
+}
+
+/// Sub-cube coordinates of consecutive samples, per axis. Along the sample index, the coordinate of
+/// axis j is floor(s / (g^j p)) mod g: it repeats with the cycle g^(j+1) p. For the axes whose cycle
+/// is at most max_cycle samples, `data` holds one cycle plus one batch (so that any batch is a
+/// contiguous slice), as exact doubles; the other axes change at most every max_cycle / g samples
+/// and are filled run by run. Depends only on (g, p): built once per pass, shared by the threads.
+template <int D>
+struct coordinate_tables {
+  static constexpr std::uint64_t max_cycle = 1024;
+  std::uint64_t cycle[D];    ///< g^(j+1) p if tabulated, else 0
+  std::size_t offset[D];     ///< start of axis j's table in data
+  std::vector<double> data;
+  coordinate_tables(std::uint64_t g, std::uint64_t p) {
+    std::uint64_t run = p;  // g^j p: samples per value of axis j
+    std::size_t size = 0;
+    for (int j = 0; j < D; ++j) {
+      cycle[j] = run <= max_cycle / g ? run * g : 0;
+      offset[j] = size;
+      if (cycle[j]) size += cycle[j] + batch;
+      if (run <= max_cycle) run *= g;  // else stays above max_cycle: no further table, no overflow
+    }
+    data.resize(size);
+    run = p;
+    for (int j = 0; j < D; ++j, run *= g) {
+      if (!cycle[j]) break;
+      for (std::uint64_t s = 0; s < cycle[j] + batch; ++s) data[offset[j] + s] = static_cast<double>((s / run) % g);
+    }
+  }
+};
+
+/// Sum of the fixed pairwise tree (reduction.hpp) of a[0..n) padded with zeros to `width` (a
+/// power of two >= n), level by level in place: the same additions as pairwise_sum (a padded
+/// subtree is +0.0, and x + 0.0 is what pairwise_sum adds for it), without recursion.
+inline double pairwise_sum_levels(double* a, std::uint64_t n, std::uint64_t width) {
+  if (n == 0) return 0.0;
+  for (std::uint64_t i = n; i < width; ++i) a[i] = 0.0;
+  for (std::uint64_t w = width; w > 1; w /= 2)
+    for (std::uint64_t i = 0; i < w / 2; ++i) a[i] = a[2 * i] + a[2 * i + 1];
+  return a[0];
+}
+
+/// The CPU fast path of sample_chunk (core/sampler.hpp) for the consecutive chunks
+/// [first, first + count), i.e. the contiguous sample indices of their sub-cubes: stores each
+/// chunk's estimate and variance in est[i], var[i], merges its flags into `flags` and adds its
+/// bin contributions to `bins`. Bitwise the same results as sample_chunk chunk by chunk: the same
+/// uniforms (uniform_batch), the same floating-point operations per axis as make_sample and
+/// map_view::map (in the same order; only the loop order over samples and axes differs), the
+/// same per-sub-cube sums s1, s2 in sample order, per-chunk sums in sub-cube order, the same
+/// quantized bin terms (integer sums: any order); flags are min / max / counts.
+/// Work saved: Philox and the map run vectorised over a batch of samples; sub-cube coordinates
+/// need no division after the first sub-cube (per axis, the coordinate is constant over runs of
+/// g^j p samples); the point is built in place for f; chunk boundaries restart nothing.
+template <int D, class F, class Bins>
+inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                          const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count, double* est,
+                          double* var, chunk_partial& flags, Bins& bins) {
+  const std::uint64_t cube_begin = first * sp.chunk_cubes;
+  std::uint64_t cube_end = (first + count) * sp.chunk_cubes;
+  if (cube_end > sp.n_cubes) cube_end = sp.n_cubes;
+  if (cube_begin >= cube_end) return;
+  const philox_round_keys key(sp.seed, stream_id::vegas);
+  const double pd = static_cast<double>(sp.p);
+  const double var_den = pd * (pd - 1);
+
+  // Per axis j, either its position pos[j] in the tabulated cycle of coordinates, or (for the
+  // axes with long runs) its coordinate as a double (exact, < 2^53), the samples left before it
+  // changes (it steps by one, mod g, every g^j sub-cubes) and whether cb[j] holds only that value.
+  double cd[D];
+  std::uint64_t pos[D], run[D], left[D], coord[D];
+  bool uniform[D];
+  {
+    cube_coordinates<D>(cube_begin, sp.g, coord);
+    std::uint64_t gj = 1, below = 0;  // g^j and cube_begin mod g^j
+    for (int j = 0; j < D; ++j) {
+      cd[j] = static_cast<double>(coord[j]);
+      run[j] = gj * sp.p;
+      left[j] = (gj - below) * sp.p;
+      below += coord[j] * gj;
+      pos[j] = below * sp.p;  // (cube_begin mod g^(j+1)) p, used if tabulated
+      uniform[j] = false;
+      if (j + 1 < D) gj *= sp.g;  // g^(D-1) <= m: no overflow
+    }
+  }
+
+  std::uint64_t k = 0;              // sample within the sub-cube
+  std::uint64_t cube_in_chunk = 0;  // sub-cube within the chunk
+  std::uint64_t chunk = 0;          // chunk - first
+  double s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
+  const std::uint64_t index_end = cube_end * sp.p;
+  double u[D][batch];       // uniforms of the batch, axis-major
+  double cb[D][batch];      // sub-cube coordinate of each sample (untabulated axes)
+  const double* c[D];       // sub-cube coordinate of each sample
+  double jac[batch];
+  int bin[batch][D];
+  point<D> xs[batch];
+  for (std::uint64_t index0 = cube_begin * sp.p; index0 < index_end; index0 += batch) {
+    const int n = static_cast<int>(std::min<std::uint64_t>(batch, index_end - index0));
+    uniform_batch<D>(key, sp.iteration, index0, u);
+    for (int j = 0; j < D; ++j) {
+      if (tables.cycle[j]) {  // a slice of the table
+        c[j] = tables.data.data() + tables.offset[j] + pos[j];
+        pos[j] += static_cast<std::uint64_t>(n);
+        if (pos[j] >= tables.cycle[j]) pos[j] %= tables.cycle[j];
+        continue;
+      }
+      c[j] = cb[j];
+      if (left[j] >= static_cast<std::uint64_t>(n) && uniform[j]) {  // the whole batch in one run, already filled
+      } else if (left[j] >= static_cast<std::uint64_t>(n)) {
+        for (int i = 0; i < batch; ++i) cb[j][i] = cd[j];
+        uniform[j] = true;
+      } else {  // run by run; padded lanes keep a valid coordinate
+        for (int i = 0; i < n;) {
+          const int len = static_cast<int>(std::min<std::uint64_t>(left[j], static_cast<std::uint64_t>(n - i)));
+          for (int e = i + len; i < e; ++i) cb[j][i] = cd[j];
+          if ((left[j] -= static_cast<std::uint64_t>(len)) == 0) {
+            if (++coord[j] == sp.g) coord[j] = 0;
+            cd[j] = static_cast<double>(coord[j]);
+            left[j] = run[j];
+          }
+        }
+        uniform[j] = false;
+        continue;
+      }
+      if ((left[j] -= static_cast<std::uint64_t>(n)) == 0) {
+        if (++coord[j] == sp.g) coord[j] = 0;
+        cd[j] = static_cast<double>(coord[j]);
+        left[j] = run[j];
+        uniform[j] = false;
+      }
+    }
+    map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, c[0], u[0], jac, bin, xs);
+    for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, c[j], u[j], jac, bin, xs);
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t index = index0 + static_cast<std::uint64_t>(i);
+      double v = f(xs[i]);
+      if (!(v - v == 0)) {  // NaN or +-Inf
+        if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v;
+        v = 0;
+      }
+      if (v != 0) ++flags.n_nonzero;
+      const double fj = v * jac[i];
+      const double fj2 = fj * fj;
+      s1 += fj;
+      s2 += fj2;
+      if constexpr (Bins::enabled) {
+        if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
+        const std::uint64_t q = quantize(fj2, sp.bin_scale, quantization_dither(index));
+        if (q != 0)
+          for (int j = 0; j < D; ++j) bins.add(j, bin[i][j], q);
+      }
+      if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
+        const double mean = s1 / pd;
+        double vr = (s2 - s1 * mean) / var_den;
+        if (!(vr > 0)) vr = 0;
+        chunk_est += mean;
+        chunk_var += vr;
+        s1 = s2 = 0;
+        k = 0;
+        if (++cube_in_chunk == sp.chunk_cubes || index + 1 == index_end) {  // chunk done
+          est[chunk] = chunk_est;
+          var[chunk] = chunk_var;
+          chunk_est = chunk_var = 0;
+          cube_in_chunk = 0;
+          ++chunk;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace cpu_detail
+
 /// The CPU backend. Holds no per-sample memory: per thread one tile buffer and one bin array.
 class cpu_backend {
  public:
@@ -43,6 +378,9 @@ class cpu_backend {
   }
   static std::string name() { return "cpu"; }
   int threads() const noexcept { return threads_; }
+  /// Test hook: true runs every chunk through core/sampler.hpp's sample_chunk (the code the CUDA
+  /// kernels share) instead of the batched CPU fast path; the results are bitwise the same.
+  bool serial_sampler = false;
 
   /// Runs V-Sample (adapt = true) or V-Sample-No-Adjust over chunks 0, stride, 2*stride, ...
   /// (stride > 1 only for the bin-scale probe, whose sums are not used).
@@ -62,6 +400,7 @@ class cpu_backend {
     std::atomic<std::uint64_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
+    const cpu_detail::coordinate_tables<D> tables(sp.g, sp.p);
 
     auto work = [&](int w) {
       try {
@@ -73,16 +412,23 @@ class cpu_backend {
         for (std::uint64_t t = next++; t < n_tiles; t = next++) {
           const std::uint64_t first = t * tile;
           const std::uint64_t count = std::min(tile, n_sel - first);
-          for (std::uint64_t i = 0; i < count; ++i) {
-            const std::uint64_t chunk = (first + i) * stride;
-            const chunk_partial part =
-                adapt ? sample_chunk<D>(f, sp, map, chunk, sink) : sample_chunk<D>(f, sp, map, chunk, none);
-            est[i] = part.estimate;
-            var[i] = part.variance;
-            merge_flags(flags, part);
+          if (stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
+            if (adapt)
+              cpu_detail::sample_chunks<D>(f, sp, map, tables, first, count, est.data(), var.data(), flags, sink);
+            else
+              cpu_detail::sample_chunks<D>(f, sp, map, tables, first, count, est.data(), var.data(), flags, none);
+          } else {
+            for (std::uint64_t i = 0; i < count; ++i) {
+              const std::uint64_t chunk = (first + i) * stride;
+              const chunk_partial part =
+                  adapt ? sample_chunk<D>(f, sp, map, chunk, sink) : sample_chunk<D>(f, sp, map, chunk, none);
+              est[i] = part.estimate;
+              var[i] = part.variance;
+              merge_flags(flags, part);
+            }
           }
-          tile_est[t] = pairwise_sum(est.data(), count, tile);
-          tile_var[t] = pairwise_sum(var.data(), count, tile);
+          tile_est[t] = cpu_detail::pairwise_sum_levels(est.data(), count, tile);
+          tile_var[t] = cpu_detail::pairwise_sum_levels(var.data(), count, tile);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(failure_mutex);

@@ -43,21 +43,29 @@ inline double chi2_q(double chi2, int dof) {
 }
 
 /// Running inverse-variance weighted average of independent estimates.
+/// Weights are normalised by the largest one (w_k = v_min / v_k, sdev = sqrt(v_min / sum w_k)),
+/// so that tiny variances cannot overflow the sum of weights (a sum of 1/v_k overflows to infinity
+/// for v_k near DBL_MIN and would report 0 +- 0).
 class running_average {
  public:
-  /// Adds an estimate with variance `variance` (> 0; a zero variance is floored at
-  /// (4 eps |estimate|)^2, or DBL_MIN for a zero estimate, so weights stay finite).
+  /// Adds an estimate with variance `variance` (a zero or negative variance is floored at
+  /// (4 eps |estimate|)^2, and at DBL_MIN, so every weight is finite).
   void add(double estimate, double variance) {
     const double floor_var = std::fmax(16 * DBL_EPSILON * DBL_EPSILON * estimate * estimate, DBL_MIN);
     if (!(variance > floor_var)) variance = floor_var;
     estimates_.push_back(estimate);
     variances_.push_back(variance);
-    sum_w_ += 1 / variance;
-    sum_wx_ += estimate / variance;
+    v_min_ = count() == 1 ? variance : std::fmin(v_min_, variance);
+    sum_w_ = sum_wx_ = 0;
+    for (std::size_t k = 0; k < estimates_.size(); ++k) {
+      const double w = v_min_ / variances_[k];  // in (0, 1]
+      sum_w_ += w;
+      sum_wx_ += w * estimates_[k];
+    }
   }
   int count() const noexcept { return static_cast<int>(estimates_.size()); }
   double mean() const { return count() ? sum_wx_ / sum_w_ : 0.0; }
-  double sdev() const { return count() ? 1 / std::sqrt(sum_w_) : 0.0; }
+  double sdev() const { return count() ? std::sqrt(v_min_ / sum_w_) : 0.0; }
   double chi2() const {
     const double m = mean();
     double c = 0;
@@ -73,7 +81,7 @@ class running_average {
 
  private:
   std::vector<double> estimates_, variances_;
-  double sum_w_ = 0, sum_wx_ = 0;
+  double v_min_ = 0, sum_w_ = 0, sum_wx_ = 0;
 };
 
 }  // namespace mcubes

@@ -1,0 +1,114 @@
+// Plain Monte Carlo on the GPU (backend/cuda/plain_mc.cuh): suite integrands within 4 sigma,
+// bitwise identical for every block size, equal to the CPU to rounding, the first non-finite
+// sample. Skips (GTEST_SKIP) when no CUDA device is present; the no-device behaviour is tested then.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include <mcubes/algorithm/plain_mc.hpp>
+#include <mcubes/backend/cuda/check.cuh>
+#include <mcubes/suite.hpp>
+
+namespace {
+
+constexpr double max_pull = 4.0;
+constexpr int block_sizes[] = {32, 64, 128, 256, 512, 1024};
+
+bool has_device() { return mcubes::cuda_device_count() > 0; }
+
+#define MCUBES_REQUIRE_DEVICE()                                                                  \
+  do {                                                                                           \
+    if (!has_device()) GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount reports none): skipped"; \
+  } while (0)
+
+std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+mcubes::plain_mc_options opts(std::uint64_t n, std::uint64_t seed, mcubes::backend_kind b, int tpb = 256) {
+  mcubes::plain_mc_options o;
+  o.samples = n;
+  o.seed = seed;
+  o.backend = b;
+  o.cuda_threads_per_block = tpb;
+  return o;
+}
+
+struct nan_corner {
+  __host__ __device__ double operator()(const mcubes::point<2>& x) const {
+    return (x[0] > 0.999 && x[1] > 0.99) ? nan("") : x[0];
+  }
+};
+
+TEST(PlainMCCuda, WithoutADeviceCudaFailsAndAutoFallsBack) {
+  if (has_device()) GTEST_SKIP() << "a CUDA device is present: the no-device path is not reachable";
+  const auto reg = mcubes::region<3>::unit();
+  EXPECT_THROW(mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(1000, 1, mcubes::backend_kind::cuda)),
+               mcubes::cuda_error);
+  EXPECT_EQ(mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(1000, 1, mcubes::backend_kind::automatic)).backend,
+            "cpu");
+}
+
+template <int D, class F>
+void expect_within(const F& f, double exact, std::uint64_t n, const char* name) {
+  const mcubes::result r = mcubes::plain_mc<D>(f, mcubes::region<D>::unit(), opts(n, 21, mcubes::backend_kind::cuda));
+  EXPECT_EQ(r.backend, "cuda");
+  EXPECT_LE(std::fabs(r.estimate - exact), max_pull * r.error) << name << ": " << r.estimate << " +- " << r.error;
+}
+
+TEST(PlainMCCuda, SuiteIntegrandsWithinFourSigma) {
+  MCUBES_REQUIRE_DEVICE();
+  expect_within<5>(mcubes::suite::f1_oscillatory{}, mcubes::suite::exact_f1(5), 100000000, "f1");
+  expect_within<3>(mcubes::suite::f2_product_peak{}, mcubes::suite::exact_f2(3), 100000000, "f2");
+  expect_within<3>(mcubes::suite::f3_corner_peak{}, mcubes::suite::exact_f3(3), 100000000, "f3");
+  expect_within<2>(mcubes::suite::f4_gaussian{}, mcubes::suite::exact_f4(2), 100000000, "f4");
+  expect_within<4>(mcubes::suite::f5_c0{}, mcubes::suite::exact_f5(4), 100000000, "f5");
+  expect_within<3>(mcubes::suite::f6_discontinuous{}, mcubes::suite::exact_f6(3), 100000000, "f6");
+}
+
+TEST(PlainMCCuda, BitwiseIdenticalForEveryBlockSizeAndCloseToTheCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  const auto reg = mcubes::region<3>::unit();
+  const std::uint64_t n = 30000007;
+  const mcubes::result cpu = mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(n, 9, mcubes::backend_kind::cpu));
+  mcubes::result ref;
+  for (int b : block_sizes) {
+    mcubes::launch_report rep;
+    const mcubes::result r =
+        mcubes::cuda::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(n, 9, mcubes::backend_kind::cuda, b), &rep);
+    if (b == 32) ref = r;
+    EXPECT_EQ(bits(r.estimate), bits(ref.estimate)) << b << " threads per block";
+    EXPECT_EQ(bits(r.error), bits(ref.error)) << b << " threads per block";
+    EXPECT_EQ(rep.threads_per_block, b);
+    EXPECT_GE(rep.grid, 1);
+  }
+  // same samples; only FMA contraction differs
+  EXPECT_NEAR(ref.estimate, cpu.estimate, 1e-12 * std::fabs(cpu.estimate));
+  EXPECT_NEAR(ref.error, cpu.error, 1e-9 * cpu.error);
+}
+
+TEST(PlainMCCuda, NonFiniteValueNamesTheSameSampleAsTheCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  const auto reg = mcubes::region<2>::unit();
+  std::uint64_t cpu_index = 0, gpu_index = 1;
+  try {
+    mcubes::plain_mc<2>(nan_corner{}, reg, opts(2000000, 4, mcubes::backend_kind::cpu));
+  } catch (const mcubes::non_finite_integrand& e) {
+    cpu_index = e.sample_index();
+  }
+  for (int b : {32, 1024}) {
+    try {
+      mcubes::plain_mc<2>(nan_corner{}, reg, opts(2000000, 4, mcubes::backend_kind::cuda, b));
+      FAIL() << "no exception";
+    } catch (const mcubes::non_finite_integrand& e) {
+      gpu_index = e.sample_index();
+    }
+    EXPECT_EQ(gpu_index, cpu_index) << b << " threads per block";
+  }
+}
+
+}  // namespace
