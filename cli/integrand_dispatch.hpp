@@ -50,6 +50,10 @@ result run_f6(const run_request& rq);
 result run_fA(const run_request& rq);
 result run_fB(const run_request& rq);
 
+/// Runs a suite integrand on the CUDA backend (cli/integrate_cuda.cu; CUDA builds only).
+/// @throws invalid_input if rq.dim is not compiled in (see cli_cuda_supports).
+result run_suite_on_cuda(const run_request& rq);
+
 /// The runner of the suite integrand `name` (as in suite::entry::name), or nullptr if the command
 /// has none for it.
 runner find_runner(const std::string& name);

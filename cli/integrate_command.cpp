@@ -44,6 +44,7 @@ struct integrate_args {
   bool symmetric_map = false;
   std::string seed = std::to_string(vegas_options{}.seed);
   int threads = 0;
+  int threads_per_block = 256;
   std::string backend = "cpu";
   std::string json;
   bool quiet = false;
@@ -142,6 +143,7 @@ vegas_options resolve_options(const integrate_args& a, const suite::entry& e, in
   MCUBES_EXPECTS(a.threads_opt->count() == 0 || a.threads >= 1, "--threads must be at least 1, got ", a.threads,
                  " (leave it out to use all cores)");
   o.threads = a.threads_opt->count() ? a.threads : 0;
+  o.cuda_threads_per_block = a.threads_per_block;
   o.backend = parse_backend(a.backend);
   try {
     validate(o, dim);
@@ -172,27 +174,29 @@ int run_integrate(const integrate_args& a) {
   rq.entry = e;
   rq.dim = dim;
   rq.options = opts;
-  rq.backend = choose_backend(opts.backend);
+  rq.backend = choose_backend(opts.backend, e->name, dim);
 
   run_report report;
   report.entry = e;
   report.dim = dim;
   report.backend_description = rq.backend.description;
-  report.threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  report.threads = rq.backend.used == backend_kind::cuda
+                       ? opts.cuda_threads_per_block
+                       : (opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   report.res.options = opts;
 
   // 3. The run and the reports. With --json - stdout carries only the JSON.
   const bool text = !json_stdout;
   if (text && !a.quiet) {
     print_header(stdout, report);
-    std::fprintf(stdout, "backend: %s, %d thread%s\n", report.backend_description.c_str(), report.threads,
-                 report.threads == 1 ? "" : "s");
+    std::fprintf(stdout, "backend: %s, %d thread%s%s\n", report.backend_description.c_str(), report.threads,
+                 report.threads == 1 ? "" : "s", rq.backend.used == backend_kind::cuda ? " per block" : "");
     std::fflush(stdout);
   } else if (rq.backend.requested != rq.backend.used) {
     std::fprintf(stderr, "mcubes: note: backend %s\n", report.backend_description.c_str());
   }
 
-  report.res = run(rq);
+  report.res = rq.backend.used == backend_kind::cuda ? run_suite_on_cuda(rq) : run(rq);
 
   if (text) {
     if (a.quiet) {
@@ -271,6 +275,9 @@ std::function<int()> add_integrate_command(CLI::App& app) {
       ->type_name("UINT");
   a->threads_opt = sub->add_option("--threads", a->threads,
                                    "CPU threads, at least 1 (default: all cores); never changes the result");
+  sub->add_option("--threads-per-block", a->threads_per_block,
+                  "CUDA threads per block, a power of two in [32, 1024]; never changes the result")
+      ->capture_default_str();
   sub->add_option("--backend", a->backend, "Who computes the samples: cpu, cuda or auto (cuda when available)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));

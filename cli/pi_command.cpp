@@ -122,7 +122,7 @@ void print_row(const row& r, bool mc) {
   char stat[32] = "";
   if (mc) std::snprintf(stat, sizeof stat, "%.3e", r.std_error);
   const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
-  std::printf("  %-8s %-20.16g %-12.3e %-12s %-15llu %-11.4g %-11.4g\n", r.backend.c_str(), r.estimate, r.estimate - pi_value,
+  std::printf("  %-8s %-#20.16g %-12.3e %-12s %-15llu %-11.4g %-11.4g\n", r.backend.c_str(), r.estimate, r.estimate - pi_value,
               stat, static_cast<unsigned long long>(r.samples), r.seconds, rate);
 }
 
@@ -184,6 +184,13 @@ int run_pi(const pi_args& a) {
     note = "backend auto: this build has no CUDA backend; running on the CPU";
 #endif
   }
+
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+  if (run_gpu && (a.compare || requested == backend_kind::cuda)) {  // fail before printing anything
+    const pi_cuda::device_probe probe = pi_cuda::probe();
+    if (!probe.available) throw error("the GPU run needs a CUDA device: " + probe.description);
+  }
+#endif
 
   // 3. Header.
   if (mc)

@@ -18,31 +18,57 @@ namespace mcubes::cli {
 /// The backend a run will use, resolved from the user's request.
 struct backend_choice {
   backend_kind requested = backend_kind::cpu;  ///< what --backend asked for
-  backend_kind used = backend_kind::cpu;       ///< what runs (cpu in this build)
-  std::string description;                     ///< e.g. "cpu (auto: no CUDA backend in this build)"
+  backend_kind used = backend_kind::cpu;       ///< what runs
+  std::string description;                     ///< e.g. "cpu (auto: no CUDA device)"
 };
 
-/// Resolves --backend for this build (CPU only).
+/// Whether this build has the CUDA backend of the command (cli/integrate_cuda.cu).
+inline constexpr bool cuda_backend_built =
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+    true;
+#else
+    false;
+#endif
+
+/// Defined in cli/integrate_cuda.cu (CUDA builds only): the number of CUDA devices, its name, and
+/// whether the command's CUDA dispatch has an instantiation of integrand `name` in dimension d.
+int cli_cuda_device_count();
+std::string cli_cuda_device_name();
+bool cli_cuda_supports(const std::string& name, int dim);
+std::string cli_cuda_dims();
+
+/// Resolves --backend for integrand `name` in dimension `dim`:
 ///  - cpu: the CPU backend;
-///  - auto: the CPU backend, described as "cpu (auto: no CUDA backend in this build)";
-///  - cuda: not available here.
-/// @throws mcubes::error (a runtime failure, exit code 3, not bad input) for cuda.
-inline backend_choice choose_backend(backend_kind requested) {
+///  - cuda: the CUDA backend; a runtime failure (mcubes::error, exit 3) when this build has none or
+///    no device is present; bad input when the command's CUDA dispatch lacks that dimension;
+///  - auto: CUDA when the build has it, a device is present and the dimension is compiled in;
+///    otherwise the CPU, with the reason in the description.
+inline backend_choice choose_backend(backend_kind requested, const std::string& name = "", int dim = 0) {
   backend_choice c;
   c.requested = requested;
-  switch (requested) {
-    case backend_kind::cpu:
-      c.used = backend_kind::cpu;
-      c.description = "cpu";
-      return c;
-    case backend_kind::automatic:
-      c.used = backend_kind::cpu;
-      c.description = "cpu (auto: no CUDA backend in this build)";
-      return c;
-    case backend_kind::cuda:
-      break;
+  c.used = backend_kind::cpu;
+  c.description = "cpu";
+  if (requested == backend_kind::cpu) return c;
+  std::string why;
+  if (!cuda_backend_built) {
+    why = "no CUDA backend in this build";
+  } else if (cli_cuda_device_count() == 0) {
+    why = "no CUDA device";
+  } else if (!name.empty() && !cli_cuda_supports(name, dim)) {
+    if (requested == backend_kind::cuda)
+      throw invalid_input("the command's CUDA backend is compiled for " + name + " in d = " + cli_cuda_dims() +
+                          ", not d = " + std::to_string(dim) + " (use --backend cpu, or the library)");
+    why = "the CUDA backend is not compiled for d = " + std::to_string(dim);
+  } else {
+    c.used = backend_kind::cuda;
+    c.description = "cuda (" + (cuda_backend_built ? cli_cuda_device_name() : std::string()) + ")" +
+                    (requested == backend_kind::automatic ? " (auto: device found)" : "");
+    return c;
   }
-  throw error("backend cuda requested, but this build has no CUDA backend (use --backend cpu or auto)");
+  if (requested == backend_kind::cuda)
+    throw error("backend cuda requested, but " + why + " (use --backend cpu or auto)");
+  c.description = "cpu (auto: " + why + ")";
+  return c;
 }
 
 /// Integrates f over `reg` with m-Cubes on the backend in `choice` (see choose_backend).

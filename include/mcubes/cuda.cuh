@@ -4,10 +4,26 @@
 /// mcubes::integrate runs m-Cubes on the backend named in the options: cpu, cuda, or automatic
 /// (CUDA when a device is present, else the CPU; result.backend says which ran).
 
+#include <memory>
+
 #include "backend/cuda.cuh"
 #include "mcubes.hpp"
 
 namespace mcubes {
+
+/// The calling host thread's cuda_backend for device 0 and `threads_per_block`, created on first use
+/// and kept (with its stream, device buffers and pinned host buffers, which cost far more to
+/// allocate than a small integration takes) until the thread ends or the block size changes.
+inline const cuda_backend& cached_cuda_backend(int threads_per_block) {
+  thread_local std::unique_ptr<cuda_backend> backend;
+  if (!backend || backend->policy().threads_per_block != threads_per_block) {
+    backend.reset();
+    cuda_launch_policy policy;
+    policy.threads_per_block = threads_per_block;
+    backend = std::make_unique<cuda_backend>(policy);
+  }
+  return *backend;
+}
 
 /// Integrates f over `reg` with m-Cubes on the backend chosen by opt.backend (see vegas_with for
 /// the algorithm, determinism and exceptions; backend/cuda.cuh for the CUDA contract).
@@ -17,11 +33,7 @@ result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {}
   validate(opt, D);
   const bool use_cuda = opt.backend == backend_kind::cuda ||
                         (opt.backend == backend_kind::automatic && cuda_device_count() > 0);
-  if (use_cuda) {
-    cuda_launch_policy policy;
-    policy.threads_per_block = opt.cuda_threads_per_block;
-    return vegas_with<D>(f, reg, opt, cuda_backend(policy));
-  }
+  if (use_cuda) return vegas_with<D>(f, reg, opt, cached_cuda_backend(opt.cuda_threads_per_block));
   return vegas_with<D>(f, reg, opt, cpu_backend(opt.threads));
 }
 

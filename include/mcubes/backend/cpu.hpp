@@ -8,6 +8,17 @@
 /// them with the fixed pairwise tree (reduction.hpp); tile sums are reduced with the same tree.
 /// Every tile is a node of the one global tree, so the sums are bitwise identical for any number
 /// of threads. Bin contributions are exact integers (bin_accumulator), merged in any order.
+///
+/// Fast path (cpu_detail::sample_chunks): a thread computes a tile's chunks as one stream of
+/// consecutive samples, in batches of 64: Philox for the whole batch (SSE2 on every x86-64 CPU,
+/// AVX2 when the CPU has it, chosen at run time), the map axis by axis over the batch, then f and
+/// the sums sample by sample. It gives bitwise the results of core/sampler.hpp's sample_chunk (the
+/// code the CUDA kernels share): the same sample points, the same per-sub-cube and per-chunk sums
+/// in the same order, the same integer bin terms. cpu_backend::serial_sampler selects sample_chunk.
+/// FMA: the baseline x86-64 target has none; a build with FMA enabled (e.g. -march=x86-64-v3)
+/// lets the compiler contract a * b + c in the library and the integrand alike (GCC's default
+/// -ffp-contract=fast), which changes low bits of the results relative to other builds and the GPU
+/// (built with --fmad=false); add -ffp-contract=off to such builds to keep them.
 
 #include <algorithm>
 #include <atomic>
@@ -25,6 +36,16 @@
 #define MCUBES_CPU_SSE2 1
 #else
 #define MCUBES_CPU_SSE2 0
+#endif
+#if MCUBES_CPU_SSE2 && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(MCUBES_CPU_NO_AVX2)
+#include <immintrin.h>
+/// AVX2 kernels compiled for that target alone (function attribute) and chosen at run time when the
+/// CPU has AVX2 (cpu_has_avx2); MCUBES_CPU_NO_AVX2 leaves them out. Not in nvcc translation units.
+#define MCUBES_CPU_AVX2_DISPATCH 1
+#define MCUBES_CPU_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define MCUBES_CPU_AVX2_DISPATCH 0
 #endif
 
 #include "../core/reduction.hpp"
@@ -145,13 +166,12 @@ inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration,
 /// Axis j of make_sample for samples [0, n) of a batch: from the sub-cube coordinate c[i] and the
 /// uniform u[i], y = (c + u) fl(1/g), the map (map_view::map: bin b, unit coordinate, jacobian
 /// factor) and x_j = a_j + (b_j - a_j) x_unit. The same IEEE operations in the same order as
-/// make_sample (no contraction: the SSE2 path uses explicit multiply and add instructions, and the
-/// scalar path is compiled like make_sample). First: axis 0, which sets jac[i] (make_sample starts
+/// make_sample (see the file comment on FMA contraction). First: axis 0, which sets jac[i] (make_sample starts
 /// from 1.0, and 1.0 * z = z exactly); the other axes multiply it. c[i] for i in [n, batch) must be
 /// a valid coordinate (0 <= c < g) so that the padded lanes of a vector stay in bounds.
 template <int D, bool First>
 inline void map_axis(const map_view<D>& map, int j, double lower, double width, double inv_g, int n,
-                     const double* c, const double* u, double* jac, int (*bin)[D], point<D>* xs) {
+                     const double* c, const double* u, double* jac, int* bin, point<D>* xs) {
   const int n_bins = map.n_bins;
   const double nb = static_cast<double>(n_bins);  // the conversion map_view::map does
   const double* e = map.edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
@@ -175,8 +195,8 @@ inline void map_axis(const map_view<D>& map, int j, double lower, double width, 
     const __m128d x = _mm_add_pd(va, _mm_mul_pd(vw, xu));
     _mm_storel_pd(&xs[i].x[j], x);
     _mm_storeh_pd(&xs[i + 1].x[j], x);
-    bin[i][j] = b0;
-    bin[i + 1][j] = b1;
+    bin[i] = b0;
+    bin[i + 1] = b1;
   }
 #else
   for (int i = 0; i < n; ++i) {
@@ -191,11 +211,103 @@ inline void map_axis(const map_view<D>& map, int j, double lower, double width, 
       jac[i] = w * nb;
     else
       jac[i] *= w * nb;
-    bin[i][j] = b;
+    bin[i] = b;
     xs[i].x[j] = lower + width * xu;
   }
 #endif
 }
+
+#if MCUBES_CPU_AVX2_DISPATCH
+/// Whether this CPU runs AVX2 (checked once): selects the AVX2 kernels below at run time, so the
+/// binary still runs on any x86-64 CPU.
+inline bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+/// uniform_batch with four samples per register (AVX2): the same integer rounds and exact
+/// conversion, hence the same bits.
+template <int D>
+MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std::uint32_t iteration,
+                                               std::uint64_t first, double (&u)[D][batch]) {
+  const __m256i m0 = _mm256_set1_epi64x(0xD2511F53), m1 = _mm256_set1_epi64x(0xCD9E8D57);
+  const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), exponent = _mm256_set1_epi64x(0x4330000000000000);
+  const __m256d bias = _mm256_set1_pd(4503599627370495.5), scale = _mm256_set1_pd(1.0 / 4294967296.0);
+  const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
+  __m256i k0[10], k1[10];
+  for (int r = 0; r < 10; ++r) {
+    k0[r] = _mm256_set1_epi64x(key.k0[r]);
+    k1[r] = _mm256_set1_epi64x(key.k1[r]);
+  }
+  const __m256i it = _mm256_set1_epi64x(iteration);
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    const __m256i bk = _mm256_set1_epi64x(blk);
+    constexpr int quads = 2;  // independent quads of samples per step
+    for (int i = 0; i < batch; i += 4 * quads) {
+      __m256i x[quads][4];
+      for (int q = 0; q < quads; ++q) {
+        const __m256i index =
+            _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(first + static_cast<std::uint64_t>(i + 4 * q))), lane);
+        x[q][0] = index;
+        x[q][1] = _mm256_srli_epi64(index, 32);
+        x[q][2] = it;
+        x[q][3] = bk;
+      }
+      for (int r = 0; r < 10; ++r)
+        for (int q = 0; q < quads; ++q) {
+          const __m256i p0 = _mm256_mul_epu32(x[q][0], m0), p1 = _mm256_mul_epu32(x[q][2], m1);
+          x[q][0] = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xF5), x[q][1]), k0[r]);
+          x[q][2] = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xF5), x[q][3]), k1[r]);
+          x[q][1] = p1;
+          x[q][3] = p0;
+        }
+      for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+        for (int q = 0; q < quads; ++q) {
+          const __m256d d =
+              _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(x[q][k], low), exponent)), bias);
+          _mm256_storeu_pd(&u[blk * 4 + k][i + 4 * q], _mm256_mul_pd(d, scale));
+        }
+    }
+  }
+}
+
+/// map_axis with four samples per register (AVX2): the same IEEE
+/// operations (separate multiply and add instructions), hence the same bits.
+template <int D, bool First>
+MCUBES_CPU_TARGET_AVX2 void map_axis_avx2(const map_view<D>& map, int j, double lower, double width, double inv_g,
+                                          int n, const double* c, const double* u, double* jac, int* bin,
+                                          point<D>* xs) {
+  const int n_bins = map.n_bins;
+  const double nb = static_cast<double>(n_bins);
+  const double* e = map.edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
+  const __m256d vg = _mm256_set1_pd(inv_g), vnb = _mm256_set1_pd(nb), vtop = _mm256_set1_pd(nb - 1);
+  const __m256d va = _mm256_set1_pd(lower), vw = _mm256_set1_pd(width);
+  for (int i = 0; i < n; i += 4) {
+    const __m256d y = _mm256_mul_pd(_mm256_add_pd(_mm256_loadu_pd(c + i), _mm256_loadu_pd(u + i)), vg);
+    const __m256d t = _mm256_mul_pd(y, vnb);
+    const __m128i b = _mm256_cvttpd_epi32(_mm256_min_pd(t, vtop));
+    // {e[b_k], e[b_k + 1]} by 16-byte loads (faster than two gathers), then lo / hi across lanes
+    const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_extract_epi32(b, 1), b2 = _mm_extract_epi32(b, 2),
+              b3 = _mm_extract_epi32(b, 3);
+    const __m256d e02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b0)), _mm_loadu_pd(e + b2), 1);
+    const __m256d e13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b1)), _mm_loadu_pd(e + b3), 1);
+    const __m256d lo = _mm256_unpacklo_pd(e02, e13), hi = _mm256_unpackhi_pd(e02, e13);
+    const __m256d w = _mm256_sub_pd(hi, lo);
+    const __m256d xu = _mm256_add_pd(lo, _mm256_mul_pd(w, _mm256_sub_pd(t, _mm256_cvtepi32_pd(b))));
+    if constexpr (First)
+      _mm256_storeu_pd(jac + i, _mm256_mul_pd(w, vnb));
+    else
+      _mm256_storeu_pd(jac + i, _mm256_mul_pd(_mm256_loadu_pd(jac + i), _mm256_mul_pd(w, vnb)));
+    const __m256d x = _mm256_add_pd(va, _mm256_mul_pd(vw, xu));
+    const __m128d x01 = _mm256_castpd256_pd128(x), x23 = _mm256_extractf128_pd(x, 1);
+    _mm_storel_pd(&xs[i].x[j], x01);
+    _mm_storeh_pd(&xs[i + 1].x[j], x01);
+    _mm_storel_pd(&xs[i + 2].x[j], x23);
+    _mm_storeh_pd(&xs[i + 3].x[j], x23);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bin + i), b);
+  }
+}
+#endif
 
 /// Sub-cube coordinates of consecutive samples, per axis. Along the sample index, the coordinate of
 /// axis j is floor(s / (g^j p)) mod g: it repeats with the cycle g^(j+1) p. For the axes whose cycle
@@ -245,9 +357,9 @@ inline double pairwise_sum_levels(double* a, std::uint64_t n, std::uint64_t widt
 /// map_view::map (in the same order; only the loop order over samples and axes differs), the
 /// same per-sub-cube sums s1, s2 in sample order, per-chunk sums in sub-cube order, the same
 /// quantized bin terms (integer sums: any order); flags are min / max / counts.
-/// Work saved: Philox and the map run vectorised over a batch of samples; sub-cube coordinates
-/// need no division after the first sub-cube (per axis, the coordinate is constant over runs of
-/// g^j p samples); the point is built in place for f; chunk boundaries restart nothing.
+/// Work saved: Philox and the map run vectorised over a batch of samples (SSE2, or AVX2 when the
+/// CPU has it); sub-cube coordinates come from small per-axis tables or runs, with no division
+/// after the first sub-cube; the point is built in place for f; chunk boundaries restart nothing.
 template <int D, class F, class Bins>
 inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                           const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count, double* est,
@@ -257,6 +369,9 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   if (cube_end > sp.n_cubes) cube_end = sp.n_cubes;
   if (cube_begin >= cube_end) return;
   const philox_round_keys key(sp.seed, stream_id::vegas);
+#if MCUBES_CPU_AVX2_DISPATCH
+  const bool avx2 = cpu_has_avx2();
+#endif
   const double pd = static_cast<double>(sp.p);
   const double var_den = pd * (pd - 1);
 
@@ -287,13 +402,20 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   const std::uint64_t index_end = cube_end * sp.p;
   double u[D][batch];       // uniforms of the batch, axis-major
   double cb[D][batch];      // sub-cube coordinate of each sample (untabulated axes)
+  for (int j = 0; j < D; ++j)  // lanes past the end of a short last batch are computed too: keep them in bounds
+    for (int i = 0; i < batch; ++i) cb[j][i] = 0.0;
   const double* c[D];       // sub-cube coordinate of each sample
   double jac[batch];
-  int bin[batch][D];
+  int bin[D][batch];        // bin of each sample, axis-major
   point<D> xs[batch];
   for (std::uint64_t index0 = cube_begin * sp.p; index0 < index_end; index0 += batch) {
     const int n = static_cast<int>(std::min<std::uint64_t>(batch, index_end - index0));
-    uniform_batch<D>(key, sp.iteration, index0, u);
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2)
+      uniform_batch_avx2<D>(key, sp.iteration, index0, u);
+    else
+#endif
+      uniform_batch<D>(key, sp.iteration, index0, u);
     for (int j = 0; j < D; ++j) {
       if (tables.cycle[j]) {  // a slice of the table
         c[j] = tables.data.data() + tables.offset[j] + pos[j];
@@ -326,8 +448,17 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
         uniform[j] = false;
       }
     }
-    map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, c[0], u[0], jac, bin, xs);
-    for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, c[j], u[j], jac, bin, xs);
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2) {
+      map_axis_avx2<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, c[0], u[0], jac, bin[0], xs);
+      for (int j = 1; j < D; ++j)
+        map_axis_avx2<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, c[j], u[j], jac, bin[j], xs);
+    } else
+#endif
+    {
+      map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, c[0], u[0], jac, bin[0], xs);
+      for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, c[j], u[j], jac, bin[j], xs);
+    }
     for (int i = 0; i < n; ++i) {
       const std::uint64_t index = index0 + static_cast<std::uint64_t>(i);
       double v = f(xs[i]);
@@ -344,7 +475,7 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
         if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
         const std::uint64_t q = quantize(fj2, sp.bin_scale, quantization_dither(index));
         if (q != 0)
-          for (int j = 0; j < D; ++j) bins.add(j, bin[i][j], q);
+          for (int j = 0; j < D; ++j) bins.add(j, bin[j][i], q);
       }
       if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
         const double mean = s1 / pd;

@@ -58,9 +58,11 @@ struct atomic_bin_sink {
 /// Dynamic shared memory: 2 * blockDim.x doubles, plus D * n_bins bin_accumulators when
 /// shared_bins (else the bins are accumulated directly in global memory). MaxThreads (256 or
 /// 1024) bounds blockDim.x, so that the compiler keeps the registers within what such a block can
-/// have (a 1024-thread block gets at most 64 registers per thread).
+/// have (a 1024-thread block gets at most 64 registers per thread); blocks of up to 256 threads
+/// are compiled for 3 (V-Sample, whose ~70 KB of shared bins allow 3 per multiprocessor) or 4
+/// (No-Adjust) resident blocks, i.e. at most 80 or 64 registers per thread.
 template <int D, class F, bool Adapt, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads) v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
+__global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? (Adapt ? 3 : 4) : 1) v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
                                 std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                                 bool shared_bins, device_flags* flags) {
   extern __shared__ double smem[];
