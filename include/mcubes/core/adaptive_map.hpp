@@ -68,8 +68,8 @@ class adaptive_map {
 
   /// Adapts axis j to the contributions c[0..n_bins) (sum of squared weighted values per bin):
   ///  1. smoothing:  d_0 = (c_0 + c_1)/2, d_k = (c_{k-1} + c_k + c_{k+1})/3, d_{n-1} = (c_{n-2} + c_{n-1})/2;
-  ///  2. damping:    r_k = ((1 - d_k/S) / ln(S/d_k))^alpha with S = sum d_k (r_k = 0 for d_k = 0, and
-  ///                 the limit 1 for d_k = S);
+  ///  2. damping:    r_k = ((1 - f_k) / ln(1/f_k))^alpha with f_k = max(d_k/S, 1e-300), S = sum d_k
+  ///                 (the limit 1 for f_k = 1; the floor keeps empty bins alive with a small width);
   ///  3. rebinning:  new edges such that each new bin holds R/n of R = sum r_k, r spread uniformly
   ///                 inside each old bin.
   /// Leaves the axis unchanged when alpha = 0 (the map is frozen, options.hpp) and when the
@@ -91,12 +91,11 @@ class adaptive_map {
     if (!(S > 0) || !std::isfinite(S)) return;
     double R = 0;
     for (int k = 0; k < n; ++k) {
-      if (d[k] > 0) {
-        const double f = d[k] / S;
-        r[k] = f >= 1 ? 1.0 : damp((1 - f) / -std::log(f), alpha);
-      } else {
-        r[k] = 0;
-      }
+      // Empty bins keep the weight of a relative contribution of min_share (as Lepage's vegas
+      // does with its TINY): r = 0 would give them zero width for good, since a bin of zero width
+      // is never sampled again, and a peak missed by one iteration could never be found.
+      const double f = std::fmax(d[k] / S, min_share);
+      r[k] = f >= 1 ? 1.0 : damp((1 - f) / -std::log(f), alpha);
       R += r[k];
     }
     if (!(R > 0) || !std::isfinite(R)) return;
@@ -132,6 +131,8 @@ class adaptive_map {
   }
 
  private:
+  /// Smallest relative contribution of a bin in the damping (vegas: TINY).
+  static constexpr double min_share = 1e-300;
   /// t^alpha, with the common exponents 1.5 (the default) and 1 done without pow.
   static double damp(double t, double alpha) {
     if (alpha == 1.5) return t * std::sqrt(t);
