@@ -45,6 +45,13 @@ struct vegas_options {
   int cuda_threads_per_block = 256;          ///< CUDA block size (64..1024, a power of two). Never changes the result.
 };
 
+/// Checks a CUDA block size: a power of two in [32, 1024] (the fixed reduction tree needs a power of
+/// two; 1024 is the hardware limit). @throws invalid_input naming `what` and the value.
+inline void validate_block_size(int tpb, const char* what = "cuda_threads_per_block") {
+  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0, what, " must be a power of two in [32, 1024], got ",
+                 tpb);
+}
+
 /// Checks every field of `o` for a D-dimensional problem.
 /// @throws invalid_input naming the first offending option and its value.
 inline void validate(const vegas_options& o, int dim) {
@@ -67,9 +74,7 @@ inline void validate(const vegas_options& o, int dim) {
   MCUBES_EXPECTS(o.n_bins >= 2 && o.n_bins <= (1 << 20), "n_bins must be in [2, 2^20], got ", o.n_bins);
   MCUBES_EXPECTS(std::isfinite(o.alpha) && o.alpha >= 0, "alpha must be a finite non-negative number, got ", o.alpha);
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  const int tpb = o.cuda_threads_per_block;
-  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
-                 "cuda_threads_per_block must be a power of two in [32, 1024], got ", tpb);
+  validate_block_size(o.cuda_threads_per_block);
 }
 
 }  // namespace mcubes

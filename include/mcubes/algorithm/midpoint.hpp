@@ -58,9 +58,7 @@ struct midpoint_options {
 /// @throws invalid_input naming the first offending option.
 inline void validate(const midpoint_options& o) {
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  const int tpb = o.cuda_threads_per_block;
-  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
-                 "cuda_threads_per_block must be a power of two in [32, 1024], got ", tpb);
+  validate_block_size(o.cuda_threads_per_block);
 }
 
 /// Number of points n^D of a D-dimensional rule with n points per axis.

@@ -60,9 +60,7 @@ inline void validate(const plain_mc_options& o) {
                  o.samples);
   MCUBES_EXPECTS(o.samples <= plain_mc_max_samples, "plain Monte Carlo takes at most 2^62 samples, got ", o.samples);
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  const int tpb = o.cuda_threads_per_block;
-  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
-                 "cuda_threads_per_block must be a power of two in [32, 1024], got ", tpb);
+  validate_block_size(o.cuda_threads_per_block);
 }
 
 /// The problem-defined chunking of N samples: chunk c holds samples [c*chunk_samples,

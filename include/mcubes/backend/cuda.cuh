@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../core/sampler.hpp"
+#include "../options.hpp"
 #include "../core/stratification.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_array.cuh"
@@ -43,9 +44,7 @@ class cuda_backend {
  public:
   /// @throws invalid_input for a bad block size; cuda_error if there is no device or a call fails.
   explicit cuda_backend(cuda_launch_policy policy = {}, int device = 0) : policy_(policy), device_(device) {
-    const int tpb = policy_.threads_per_block;
-    MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
-                   "threads_per_block must be a power of two in [32, 1024], got ", tpb);
+    validate_block_size(policy_.threads_per_block, "threads_per_block");
     MCUBES_EXPECTS(policy_.max_blocks >= 0, "max_blocks must be non-negative, got ", policy_.max_blocks);
     if (cuda_device_count() <= device_) throw cuda_error("no CUDA device available (device " + std::to_string(device_) + " requested)");
     MCUBES_CUDA_CHECK(cudaSetDevice(device_));

@@ -30,6 +30,7 @@
 #include "../../core/tree_reduce.hpp"
 #include "../../error.hpp"
 #include "../launch_report.hpp"
+#include "../../options.hpp"
 #include "check.cuh"
 #include "device_array.cuh"
 
@@ -53,11 +54,8 @@ inline int require_device() {
   return device;
 }
 
-/// @throws invalid_input unless tpb is a power of two in [32, 1024].
-inline void validate_threads_per_block(int tpb) {
-  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0,
-                 "threads per block must be a power of two in [32, 1024], got ", tpb);
-}
+/// @throws invalid_input unless tpb is a power of two in [32, 1024] (options.hpp).
+inline void validate_threads_per_block(int tpb) { validate_block_size(tpb, "threads per block"); }
 
 /// Calls fn(std::integral_constant<int, B>{}) for the runtime block size tpb in {32, ..., 1024}:
 /// kernels take B as a template parameter (cub::BlockReduce, __launch_bounds__, static shared
