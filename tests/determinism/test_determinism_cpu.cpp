@@ -195,3 +195,32 @@ TEST(DeterminismCpu, DifferentSeedsGiveDifferentEstimates) {
 }
 
 }  // namespace
+
+namespace {
+// The CPU backend's batched SIMD fast path must give the bits of the serial reference body
+// (core/sampler.hpp sample_chunk, which the CUDA kernels run): same points, same per-sub-cube sums
+// in the same order, same integer bin terms.
+template <int D, class F>
+void expect_fast_path_equals_serial(const F& f, mcubes::vegas_options o, const std::string& label) {
+  const auto reg = mcubes::region<D>::unit();
+  mcubes::cpu_backend fast(2), serial(2);
+  serial.serial_sampler = true;
+  expect_identical(mcubes::vegas_with<D>(f, reg, o, fast), mcubes::vegas_with<D>(f, reg, o, serial), label);
+}
+
+TEST(DeterminismCpu, FastPathEqualsSerialSampleChunk) {
+  mcubes::vegas_options o;
+  o.calls_per_iteration = 200000;
+  o.max_iterations = 6;
+  o.adapt_iterations = 4;
+  o.skip = 1;
+  o.min_iterations = 5;
+  o.rel_tol = 1e-12;
+  expect_fast_path_equals_serial<4>(gaussian_peak<4>{}, o, "gaussian 4-D");
+  expect_fast_path_equals_serial<7>(gaussian_peak<7>{0.2, 0.4}, o, "gaussian 7-D");
+  expect_fast_path_equals_serial<2>(product_2d{}, o, "product 2-D");
+  o.symmetric_map = true;
+  o.n_bins = 37;
+  expect_fast_path_equals_serial<5>(gaussian_peak<5>{}, o, "gaussian 5-D, symmetric map, 37 bins");
+}
+}  // namespace

@@ -65,20 +65,31 @@ struct no_bins {
 
 /// Computes the point of sample `index` (sub-cube index / p, sample index % p): fills x (region
 /// coordinates) and bins, returns the jacobian J of the map (region volume not included).
+/// The sub-cube coordinates come as doubles (exact: g <= 2^49).
 template <int D>
 MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const map_view<D>& map,
-                                             const std::uint64_t (&coord)[D], std::uint64_t index, point<D>& x,
+                                             const double (&coord)[D], std::uint64_t index, point<D>& x,
                                              int (&bin)[D]) {
   double u[D];
   sample_stream(sp.seed, stream_id::vegas, sp.iteration, index).fill(u);
   double jac = 1.0;
   for (int j = 0; j < D; ++j) {
-    const double y = (static_cast<double>(coord[j]) + u[j]) * sp.inv_g;
+    const double y = (coord[j] + u[j]) * sp.inv_g;
     double xu;
     bin[j] = map.map(j, y, xu, jac);
     x[j] = sp.lower[j] + sp.width[j] * xu;
   }
   return jac;
+}
+
+/// make_sample with integer sub-cube coordinates.
+template <int D>
+MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const map_view<D>& map,
+                                             const std::uint64_t (&coord)[D], std::uint64_t index, point<D>& x,
+                                             int (&bin)[D]) {
+  double c[D];
+  for (int j = 0; j < D; ++j) c[j] = static_cast<double>(coord[j]);
+  return make_sample<D>(sp, map, c, index, x, bin);
 }
 
 /// Sub-cube coordinates c_j = floor(c / g^j) mod g.
@@ -100,13 +111,19 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
   const double pd = static_cast<double>(sp.p);
-  std::uint64_t coord[D];
-  if (begin < end) cube_coordinates<D>(begin, sp.g, coord);  // one division per axis per chunk
+  double coord[D];  // sub-cube coordinates as exact doubles (g <= 2^49)
+  if (begin < end) {
+    std::uint64_t ic[D];
+    cube_coordinates<D>(begin, sp.g, ic);  // one division per axis per chunk
+    for (int j = 0; j < D; ++j) coord[j] = static_cast<double>(ic[j]);
+  }
+  const double gd = static_cast<double>(sp.g);
   for (std::uint64_t c = begin; c < end; ++c) {
     if (c != begin)  // odometer step to the next sub-cube (axis 0 fastest): no integer division
       for (int j = 0; j < D; ++j) {
-        if (++coord[j] < sp.g) break;
-        coord[j] = 0;
+        coord[j] += 1.0;
+        if (coord[j] < gd) break;
+        coord[j] = 0.0;
       }
     double s1 = 0, s2 = 0;
     for (std::uint64_t k = 0; k < sp.p; ++k) {
