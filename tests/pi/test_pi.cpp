@@ -26,7 +26,9 @@ TEST(PiPhilox, RoundKeyPhiloxEqualsRandom123) {
     for (std::uint64_t j : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(12345), std::uint64_t(1) << 32,
                             (std::uint64_t(1) << 61) + 7}) {
       const mcubes::philox_words w = mcubes::pi_pair_words(j, rk);
-      const auto r = mcubes::sample_stream(seed, mcubes::stream_id::pi, 0, j).block(0);
+      const std::uint64_t c = j / mcubes::pi_chunk_pairs, k = j % mcubes::pi_chunk_pairs;  // the pi layout
+      const auto r = mcubes::sample_stream(seed, mcubes::stream_id::pi, static_cast<std::uint32_t>(c), k)
+                         .block(static_cast<std::uint32_t>(c >> 32));
       for (int i = 0; i < 4; ++i) EXPECT_EQ(w.v[i], r.v[i]) << "seed " << seed << " pair " << j << " word " << i;
     }
   }

@@ -8,9 +8,13 @@
 /// hit when x^2 + y^2 <= 1. estimate = 4 H / N (H hits out of N), with the plain Monte Carlo
 /// standard error 4 sqrt(p (1 - p) / (N - 1)), p = H / N.
 ///
-/// Random stream (random.hpp, stream_id::pi): the Philox call with counter {j mod 2^32, j >> 32,
-/// 0, 0} and the pi key gives samples 2j (words 0, 1) and 2j + 1 (words 2, 3), i.e. the words of
-/// sample_stream(seed, stream_id::pi, 0, j).block(0). A word w becomes the coordinate
+/// Random stream (random.hpp, stream_id::pi): pairs of samples come in fixed chunks of
+/// pi_chunk_pairs = 2^12 pairs; pair j = 2^12 c + k (chunk c, offset k) is the Philox call with
+/// counter {k, 0, c mod 2^32, c >> 32} and the pi key, giving samples 2j (words 0, 1) and 2j + 1
+/// (words 2, 3): the words of sample_stream(seed, stream_id::pi, c mod 2^32, k).block(c >> 32).
+/// This layout lets a GPU thread walk a chunk with a 32-bit counter in the first word only (the
+/// inner loop of the throughput-limit kernel, shared/tools/limits); it depends on the pair index
+/// alone, never on the launch. A word w becomes the coordinate
 /// ((w >> 8) | 1) 2^-24 = (floor(w / 2^9) + 1/2) 2^-23: the centre of one of 2^23 equal cells,
 /// never 0 or 1, an exact float. The hit test is done in single precision on the integers
 /// m = (w >> 8) | 1 (the power-of-two scale commutes with rounding): fl(fl(m_x^2) + fl(m_y^2))
@@ -87,9 +91,17 @@ MCUBES_HOST_DEVICE inline philox_words philox4x32_10(philox_words c, const philo
   return c;
 }
 
+/// Pairs of samples per chunk of the pi stream (file comment).
+inline constexpr std::uint64_t pi_chunk_pairs = std::uint64_t(1) << 12;
+
+/// The Philox output for offset k of chunk c of the pi stream.
+MCUBES_HOST_DEVICE inline philox_words pi_chunk_words(std::uint64_t c, std::uint32_t k, const philox_round_keys& rk) {
+  return philox4x32_10(philox_words{{k, 0u, static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32)}}, rk);
+}
+
 /// The Philox output for pair j of the pi stream (samples 2j and 2j + 1).
 MCUBES_HOST_DEVICE inline philox_words pi_pair_words(std::uint64_t j, const philox_round_keys& rk) {
-  return philox4x32_10(philox_words{{static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(j >> 32), 0u, 0u}}, rk);
+  return pi_chunk_words(j / pi_chunk_pairs, static_cast<std::uint32_t>(j % pi_chunk_pairs), rk);
 }
 
 /// 1 if the sample made of words (wx, wy) lies in the quarter disc, else 0 (see the file comment).

@@ -36,15 +36,19 @@ namespace pi_detail {
 template <int B>
 __global__ void __launch_bounds__(B) pi_hits_kernel(std::uint64_t n_pairs, unsigned odd, philox_round_keys rk,
                                                      unsigned long long* hits) {
+  // Thread t walks the chunks t, t + grid, ... of pi_chunk_pairs pairs; inside a chunk the counter
+  // varies in its first word only (algorithm/pi.hpp): the limit kernel's inner loop.
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * B;
-  std::uint64_t j = static_cast<std::uint64_t>(blockIdx.x) * B + threadIdx.x;
+  const std::uint64_t n_chunks = (n_pairs + pi_chunk_pairs - 1) / pi_chunk_pairs;
   unsigned long long total = 0;
-  while (j < n_pairs) {
-    const std::uint64_t left = (n_pairs - 1 - j) / stride + 1;  // pairs this thread still has
-    const std::uint32_t inner = left > (std::uint64_t(1) << 30) ? (1u << 30) : static_cast<std::uint32_t>(left);
-    std::uint32_t count = 0;  // at most 2^31: no overflow
-    for (std::uint32_t k = 0; k < inner; ++k, j += stride) {
-      const philox_words w = pi_pair_words(j, rk);
+  for (std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * B + threadIdx.x; c < n_chunks; c += stride) {
+    const std::uint64_t first = c * pi_chunk_pairs;
+    const std::uint32_t count_k =
+        n_pairs - first < pi_chunk_pairs ? static_cast<std::uint32_t>(n_pairs - first) : static_cast<std::uint32_t>(pi_chunk_pairs);
+    const std::uint32_t c_lo = static_cast<std::uint32_t>(c), c_hi = static_cast<std::uint32_t>(c >> 32);
+    std::uint32_t count = 0;  // at most 2 * 2^12
+    for (std::uint32_t k = 0; k < count_k; ++k) {
+      const philox_words w = philox4x32_10(philox_words{{k, 0u, c_lo, c_hi}}, rk);
       count += pi_hit(w.v[0], w.v[1]) + pi_hit(w.v[2], w.v[3]);
     }
     total += count;
@@ -78,7 +82,7 @@ inline pi_mc_result pi_monte_carlo(const pi_options& opt, launch_report* report)
   with_block_size(opt.cuda_threads_per_block, [&](auto block) {
     constexpr int B = decltype(block)::value;
     auto kernel = pi_detail::pi_hits_kernel<B>;
-    const std::uint64_t useful = (n_pairs + B - 1) / B;
+    const std::uint64_t useful = ((n_pairs + pi_chunk_pairs - 1) / pi_chunk_pairs + B - 1) / B;
     const unsigned grid = occupancy_grid(kernel, B, 0, useful, report);
     timer.start();
     MCUBES_CUDA_CHECK(cudaMemsetAsync(d_hits.data(), 0, sizeof(unsigned long long)));
