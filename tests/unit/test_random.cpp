@@ -84,7 +84,7 @@ TEST(SampleStream, CounterAndKeyLayout) {
   }
 }
 
-TEST(SampleStream, ToDoubleIsOpenInterval) {
+TEST(SampleStream, WordConversionIsInTheOpenInterval) {
   EXPECT_EQ(mcubes::sample_stream::to_double(0u), std::ldexp(1.0, -33));
   EXPECT_EQ(mcubes::sample_stream::to_double(0xffffffffu), 1.0 - std::ldexp(1.0, -33));
   EXPECT_LT(mcubes::sample_stream::to_double(0xffffffffu), 1.0);
