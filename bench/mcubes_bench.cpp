@@ -11,6 +11,11 @@
 //       evaluations per CPU-second per thread (process CPU time / evaluations, robust to load) and
 //       per wall second of the CPU backend for f4 8-D and f2 6-D, 10 iterations of 1e6 calls, the
 //       protocol of gsl-vegas-bench (issue: at least twice GSL's monte_vegas per core).
+//   mcubes-bench accuracy [--backend cuda|cpu] [--seeds 100] [--levels L] [--integrands f2,f3,...]
+//                         [--csv FILE] [--summary FILE] [--max-calls N]
+//       the paper's accuracy study (section 5.1, Figure 1): tolerance ladder 1e-3, 2e-4, ... 1e-9,
+//       seeds 1..N per level; every run to --csv, per-level summary printed and to --summary.
+//       See the rule above accuracy_integrand() and bench/README-accuracy.md.
 //
 // GPU times are taken with CUDA events around the whole run (the host loop synchronises every
 // iteration, so they equal the wall time of the run); CPU wall times with steady_clock, CPU time
@@ -249,6 +254,170 @@ int cpu_rates(vegas_options o, std::uint64_t calls, int runs) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// accuracy: the paper's accuracy study (seeds/001 section 5.1, Figure 1).
+//
+// Tolerance ladder: rel_tol = 1e-3, 2e-4, 4e-5, 8e-6, ... (each level divides by 5) down to 1e-9
+// (level k has rel_tol 1e-3 / 5^k while that is >= 1e-9: k = 0..8, the last one 2.56e-9), or the
+// first --levels L of them.
+// Per level, seeds 1..N. An integrand's ladder stops after the first level where fewer than half
+// of the N runs converged ("until failing to achieve the tolerance").
+//
+// Calls rule (documented in bench/README-accuracy.md): level k runs with
+//   calls_per_iteration = min(paper.calls * 5^k, cap)   (cap: 2e9 on CUDA, 2e7 on the CPU; --max-calls)
+//   max_iterations      = max(paper.max_iterations, 100)
+//   adapt_iterations    = paper.adapt_iterations, skip = paper.skip (REFERENCE.md table 1),
+//   everything else at the vegas_options defaults (min_iterations 5, max_chi2_dof 2).
+// Reason: the error of a Monte Carlo estimate falls like 1/sqrt(calls). Dividing the tolerance by
+// 5 needs 25x the evaluations; 5x calls per iteration gives sqrt(5) ~ 2.2 of it, the remaining
+// factor ~5 comes from more iterations (the weighted error falls like 1/sqrt(iterations), and
+// m-Cubes's stratification often does better than 1/sqrt(calls)), hence at least 100 iterations.
+// Once the cap is reached only the iterations can grow, so deep levels may fail: that is where
+// the ladder ends.
+// ---------------------------------------------------------------------------------------------
+
+struct accuracy_args {
+  int seeds = 100;
+  int levels = 0;                 ///< 0: down to 1e-9
+  std::uint64_t max_calls = 0;    ///< 0: 2e9 (CUDA) / 2e7 (CPU)
+  std::string integrands = "f2,f3,f4,f5,f6,fA,fB,f1";
+  std::string csv, summary;
+};
+
+struct accuracy_run {
+  double estimate, error, true_rel, chi2_dof, seconds;
+  int iterations;
+  std::uint64_t n_eval;
+  status st;
+};
+
+const char* csv_status(status s) {
+  switch (s) {
+    case status::converged: return "converged";
+    case status::not_converged: return "not_converged";
+    default: return "not_resolved";
+  }
+}
+
+/// Runs the ladder for one integrand; appends to the CSV files and prints the summary table rows.
+template <int D, class F>
+void accuracy_integrand(const std::string& name, const F& f, vegas_options o, const accuracy_args& a, std::FILE* csv,
+                        std::FILE* sum, int& flagged) {
+  const suite::entry& e = *suite::find(name);
+  const region<D> reg = region<D>::cube(e.lower, e.upper);
+  const double exact = e.exact(D);
+  const std::uint64_t cap = a.max_calls ? a.max_calls : (o.backend == backend_kind::cuda ? 2000000000ull : 20000000ull);
+  const int max_levels = a.levels > 0 ? a.levels : 1000;
+  double tol = 1e-3;
+  double calls = static_cast<double>(e.paper.calls);
+  for (int level = 0; level < max_levels && tol >= 1e-9 * (1 - 1e-12); ++level, tol /= 5, calls *= 5) {
+    o.rel_tol = tol;
+    o.abs_tol = 0;
+    o.calls_per_iteration = static_cast<std::uint64_t>(std::min(calls, static_cast<double>(cap)));
+    o.max_iterations = std::max(e.paper.max_iterations, 100);
+    o.adapt_iterations = e.paper.adapt_iterations;
+    o.skip = e.paper.skip;
+    std::vector<accuracy_run> runs;
+    for (int s = 1; s <= a.seeds; ++s) {
+      o.seed = static_cast<std::uint64_t>(s);
+      timing t = run_once<D>(f, reg, o);
+      const accuracy_run r{t.r.estimate, t.r.error, std::fabs(t.r.estimate - exact) / std::fabs(exact), t.r.chi2_dof,
+                           t.seconds, t.r.iterations, t.r.n_eval, t.r.status};
+      runs.push_back(r);
+      if (csv) {
+        std::fprintf(csv, "%s,%d,%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%llu,%s,%.17g,%llu,%d\n", name.c_str(), D, tol, s,
+                     r.estimate, r.error, exact, r.true_rel, r.chi2_dof, r.iterations,
+                     static_cast<unsigned long long>(r.n_eval), csv_status(r.st), r.seconds,
+                     static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations);
+        std::fflush(csv);
+      }
+    }
+    // Summary over the converged runs.
+    std::vector<double> rel, ratio;
+    int within_tol = 0, within_2s = 0;
+    for (const auto& r : runs) {
+      if (r.st != status::converged) continue;
+      rel.push_back(r.true_rel);
+      ratio.push_back(r.true_rel / tol);
+      within_tol += r.true_rel <= tol;
+      within_2s += std::fabs(r.estimate - exact) <= 2 * r.error;
+    }
+    std::vector<double> secs;
+    for (const auto& r : runs) secs.push_back(r.seconds);
+    const int n = static_cast<int>(runs.size()), c = static_cast<int>(rel.size());
+    const double nan = std::nan("");
+    const double med_rel = c ? median(rel) : nan, max_rel = c ? *std::max_element(rel.begin(), rel.end()) : nan;
+    const double f_tol = c ? double(within_tol) / c : nan, f_2s = c ? double(within_2s) / c : nan;
+    const double max_ratio = c ? *std::max_element(ratio.begin(), ratio.end()) : nan, med_t = median(secs);
+    std::string flag;
+    if (c && f_2s < 0.9) flag += "2SIGMA<0.9";
+    if (c && max_ratio > 10) flag += flag.empty() ? "ERR>10TOL" : ";ERR>10TOL";
+    if (2 * c < n) flag += flag.empty() ? "FAILED" : ";FAILED";
+    if (c && (f_2s < 0.9 || max_ratio > 10)) ++flagged;
+    std::printf("%-3s %2d %9.3g %10.3g %4d | %4d %4d | %9.3g %9.3g | %6.2f %6.2f %8.3g | %9.3f s %s%s\n", name.c_str(), D, tol,
+                static_cast<double>(o.calls_per_iteration), o.max_iterations, n, c, med_rel, max_rel, f_tol, f_2s, max_ratio,
+                med_t, flag.empty() ? "" : "  <-- ", flag.c_str());
+    std::fflush(stdout);
+    if (sum) {
+      std::fprintf(sum, "%s,%d,%.17g,%llu,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%s\n", name.c_str(), D, tol,
+                   static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, n, c, med_rel, max_rel, f_tol,
+                   f_2s, max_ratio, med_t, flag.c_str());
+      std::fflush(sum);
+    }
+    if (2 * c < n) break;  // fewer than half converged: the ladder ends here
+  }
+}
+
+int accuracy(vegas_options o, const accuracy_args& a) {
+  print_header(o);
+  std::vector<std::string> names;
+  {
+    std::string cur;
+    for (char ch : a.integrands + ",") {
+      if (ch == ',') {
+        if (!cur.empty()) names.push_back(cur);
+        cur.clear();
+      } else if (ch != ' ') {
+        cur += ch;
+      }
+    }
+  }
+  for (const auto& nm : names)
+    if (!suite::find(nm)) throw invalid_input("accuracy: unknown integrand " + nm + " (f1..f6, fA, fB)");
+  std::FILE* csv = nullptr;
+  std::FILE* sum = nullptr;
+  if (!a.csv.empty()) {
+    csv = std::fopen(a.csv.c_str(), "w");
+    if (!csv) throw invalid_input("accuracy: cannot write " + a.csv);
+    std::fprintf(csv, "integrand,d,tolerance,seed,estimate,error,exact,true_rel_error,chi2_dof,iterations,n_eval,status,seconds,"
+                      "calls_per_iteration,max_iterations\n");
+  }
+  if (!a.summary.empty()) {
+    sum = std::fopen(a.summary.c_str(), "w");
+    if (!sum) throw invalid_input("accuracy: cannot write " + a.summary);
+    std::fprintf(sum, "integrand,d,tolerance,calls_per_iteration,max_iterations,runs,converged,median_true_rel_error,"
+                      "max_true_rel_error,frac_within_tol,frac_within_2sigma,max_ratio_to_tol,median_seconds,flag\n");
+  }
+  std::printf("seeds 1..%d per level; rel_tol 1e-3 / 5^k; calls = min(paper calls * 5^k, cap); max_iterations = max(paper, 100)\n",
+              a.seeds);
+  std::printf("int  d       tol      calls titr | runs conv | med.rel   max.rel   | <=tol  <=2sig max.r/tol | median time\n");
+  int flagged = 0;
+  for (const auto& nm : names) {
+    if (nm == "f1") accuracy_integrand<3>(nm, suite::f1_oscillatory{}, o, a, csv, sum, flagged);
+    if (nm == "f2") accuracy_integrand<6>(nm, suite::f2_product_peak{}, o, a, csv, sum, flagged);
+    if (nm == "f3") accuracy_integrand<3>(nm, suite::f3_corner_peak{}, o, a, csv, sum, flagged);
+    if (nm == "f4") accuracy_integrand<8>(nm, suite::f4_gaussian{}, o, a, csv, sum, flagged);
+    if (nm == "f5") accuracy_integrand<8>(nm, suite::f5_c0{}, o, a, csv, sum, flagged);
+    if (nm == "f6") accuracy_integrand<6>(nm, suite::f6_discontinuous{}, o, a, csv, sum, flagged);
+    if (nm == "fA") accuracy_integrand<6>(nm, suite::fA_sin_sum{}, o, a, csv, sum, flagged);
+    if (nm == "fB") accuracy_integrand<9>(nm, suite::fB_narrow_gaussian{}, o, a, csv, sum, flagged);
+  }
+  if (csv) std::fclose(csv);
+  if (sum) std::fclose(sum);
+  std::printf("%d level(s) flagged (fraction within 2 sigma < 0.9, or a converged run beyond 10x its tolerance)\n", flagged);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,13 +430,22 @@ int main(int argc, char** argv) {
   auto* thr = app.add_subcommand("throughput", "evaluations/s of adapting and non-adapting iterations");
   auto* cpu = app.add_subcommand("cpu", "CPU evaluations/s per thread, f4 8-D and f2 6-D");
   auto* trc = app.add_subcommand("trace", "one run at the reference settings, every iteration printed");
+  auto* acc = app.add_subcommand("accuracy", "accuracy study (paper section 5.1): tolerance ladder x seeds, CSV + summary");
+  accuracy_args acc_args;
+  acc->add_option("--seeds", acc_args.seeds, "runs per level, seeds 1..N (default 100)")->check(CLI::Range(1, 100000));
+  acc->add_option("--levels", acc_args.levels, "tolerance levels at most (default: down to 1e-9)")->check(CLI::Range(1, 9));
+  acc->add_option("--integrands", acc_args.integrands, "comma-separated list (default f2,f3,f4,f5,f6,fA,fB,f1)");
+  acc->add_option("--csv", acc_args.csv, "CSV of every run");
+  acc->add_option("--summary", acc_args.summary, "CSV of the per-level summary");
+  acc->add_option("--threads", threads, "CPU threads (0 = all)");
+  acc->add_option("--max-calls", acc_args.max_calls, "cap of calls per iteration (default 2e9 CUDA, 2e7 CPU)");
   std::string trace_name;
   trc->add_option("integrand", trace_name, "f2..f6, fA, fB")->required();
   for (auto* s : {ref, thr, cpu, trc}) {
     s->add_option("--threads", threads, "CPU threads (0 = all)");
     s->add_option("--seed", seed, "seed");
   }
-  for (auto* s : {ref, thr, trc}) {
+  for (auto* s : {ref, thr, trc, acc}) {
     s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
     s->add_option("--tpb", tpb, "CUDA threads per block");
   }
@@ -288,6 +466,7 @@ int main(int argc, char** argv) {
 #endif
     if (ref->parsed()) return reference(o, runs);
     if (trc->parsed()) return trace(trace_name, o);
+    if (acc->parsed()) return accuracy(o, acc_args);
     if (thr->parsed()) return throughput(o, calls, runs);
     return cpu_rates(o, calls, runs);
   } catch (const mcubes::invalid_input& e) {
