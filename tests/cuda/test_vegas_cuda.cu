@@ -5,6 +5,8 @@
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
+#include "cuda_test_support.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -16,10 +18,6 @@ using namespace mcubes;
 constexpr double kSigmas = 4.0;            // accuracy tests: |estimate - exact| <= kSigmas * error
 constexpr double kCpuGpuRelTol = 1e-9;     // CPU vs GPU per-iteration estimates (FMA and libm rounding)
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device present: GPU test skipped"; \
-  } while (0)
 
 vegas_options small_adapting() {
   vegas_options o;
@@ -46,7 +44,7 @@ void expect_bitwise_equal(const result& a, const result& b) {
 }
 
 TEST(CudaVegas, BitwiseIdenticalOverBlockSizesGridsAndRepeats) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
   o.cuda_threads_per_block = 256;
   const result ref = integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o);
@@ -68,7 +66,7 @@ TEST(CudaVegas, BitwiseIdenticalOverBlockSizesGridsAndRepeats) {
 }
 
 TEST(CudaVegas, SymmetricMapBitwiseOverBlockSizes) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
   o.symmetric_map = true;
   const result ref = integrate<5>(suite::f5_c0{}, region<5>::unit(), o);
@@ -77,7 +75,7 @@ TEST(CudaVegas, SymmetricMapBitwiseOverBlockSizes) {
 }
 
 TEST(CudaVegas, AgreesWithCpuBackend) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
   const result gpu = integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o);
   o.backend = backend_kind::cpu;
@@ -92,7 +90,7 @@ TEST(CudaVegas, AgreesWithCpuBackend) {
 #if defined(MCUBES_TEST_NO_FMAD)
 // Built with --fmad=false: an integrand of +, -, *, / only gives bitwise the CPU's result.
 TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
   const result gpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
   o.backend = backend_kind::cpu;
@@ -120,7 +118,7 @@ void expect_suite(const char* name, const F& f, std::uint64_t seed) {
 }
 
 TEST(CudaVegas, SuiteAtReferenceSettingsWithin4Sigma) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   for (std::uint64_t seed : {1ull, 2ull, 3ull}) {
     expect_suite<6>("f2", suite::f2_product_peak{}, seed);
     expect_suite<3>("f3", suite::f3_corner_peak{}, seed);
@@ -137,7 +135,7 @@ struct quadratic2 {  // x^2 + y^2 over [0,1]^2: 2/3
 };
 
 TEST(CudaVegas, SixtyFourBitSizes) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o;
   o.backend = backend_kind::cuda;
   o.calls_per_iteration = 20000000000ull;  // 2e10: 1e10 sub-cubes, sample indices beyond 2^34
@@ -156,7 +154,7 @@ struct nan_beyond {  // NaN where x0 + x1 > 1.9
 };
 
 TEST(CudaVegas, NonFiniteIntegrandSameFirstSampleAsCpu) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
   std::uint64_t gpu_index = 0, cpu_index = 1;
   try {
@@ -177,7 +175,7 @@ TEST(CudaVegas, NonFiniteIntegrandSameFirstSampleAsCpu) {
 }
 
 TEST(CudaVegas, BadBlockSizeIsInvalidInput) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   cuda_launch_policy p;
   p.threads_per_block = 96;
   EXPECT_THROW(cuda_backend{p}, invalid_input);
@@ -198,7 +196,7 @@ namespace {
 // A small run of every kernel (V-Sample with shared and global bins, No-Adjust, tree reduction,
 // replay) for compute-sanitizer memcheck / racecheck: run with --gtest_filter=CudaSanitizer.*
 TEST(CudaSanitizer, SmallRunOfEveryKernel) {
-  REQUIRE_GPU();
+  MCUBES_REQUIRE_DEVICE();
   vegas_options o;
   o.backend = backend_kind::cuda;
   o.calls_per_iteration = 20000;

@@ -13,24 +13,16 @@
 #include <mcubes/algorithm/pi.hpp>
 #include <mcubes/backend/cuda/check.cuh>
 
+#include "cuda_test_support.hpp"
+
 namespace {
 
 constexpr double pi_value = 3.141592653589793238462643383279502884;
 constexpr double max_pull = 5.0;
 constexpr int block_sizes[] = {32, 64, 128, 256, 512, 1024};
 
-bool has_device() { return mcubes::cuda_device_count() > 0; }
-
-#define MCUBES_REQUIRE_DEVICE()                                                                  \
-  do {                                                                                           \
-    if (!has_device()) GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount reports none): skipped"; \
-  } while (0)
-
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using mcubes_test::bits;
+using mcubes_test::has_device;
 
 TEST(PiCuda, WithoutADeviceCudaFailsAndAutoFallsBack) {
   if (has_device()) GTEST_SKIP() << "a CUDA device is present: the no-device path is not reachable";

@@ -11,23 +11,15 @@
 #include <mcubes/backend/cuda/check.cuh>
 #include <mcubes/suite.hpp>
 
+#include "cuda_test_support.hpp"
+
 namespace {
 
 constexpr double max_pull = 4.0;
 constexpr int block_sizes[] = {32, 64, 128, 256, 512, 1024};
 
-bool has_device() { return mcubes::cuda_device_count() > 0; }
-
-#define MCUBES_REQUIRE_DEVICE()                                                                  \
-  do {                                                                                           \
-    if (!has_device()) GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount reports none): skipped"; \
-  } while (0)
-
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using mcubes_test::bits;
+using mcubes_test::has_device;
 
 mcubes::plain_mc_options opts(std::uint64_t n, std::uint64_t seed, mcubes::backend_kind b, int tpb = 256) {
   mcubes::plain_mc_options o;
