@@ -11,11 +11,13 @@
 //       evaluations per CPU-second per thread (process CPU time / evaluations, robust to load) and
 //       per wall second of the CPU backend for f4 8-D and f2 6-D, 10 iterations of 1e6 calls, the
 //       protocol of gsl-vegas-bench (issue: at least twice GSL's monte_vegas per core).
-//   mcubes-bench accuracy [--backend cuda|cpu] [--seeds 100] [--levels L] [--integrands f2,f3,...]
-//                         [--csv FILE] [--summary FILE] [--max-calls N]
-//       the paper's accuracy study (section 5.1, Figure 1): tolerance ladder 1e-3, 2e-4, ... 1e-9,
-//       seeds 1..N per level; every run to --csv, per-level summary printed and to --summary.
-//       See the rule above accuracy_integrand() and bench/README-accuracy.md.
+//   mcubes-bench accuracy [--backend cuda|cpu] [--seeds 100] [--first-seed 1] [--first-level 1] [--levels 9]
+//                         [--integrands f2,f3,...] [--csv FILE] [--summary FILE] [--max-evals E] [--max-calls N]
+//                         [--fail-fast] [--dry-run]
+//       the paper's accuracy study (section 5.1, Figure 1): tolerance ladder 1e-3, 2e-4, ... 2.56e-9
+//       (levels 1..9), N seeds per level; every run to --csv, per-level summary printed and to
+//       --summary. See accuracy_rule() and bench/README-accuracy.md; bench/accuracy_summary.py
+//       merges the CSVs of a study split over several invocations.
 //
 // GPU times are taken with CUDA events around the whole run (the host loop synchronises every
 // iteration, so they equal the wall time of the run); CPU wall times with steady_clock, CPU time
@@ -31,7 +33,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -257,32 +261,92 @@ int cpu_rates(vegas_options o, std::uint64_t calls, int runs) {
 // ---------------------------------------------------------------------------------------------
 // accuracy: the paper's accuracy study (seeds/001 section 5.1, Figure 1).
 //
-// Tolerance ladder: rel_tol = 1e-3, 2e-4, 4e-5, 8e-6, ... (each level divides by 5) down to 1e-9
-// (level k has rel_tol 1e-3 / 5^k while that is >= 1e-9: k = 0..8, the last one 2.56e-9), or the
-// first --levels L of them.
-// Per level, seeds 1..N. An integrand's ladder stops after the first level where fewer than half
-// of the N runs converged ("until failing to achieve the tolerance").
+// Tolerance ladder: level 1..9 has rel_tol = 1e-3 / 5^(level-1): 1e-3, 2e-4, 4e-5, 8e-6, 1.6e-6,
+// 3.2e-7, 6.4e-8, 1.28e-8, 2.56e-9 (the next, 5.12e-10, is below the paper's 1e-9). One invocation
+// runs levels --first-level..--levels with seeds --first-seed..--first-seed+--seeds-1 per level, so
+// the study can be split over sessions and merged afterwards (bench/accuracy_summary.py). An
+// integrand's ladder stops after the first level where fewer than half of this invocation's runs
+// converged ("until failing to achieve the tolerance").
 //
-// Calls rule (documented in bench/README-accuracy.md): level k runs with
-//   calls_per_iteration = min(paper.calls * 5^k, cap)   (cap: 2e9 on CUDA, 2e7 on the CPU; --max-calls)
-//   max_iterations      = max(paper.max_iterations, 100)
-//   adapt_iterations    = paper.adapt_iterations, skip = paper.skip (REFERENCE.md table 1),
-//   everything else at the vegas_options defaults (min_iterations 5, max_chi2_dof 2).
-// Reason: the error of a Monte Carlo estimate falls like 1/sqrt(calls). Dividing the tolerance by
-// 5 needs 25x the evaluations; 5x calls per iteration gives sqrt(5) ~ 2.2 of it, the remaining
-// factor ~5 comes from more iterations (the weighted error falls like 1/sqrt(iterations), and
-// m-Cubes's stratification often does better than 1/sqrt(calls)), hence at least 100 iterations.
-// Once the cap is reached only the iterations can grow, so deep levels may fail: that is where
-// the ladder ends.
+// The rule for calls per iteration and iterations is accuracy_rule() below; it depends only on the
+// level, the integrand's paper settings (suite::entry::paper) and the per-run evaluation budget,
+// never on an exact value or on results. bench/README-accuracy.md gives it with its justification
+// and a cost projection.
 // ---------------------------------------------------------------------------------------------
 
+/// Options of `mcubes-bench accuracy` (see main() for their command-line names).
 struct accuracy_args {
-  int seeds = 100;
-  int levels = 0;                 ///< 0: down to 1e-9
-  std::uint64_t max_calls = 0;    ///< 0: 2e9 (CUDA) / 2e7 (CPU)
+  int seeds = 100;               ///< runs per level
+  int first_seed = 1;            ///< seeds first_seed .. first_seed + seeds - 1
+  int first_level = 1;           ///< first ladder level run (1 = rel_tol 1e-3)
+  int last_level = 9;            ///< last ladder level run (9 = rel_tol 2.56e-9)
+  double max_evals = 0;          ///< per-run evaluation budget E; 0: 2e10 (CUDA) / 2e9 (CPU)
+  double max_calls = 0;          ///< cap C of calls per iteration; 0: E / 100
+  bool fail_fast = false;        ///< end a level once it cannot reach half converged
+  bool dry_run = false;          ///< print the settings of every level, run nothing
   std::string integrands = "f2,f3,f4,f5,f6,fA,fB,f1";
   std::string csv, summary;
 };
+
+inline constexpr int accuracy_max_level = 9;          ///< 2.56e-9; level 10 (5.12e-10) is below 1e-9
+inline constexpr int accuracy_iteration_cap = 1000;   ///< max_iterations never exceeds this
+inline constexpr int accuracy_iterations_at_cap = 100; ///< the default calls cap leaves room for this many
+
+/// Calls-per-iteration factor of level 1..9 relative to level 1: x2 and x2.5 alternately, so x5
+/// every two levels (x sqrt(5) per level on average) with round numbers.
+constexpr std::uint64_t accuracy_calls_factor[accuracy_max_level] = {1, 2, 5, 10, 25, 50, 125, 250, 625};
+
+/// Relative tolerance of ladder level 1..9: 1e-3 divided by 5 (level - 1) times, by repeated
+/// division as the paper describes it (this also keeps the printed values, e.g. 2.0000000000000001e-4,
+/// identical to those of earlier CSV files).
+double accuracy_tolerance(int level) {
+  double tol = 1e-3;
+  for (int l = 1; l < level; ++l) tol /= 5;
+  return tol;
+}
+
+/// Settings of one ladder level for one integrand.
+struct level_settings {
+  int level;                   ///< 1..9
+  double tol;                  ///< requested relative tolerance
+  std::uint64_t calls;         ///< calls per iteration
+  int max_iterations;          ///< iterations at most
+  std::uint64_t budget;        ///< evaluation budget of one run, B
+  std::uint64_t max_evals() const { return calls * static_cast<std::uint64_t>(max_iterations); }  ///< <= budget
+};
+
+/// The accuracy study's rule (bench/README-accuracy.md, "The rule"). With N0, M0 the paper's calls
+/// and max(paper max_iterations, 100), E the per-run evaluation budget, C the calls cap (--max-calls
+/// if given, else max(N0, E / 100)) and s = skip + min_iterations (the fewest iterations that can
+/// converge):
+///   budget          B = min(N0 * M0 * 25^(level-1), E)
+///   calls           N = floor(min(N0 * factor[level], C, E / s))
+///   max_iterations  M = min(floor(B / N), 1000)
+/// so N * M <= B <= E: no run of any level evaluates the integrand more than E times. Level 1 is the
+/// paper's setting (N0 calls, M0 iterations) whenever N0 * M0 <= E (and fA's, 2e9 calls x 10
+/// iterations, at the default E = 2e10). The integrator alone decides convergence within these
+/// limits.
+/// @throws invalid_input when E is too small for even one convergent run (E / s < 2 calls).
+level_settings accuracy_rule(const suite::entry& e, int level, const vegas_options& defaults, double max_evals,
+                             double max_calls) {
+  const double n0 = static_cast<double>(e.paper.calls);
+  const double m0 = std::max(e.paper.max_iterations, 100);
+  const int s = e.paper.skip + defaults.min_iterations;
+  const double tol = accuracy_tolerance(level);
+  const double budget = std::min(n0 * m0 * std::pow(25.0, level - 1), max_evals);
+  const double cap = max_calls > 0 ? max_calls : std::max(n0, max_evals / accuracy_iterations_at_cap);
+  const double calls =
+      std::floor(std::min({n0 * static_cast<double>(accuracy_calls_factor[level - 1]), cap, max_evals / s}));
+  if (calls < 2) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "accuracy: --max-evals %g is too small for %s: a run needs at least skip + min_iterations "
+                  "= %d iterations of 2 calls or more", max_evals, e.name.c_str(), s);
+    throw invalid_input(msg);
+  }
+  const int iters = static_cast<int>(std::min<double>(std::floor(budget / calls), accuracy_iteration_cap));
+  const auto n = static_cast<std::uint64_t>(calls);
+  return {level, tol, n, iters, static_cast<std::uint64_t>(budget)};
+}
 
 struct accuracy_run {
   double estimate, error, true_rel, chi2_dof, seconds;
@@ -299,38 +363,58 @@ const char* csv_status(status s) {
   }
 }
 
+/// Counters over the whole invocation, for the closing lines and the exit status.
+struct accuracy_totals {
+  int flagged = 0;        ///< levels with frac_within_2sigma < 0.9 or a converged run beyond 10x its tolerance
+  int beyond_10x = 0;     ///< levels with a converged run beyond 10x its tolerance
+  double seconds = 0;     ///< summed run time
+  double evaluations = 0; ///< summed integrand evaluations
+};
+
 /// Runs the ladder for one integrand; appends to the CSV files and prints the summary table rows.
 template <int D, class F>
-void accuracy_integrand(const std::string& name, const F& f, vegas_options o, const accuracy_args& a, std::FILE* csv,
-                        std::FILE* sum, int& flagged, int& beyond_10x) {
+void accuracy_integrand(const std::string& name, const F& f, vegas_options o, const accuracy_args& a, double max_evals,
+                        std::FILE* csv, std::FILE* sum, accuracy_totals& tot) {
   const suite::entry& e = *suite::find(name);
   const region<D> reg = region<D>::cube(e.lower, e.upper);
   const double exact = e.exact(D);
-  const std::uint64_t cap = a.max_calls ? a.max_calls : (o.backend == backend_kind::cuda ? 2000000000ull : 20000000ull);
-  const int max_levels = a.levels > 0 ? a.levels : 1000;
-  double tol = 1e-3;
-  double calls = static_cast<double>(e.paper.calls);
-  for (int level = 0; level < max_levels && tol >= 1e-9 * (1 - 1e-12); ++level, tol /= 5, calls *= 5) {
-    o.rel_tol = tol;
+  for (int level = a.first_level; level <= a.last_level; ++level) {
+    const level_settings ls = accuracy_rule(e, level, o, max_evals, a.max_calls);
+    o.rel_tol = ls.tol;
     o.abs_tol = 0;
-    o.calls_per_iteration = static_cast<std::uint64_t>(std::min(calls, static_cast<double>(cap)));
-    o.max_iterations = std::max(e.paper.max_iterations, 100);
+    o.calls_per_iteration = ls.calls;
+    o.max_iterations = ls.max_iterations;
     o.adapt_iterations = e.paper.adapt_iterations;
     o.skip = e.paper.skip;
+    if (a.dry_run) {
+      std::printf("%-3s %2d %5d %9.3g %10.3g %5d %9.3g %9.3g\n", name.c_str(), D, level, ls.tol, static_cast<double>(ls.calls),
+                  ls.max_iterations, static_cast<double>(ls.max_evals()), static_cast<double>(ls.max_evals()) * a.seeds);
+      if (csv)
+        std::fprintf(csv, "%s,%d,%d,%.17g,%llu,%d,%llu,%d,%d,%d\n", name.c_str(), D, level, ls.tol,
+                     static_cast<unsigned long long>(ls.calls), ls.max_iterations,
+                     static_cast<unsigned long long>(ls.max_evals()), o.skip, o.min_iterations, o.adapt_iterations);
+      continue;
+    }
     std::vector<accuracy_run> runs;
-    for (int s = 1; s <= a.seeds; ++s) {
+    int failures = 0;
+    for (int s = a.first_seed; s < a.first_seed + a.seeds; ++s) {
       o.seed = static_cast<std::uint64_t>(s);
       timing t = run_once<D>(f, reg, o);
       const accuracy_run r{t.r.estimate, t.r.error, std::fabs(t.r.estimate - exact) / std::fabs(exact), t.r.chi2_dof,
                            t.seconds, t.r.iterations, t.r.n_eval, t.r.status};
       runs.push_back(r);
+      tot.seconds += r.seconds;
+      tot.evaluations += static_cast<double>(r.n_eval);
       if (csv) {
-        std::fprintf(csv, "%s,%d,%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%llu,%s,%.17g,%llu,%d\n", name.c_str(), D, tol, s,
+        std::fprintf(csv, "%s,%d,%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%llu,%s,%.17g,%llu,%d\n", name.c_str(), D, ls.tol, s,
                      r.estimate, r.error, exact, r.true_rel, r.chi2_dof, r.iterations,
                      static_cast<unsigned long long>(r.n_eval), csv_status(r.st), r.seconds,
-                     static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations);
+                     static_cast<unsigned long long>(ls.calls), ls.max_iterations);
         std::fflush(csv);
       }
+      failures += r.st != status::converged;
+      // --fail-fast: even if every remaining seed converged, fewer than half of the level would.
+      if (a.fail_fast && 2 * (a.seeds - failures) < a.seeds) break;
     }
     // Summary over the converged runs.
     std::vector<double> rel, ratio;
@@ -338,13 +422,14 @@ void accuracy_integrand(const std::string& name, const F& f, vegas_options o, co
     for (const auto& r : runs) {
       if (r.st != status::converged) continue;
       rel.push_back(r.true_rel);
-      ratio.push_back(r.true_rel / tol);
-      within_tol += r.true_rel <= tol;
+      ratio.push_back(r.true_rel / ls.tol);
+      within_tol += r.true_rel <= ls.tol;
       within_2s += std::fabs(r.estimate - exact) <= 2 * r.error;
     }
     std::vector<double> secs;
     for (const auto& r : runs) secs.push_back(r.seconds);
     const int n = static_cast<int>(runs.size()), c = static_cast<int>(rel.size());
+    const bool failed = 2 * c < a.seeds;  // of the planned seeds: with --fail-fast n may be smaller
     const double nan = std::nan("");
     const double med_rel = c ? median(rel) : nan, max_rel = c ? *std::max_element(rel.begin(), rel.end()) : nan;
     const double f_tol = c ? double(within_tol) / c : nan, f_2s = c ? double(within_2s) / c : nan;
@@ -352,73 +437,121 @@ void accuracy_integrand(const std::string& name, const F& f, vegas_options o, co
     std::string flag;
     if (c && f_2s < 0.9) flag += "2SIGMA<0.9";
     if (c && max_ratio > 10) flag += flag.empty() ? "ERR>10TOL" : ";ERR>10TOL";
-    if (2 * c < n) flag += flag.empty() ? "FAILED" : ";FAILED";
-    if (c && (f_2s < 0.9 || max_ratio > 10)) ++flagged;
-    if (c && max_ratio > 10) ++beyond_10x;
-    std::printf("%-3s %2d %9.3g %10.3g %4d | %4d %4d | %9.3g %9.3g | %6.2f %6.2f %8.3g | %9.3f s %s%s\n", name.c_str(), D, tol,
-                static_cast<double>(o.calls_per_iteration), o.max_iterations, n, c, med_rel, max_rel, f_tol, f_2s, max_ratio,
-                med_t, flag.empty() ? "" : "  <-- ", flag.c_str());
+    if (failed) flag += flag.empty() ? "FAILED" : ";FAILED";
+    if (c && (f_2s < 0.9 || max_ratio > 10)) ++tot.flagged;
+    if (c && max_ratio > 10) ++tot.beyond_10x;
+    std::printf("%-3s %2d %9.3g %10.3g %4d | %4d %4d | %9.3g %9.3g | %6.2f %6.2f %8.3g | %9.3f s %s%s\n", name.c_str(), D, ls.tol,
+                static_cast<double>(ls.calls), ls.max_iterations, n, c, med_rel, max_rel, f_tol, f_2s, max_ratio, med_t,
+                flag.empty() ? "" : "  <-- ", flag.c_str());
     std::fflush(stdout);
     if (sum) {
-      std::fprintf(sum, "%s,%d,%.17g,%llu,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%s\n", name.c_str(), D, tol,
-                   static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, n, c, med_rel, max_rel, f_tol,
-                   f_2s, max_ratio, med_t, flag.c_str());
+      std::fprintf(sum, "%s,%d,%.17g,%llu,%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%s\n", name.c_str(), D, ls.tol,
+                   static_cast<unsigned long long>(ls.calls), ls.max_iterations, n, c, med_rel, max_rel, f_tol, f_2s, max_ratio,
+                   med_t, flag.c_str());
       std::fflush(sum);
     }
-    if (2 * c < n) break;  // fewer than half converged: the ladder ends here
+    if (failed) break;  // fewer than half converged: the ladder ends here
   }
 }
 
-int accuracy(vegas_options o, const accuracy_args& a) {
-  print_header(o);
+/// Splits "f2, f3,f4" into names; @throws invalid_input on an unknown or repeated name.
+std::vector<std::string> accuracy_integrand_list(const std::string& list) {
   std::vector<std::string> names;
-  {
-    std::string cur;
-    for (char ch : a.integrands + ",") {
-      if (ch == ',') {
-        if (!cur.empty()) names.push_back(cur);
-        cur.clear();
-      } else if (ch != ' ') {
-        cur += ch;
+  std::string cur;
+  for (char ch : list + ",") {
+    if (ch == ',') {
+      if (!cur.empty()) {
+        if (!suite::find(cur)) throw invalid_input("accuracy: unknown integrand '" + cur + "' (f1..f6, fA, fB)");
+        if (std::find(names.begin(), names.end(), cur) != names.end())
+          throw invalid_input("accuracy: integrand '" + cur + "' listed twice in --integrands");
+        names.push_back(cur);
       }
+      cur.clear();
+    } else if (ch != ' ') {
+      cur += ch;
     }
   }
-  for (const auto& nm : names)
-    if (!suite::find(nm)) throw invalid_input("accuracy: unknown integrand " + nm + " (f1..f6, fA, fB)");
+  if (names.empty()) throw invalid_input("accuracy: --integrands lists no integrand");
+  return names;
+}
+
+/// CLI11 check for a count given as a number such as 2e10: finite, integral and within [lo, hi];
+/// the message names the bounds in the same notation.
+CLI::Validator count_in(double lo, double hi) {
+  char desc[64];
+  std::snprintf(desc, sizeof desc, "COUNT in [%g, %g]", lo, hi);
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        char msg[128];
+        std::snprintf(msg, sizeof msg, "'%s' is not a whole number in [%g, %g]", v.c_str(), lo, hi);
+        if (end == v.c_str() || *end != '\0' || !std::isfinite(x) || x < lo || x > hi || x != std::floor(x)) return msg;
+        return {};
+      },
+      desc);
+}
+
+int accuracy(vegas_options o, const accuracy_args& a) {
+  if (a.first_level > a.last_level)
+    throw invalid_input("accuracy: --first-level " + std::to_string(a.first_level) + " is beyond the last level --levels " +
+                        std::to_string(a.last_level));
+  if (a.fail_fast && a.first_seed != 1)
+    throw invalid_input("accuracy: --fail-fast decides a level from this invocation's seeds alone, so it cannot be combined "
+                        "with --first-seed (a level split over several invocations)");
+  const std::vector<std::string> names = accuracy_integrand_list(a.integrands);
+  const double max_evals = a.max_evals > 0 ? a.max_evals : (o.backend == backend_kind::cuda ? 2e10 : 2e9);
+  for (const auto& nm : names)  // every level's settings are valid before anything runs
+    for (int level = a.first_level; level <= a.last_level; ++level) accuracy_rule(*suite::find(nm), level, o, max_evals, a.max_calls);
   std::FILE* csv = nullptr;
   std::FILE* sum = nullptr;
   if (!a.csv.empty()) {
     csv = std::fopen(a.csv.c_str(), "w");
     if (!csv) throw invalid_input("accuracy: cannot write " + a.csv);
-    std::fprintf(csv, "integrand,d,tolerance,seed,estimate,error,exact,true_rel_error,chi2_dof,iterations,n_eval,status,seconds,"
-                      "calls_per_iteration,max_iterations\n");
+    if (a.dry_run)  // the plan: one line per (integrand, level), for bench/accuracy_project.py
+      std::fprintf(csv, "integrand,d,level,tolerance,calls_per_iteration,max_iterations,max_evaluations,skip,min_iterations,"
+                        "adapt_iterations\n");
+    else
+      std::fprintf(csv, "integrand,d,tolerance,seed,estimate,error,exact,true_rel_error,chi2_dof,iterations,n_eval,status,"
+                        "seconds,calls_per_iteration,max_iterations\n");
   }
-  if (!a.summary.empty()) {
+  if (!a.dry_run && !a.summary.empty()) {
     sum = std::fopen(a.summary.c_str(), "w");
     if (!sum) throw invalid_input("accuracy: cannot write " + a.summary);
     std::fprintf(sum, "integrand,d,tolerance,calls_per_iteration,max_iterations,runs,converged,median_true_rel_error,"
                       "max_true_rel_error,frac_within_tol,frac_within_2sigma,max_ratio_to_tol,median_seconds,flag\n");
   }
-  std::printf("seeds 1..%d per level; rel_tol 1e-3 / 5^k; calls = min(paper calls * 5^k, cap); max_iterations = max(paper, 100)\n",
-              a.seeds);
-  std::printf("int  d       tol      calls titr | runs conv | med.rel   max.rel   | <=tol  <=2sig max.r/tol | median time\n");
-  int flagged = 0, beyond_10x = 0;
+  if (!a.dry_run) print_header(o);
+  std::printf("levels %d..%d, seeds %d..%d per level%s; per-run evaluation budget E = %.3g, calls cap %s\n", a.first_level,
+              a.last_level, a.first_seed, a.first_seed + a.seeds - 1, a.fail_fast ? " (--fail-fast)" : "", max_evals,
+              a.max_calls > 0 ? std::to_string(static_cast<unsigned long long>(a.max_calls)).c_str() : "max(paper calls, E/100)");
+  std::printf("rule: rel_tol 1e-3/5^(level-1); calls = min(paper calls x {1,2,5,10,25,50,125,250,625}[level], cap, E/(skip+min_iterations)); "
+              "max_iterations = min(budget / calls, %d); budget = min(paper calls x max(paper iterations, 100) x "
+              "25^(level-1), E)\n",
+              accuracy_iteration_cap);
+  if (a.dry_run)
+    std::printf("int  d level       tol      calls  titr  evals/run  evals/level (at most; --dry-run: nothing is run)\n");
+  else
+    std::printf("int  d       tol      calls titr | runs conv | med.rel   max.rel   | <=tol  <=2sig max.r/tol | median time\n");
+  accuracy_totals tot;
   for (const auto& nm : names) {
-    if (nm == "f1") accuracy_integrand<3>(nm, suite::f1_oscillatory{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "f2") accuracy_integrand<6>(nm, suite::f2_product_peak{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "f3") accuracy_integrand<3>(nm, suite::f3_corner_peak{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "f4") accuracy_integrand<8>(nm, suite::f4_gaussian{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "f5") accuracy_integrand<8>(nm, suite::f5_c0{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "f6") accuracy_integrand<6>(nm, suite::f6_discontinuous{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "fA") accuracy_integrand<6>(nm, suite::fA_sin_sum{}, o, a, csv, sum, flagged, beyond_10x);
-    if (nm == "fB") accuracy_integrand<9>(nm, suite::fB_narrow_gaussian{}, o, a, csv, sum, flagged, beyond_10x);
+    if (nm == "f1") accuracy_integrand<3>(nm, suite::f1_oscillatory{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "f2") accuracy_integrand<6>(nm, suite::f2_product_peak{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "f3") accuracy_integrand<3>(nm, suite::f3_corner_peak{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "f4") accuracy_integrand<8>(nm, suite::f4_gaussian{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "f5") accuracy_integrand<8>(nm, suite::f5_c0{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "f6") accuracy_integrand<6>(nm, suite::f6_discontinuous{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "fA") accuracy_integrand<6>(nm, suite::fA_sin_sum{}, o, a, max_evals, csv, sum, tot);
+    if (nm == "fB") accuracy_integrand<9>(nm, suite::fB_narrow_gaussian{}, o, a, max_evals, csv, sum, tot);
   }
   if (csv) std::fclose(csv);
   if (sum) std::fclose(sum);
-  std::printf("%d level(s) flagged (fraction within 2 sigma < 0.9, or a converged run beyond 10x its tolerance)\n", flagged);
+  if (a.dry_run) return 0;
+  std::printf("total: %.1f s of runs, %.3g evaluations\n", tot.seconds, tot.evaluations);
+  std::printf("%d level(s) flagged (fraction within 2 sigma < 0.9, or a converged run beyond 10x its tolerance)\n", tot.flagged);
   // Exit status 1 when a converged run claims a precision 10x better than it has (issue 5's hard bound).
-  if (beyond_10x) std::printf("%d level(s) with a converged run beyond 10x its tolerance\n", beyond_10x);
-  return beyond_10x ? 1 : 0;
+  if (tot.beyond_10x) std::printf("%d level(s) with a converged run beyond 10x its tolerance\n", tot.beyond_10x);
+  return tot.beyond_10x ? 1 : 0;
 }
 
 }  // namespace
@@ -435,13 +568,26 @@ int main(int argc, char** argv) {
   auto* trc = app.add_subcommand("trace", "one run at the reference settings, every iteration printed");
   auto* acc = app.add_subcommand("accuracy", "accuracy study (paper section 5.1): tolerance ladder x seeds, CSV + summary");
   accuracy_args acc_args;
-  acc->add_option("--seeds", acc_args.seeds, "runs per level, seeds 1..N (default 100)")->check(CLI::Range(1, 100000));
-  acc->add_option("--levels", acc_args.levels, "tolerance levels at most (default: down to 1e-9)")->check(CLI::Range(1, 9));
+  acc->add_option("--seeds", acc_args.seeds, "runs per level (default 100), seeds --first-seed .. --first-seed + N - 1")
+      ->check(CLI::Range(1, 100000));
+  acc->add_option("--first-seed", acc_args.first_seed, "first seed (default 1): splits a level's seeds over invocations")
+      ->check(CLI::Range(1, 1000000000));
+  acc->add_option("--first-level", acc_args.first_level, "first ladder level, 1 (rel_tol 1e-3) .. 9 (default 1)")
+      ->check(CLI::Range(1, accuracy_max_level));
+  acc->add_option("--levels", acc_args.last_level, "last ladder level, 1 .. 9 (2.56e-9; the default)")
+      ->check(CLI::Range(1, accuracy_max_level));
   acc->add_option("--integrands", acc_args.integrands, "comma-separated list (default f2,f3,f4,f5,f6,fA,fB,f1)");
-  acc->add_option("--csv", acc_args.csv, "CSV of every run");
+  acc->add_option("--csv", acc_args.csv, "CSV of every run (with --dry-run: the plan, one line per level)");
   acc->add_option("--summary", acc_args.summary, "CSV of the per-level summary");
   acc->add_option("--threads", threads, "CPU threads (0 = all)");
-  acc->add_option("--max-calls", acc_args.max_calls, "cap of calls per iteration (default 2e9 CUDA, 2e7 CPU)");
+  acc->add_option("--max-evals", acc_args.max_evals, "evaluation budget of one run (default 2e10 CUDA, 2e9 CPU)")
+      ->check(count_in(1e3, 1e15));
+  acc->add_option("--max-calls", acc_args.max_calls, "cap of calls per iteration (default max(paper calls, budget / 100))")
+      ->check(count_in(2, 1e15));
+  acc->add_flag("--fail-fast", acc_args.fail_fast,
+                "end a level as soon as fewer than half of its seeds can converge (the rest are not run)");
+  acc->add_flag("--dry-run", acc_args.dry_run,
+                "print every level's calls, iterations and budget (and write them to --csv as a plan); run nothing");
   std::string trace_name;
   trc->add_option("integrand", trace_name, "f2..f6, fA, fB")->required();
   for (auto* s : {ref, thr, cpu, trc}) {
@@ -452,6 +598,12 @@ int main(int argc, char** argv) {
     s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
     s->add_option("--tpb", tpb, "CUDA threads per block");
   }
+  int adapt_tiles = 1, max_blocks = 0;
+  for (auto* s : {ref, thr, trc, acc}) {
+    s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
+        ->check(CLI::Range(1, 1 << 20));
+    s->add_option("--max-blocks", max_blocks, "CUDA: at most this many blocks (0: fill the GPU)")->check(CLI::Range(0, 1 << 30));
+  }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   for (auto* s : {thr, cpu}) s->add_option("--calls", calls, "calls per iteration");
   CLI11_PARSE(app, argc, argv);
@@ -461,8 +613,14 @@ int main(int argc, char** argv) {
   o.cuda_threads_per_block = tpb;
   o.seed = seed;
   try {
+#if defined(MCUBES_HAS_CUDA_BACKEND)
+    mcubes::cuda_launch_defaults().adapt_tiles_per_block = adapt_tiles;
+    mcubes::cuda_launch_defaults().max_blocks = max_blocks;
+#else
+    (void)adapt_tiles, (void)max_blocks;
+#endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
-    if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed()) {
+    if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {
       std::fprintf(stderr, "mcubes-bench: this build has no CUDA backend; use --backend cpu\n");
       return 3;
     }

@@ -4,16 +4,17 @@
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"; B=build-gpu
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release > "$OUT/cfg.log" 2>&1 || { tail -20 "$OUT/cfg.log"; exit 1; }
-cmake --build $B -j"$(nproc)" --target test_vegas_cuda mcubes_bench pi_bench test_pi_cuda test_plain_mc_cuda \
+cmake --build $B -j"$(nproc)" --target test_vegas_cuda test_device_map mcubes_bench pi_bench test_pi_cuda test_plain_mc_cuda \
   test_suite_device mcubes_cli > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head; exit 1; }
 L=$OUT/tests.log; : > "$L"
-for t in test_vegas_cuda test_pi_cuda test_plain_mc_cuda test_suite_device; do
+for t in test_vegas_cuda test_device_map test_pi_cuda test_plain_mc_cuda test_suite_device; do
   echo "=== $t" >> "$L"; $B/tests/$t >> "$L" 2>&1; echo "$t: rc $?"
 done
 grep -E "^\[  (FAILED|SKIPPED) |Failure" "$L" | head -20
 for tool in memcheck racecheck; do
   echo "=== $tool" >> "$L"
   compute-sanitizer --tool $tool $B/tests/test_vegas_cuda --gtest_filter='CudaSanitizer.*' >> "$L" 2>&1
+  compute-sanitizer --tool $tool $B/tests/test_device_map --gtest_filter='DeviceMap.AlphaZero*' >> "$L" 2>&1
   compute-sanitizer --tool $tool $B/tests/test_plain_mc_cuda --gtest_filter='*NonFinite*' >> "$L" 2>&1
   compute-sanitizer --tool $tool $B/bin/mcubes pi --method mc --samples 1e6 --backend cuda >> "$L" 2>&1
   compute-sanitizer --tool $tool $B/bin/mcubes pi --method midpoint --samples 1e6 --backend cuda >> "$L" 2>&1
@@ -22,7 +23,8 @@ done
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
   $B/bin/mcubes-bench throughput --runs 3; $B/bin/mcubes-bench reference
   for s in 1 2 3; do $B/bin/mcubes-bench trace fB --seed $s | tail -1; done
-  $B/bin/mcubes-bench trace f4; $B/bin/mcubes integrate fB --backend cuda --quiet; } 2>&1 | tee "$OUT/bench.log"
+  $B/bin/mcubes-bench trace f4; $B/bin/mcubes integrate fB --backend cuda --quiet
+  for t in ${ADAPT_TILES:-}; do echo "--- --adapt-tiles $t"; $B/bin/mcubes-bench reference --adapt-tiles $t; done; } 2>&1 | tee "$OUT/bench.log"
 $B/bin/pi-bench > "$OUT/pi_bench.log" 2>&1; echo "pi-bench rc $?"; grep -E "best|PASS|FAIL" "$OUT/pi_bench.log"
 if [ -f .deps/limits/limits.cu ]; then
   nvcc -O3 -arch=sm_90 -o $B/limits .deps/limits/limits.cu && $B/limits > "$OUT/limits.log" 2>&1; cat "$OUT/limits.log"

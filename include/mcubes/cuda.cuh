@@ -11,15 +11,25 @@
 
 namespace mcubes {
 
+/// The launch policy (less threads_per_block, which comes from vegas_options) of the backends that
+/// cached_cuda_backend makes: a tuning hook for benchmarks (mcubes-bench --adapt-tiles). Set it
+/// before the first integration of a thread. No field of the policy changes a result.
+inline cuda_launch_policy& cuda_launch_defaults() {
+  static cuda_launch_policy defaults;
+  return defaults;
+}
+
 /// The calling host thread's cuda_backend for device 0 and `threads_per_block`, created on first use
 /// and kept (with its stream, device buffers and pinned host buffers, which cost far more to
 /// allocate than a small integration takes) until the thread ends or the block size changes.
 inline const cuda_backend& cached_cuda_backend(int threads_per_block) {
   thread_local std::unique_ptr<cuda_backend> backend;
-  if (!backend || backend->policy().threads_per_block != threads_per_block) {
+  cuda_launch_policy policy = cuda_launch_defaults();
+  policy.threads_per_block = threads_per_block;
+  if (!backend || backend->policy().threads_per_block != threads_per_block ||
+      backend->policy().max_blocks != policy.max_blocks ||
+      backend->policy().adapt_tiles_per_block != policy.adapt_tiles_per_block) {
     backend.reset();
-    cuda_launch_policy policy;
-    policy.threads_per_block = threads_per_block;
     backend = std::make_unique<cuda_backend>(policy);
   }
   return *backend;

@@ -37,8 +37,9 @@ inline std::uint64_t probe_stride(const stratification& st) {
 }
 
 template <int D, class F>
-[[noreturn]] void throw_non_finite(const F&, const sampling_params<D>& sp, const map_view<D>& map, int iteration,
-                                   std::uint64_t index, double value) {
+[[noreturn]] void throw_non_finite(const F&, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins,
+                                   int iteration, std::uint64_t index, double value) {
+  const map_view<D> map{edges.data(), n_bins};
   std::uint64_t coord[D];
   cube_coordinates<D>(index / sp.p, sp.g, coord);
   point<D> x;
@@ -49,7 +50,9 @@ template <int D, class F>
 
 }  // namespace detail
 
-/// Integrates f over `reg` with m-Cubes on `backend` (any type with the interface of cpu_backend).
+/// Integrates f over `reg` with m-Cubes on `backend` (any type with the interface of cpu_backend:
+/// name(), make_map<D>(n_bins), sample(f, sp, st, map, adapt, stride), adapt_map(map, sums, alpha,
+/// symmetric), map_edges(map); the backend owns the adaptive map, on the host or on the device).
 ///
 /// Each iteration draws calls_per_iteration (rounded down to m*p) samples, stratified in m = g^d
 /// sub-cubes (stratification.hpp) and importance-sampled through the adaptive map. The result's
@@ -72,7 +75,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
   validate(opt, D);
   const auto run_start = std::chrono::steady_clock::now();
   const stratification st = make_stratification(D, opt.calls_per_iteration);
-  adaptive_map<D> map(opt.n_bins);
+  auto map = backend.template make_map<D>(opt.n_bins);
 
   sampling_params<D> sp{};
   for (int j = 0; j < D; ++j) {
@@ -93,29 +96,27 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
   res.backend = backend.name();
   running_average avg;
   double reference = -1;  // largest bin-contribution term of the last adapting pass (unknown yet)
-  std::vector<double> contributions;
 
   for (int it = 0; it < opt.max_iterations; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
     const bool adapt = it < opt.adapt_iterations;
     sp.iteration = static_cast<std::uint32_t>(it);
-    const map_view<D> view = map.view();
     iteration_record rec;
     rec.index = it;
     rec.adapted = adapt;
 
     if (adapt && reference < 0) {  // first adapting iteration: probe a sparse subset for the scale
       sp.bin_scale = 1.0;
-      reference = backend.sample(f, sp, st, view, true, detail::probe_stride(st)).flags.max_contribution;
+      reference = backend.sample(f, sp, st, map, true, detail::probe_stride(st)).flags.max_contribution;
     }
     sp.bin_scale = scale_for(reference);
-    iteration_sums sums = backend.sample(f, sp, st, view, adapt);
+    iteration_sums sums = backend.sample(f, sp, st, map, adapt);
     const chunk_partial& fl = sums.flags;
     if (fl.first_non_finite != ~std::uint64_t(0))
-      detail::throw_non_finite<D>(f, sp, view, it, fl.first_non_finite, fl.non_finite_value);
+      detail::throw_non_finite<D>(f, sp, backend.map_edges(map), opt.n_bins, it, fl.first_non_finite, fl.non_finite_value);
     if (adapt && needs_rescale(fl.max_contribution, sp.bin_scale)) {
       sp.bin_scale = scale_for(fl.max_contribution);  // same samples, exact re-accumulation
-      sums = backend.sample(f, sp, st, view, adapt);
+      sums = backend.sample(f, sp, st, map, adapt);
       rec.rescaled = true;
     }
 
@@ -143,18 +144,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     rec.q = avg.q();
 
     if (adapt) {
-      const int nb = opt.n_bins;
-      if (opt.symmetric_map) {  // m-Cubes1D: sum the axes (exactly) into one row
-        for (int j = 1; j < D; ++j)
-          for (int k = 0; k < nb; ++k) sums.bins[k].add(sums.bins[static_cast<std::size_t>(j) * nb + k]);
-        contributions.resize(nb);
-        for (int k = 0; k < nb; ++k) contributions[k] = sums.bins[k].to_double();
-        map.adapt_symmetric(contributions.data(), opt.alpha);
-      } else {
-        contributions.resize(static_cast<std::size_t>(D) * nb);
-        for (std::size_t i = 0; i < contributions.size(); ++i) contributions[i] = sums.bins[i].to_double();
-        map.adapt(contributions, opt.alpha);
-      }
+      backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map);  // on the host or the device
       if (sums.flags.max_contribution > 0) reference = sums.flags.max_contribution;
     }
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

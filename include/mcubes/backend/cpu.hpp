@@ -589,6 +589,27 @@ class cpu_backend {
     return out;
   }
 
+  // The map interface of a backend (algorithm/vegas.hpp): the backend owns the adaptive map, here
+  // an adaptive_map in host memory.
+
+  /// A uniform map of n_bins bins per axis. @throws invalid_input if n_bins < 2.
+  template <int D>
+  adaptive_map<D> make_map(int n_bins) const { return adaptive_map<D>(n_bins); }
+  /// sample() on the backend's map.
+  template <int D, class F>
+  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const adaptive_map<D>& map,
+                        bool adapt, std::uint64_t stride = 1) const {
+    return sample(f, sp, st, map.view(), adapt, stride);
+  }
+  /// Adapts the map to the bins of the last V-Sample pass (sums.bins; adaptive_map::adapt).
+  template <int D>
+  void adapt_map(adaptive_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) const {
+    map.adapt(sums.bins.data(), alpha, symmetric);
+  }
+  /// The map's edges (D * (n_bins + 1), axis-major).
+  template <int D>
+  std::vector<double> map_edges(const adaptive_map<D>& map) const { return map.edges(); }
+
  private:
   int threads_ = 1;
 };

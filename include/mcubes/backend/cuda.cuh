@@ -1,11 +1,11 @@
 #pragma once
 /// @file backend/cuda.cuh
 /// CUDA backend of the m-Cubes loop: owns the stream, the device buffers and the launch policy;
-/// launches V-Sample / V-Sample-No-Adjust (backend/cuda/vegas_kernels.cuh), checks every call, and
-/// copies back only the tile-tree result (2 doubles), 3 flags and, on adapting iterations, the
-/// d x n_bins bin contributions. The map is uploaded only when it changed (after an adapting
-/// iteration) and stays on the device otherwise. Memory use is independent of calls per
-/// iteration (at most 2^20 / blockDim tile values).
+/// launches V-Sample / V-Sample-No-Adjust (backend/cuda/vegas_kernels.cuh), checks every call.
+/// The adaptive map lives in device memory for the whole run (device_map) and is adapted there
+/// (backend/cuda/adapt_kernels.cuh), from bin sums that never leave the device: per iteration one
+/// copy of 40 bytes comes back (estimate, variance, 3 flags) and the host synchronises once.
+/// Memory use is independent of calls per iteration (at most 2^20 / blockDim tile values).
 ///
 /// Determinism contract: bitwise identical results on every run and for any threads_per_block
 /// (a power of two in [32, 1024]) and any grid size (see vegas_kernels.cuh). Compared with the CPU
@@ -27,6 +27,8 @@
 #include "../core/sampler.hpp"
 #include "../options.hpp"
 #include "../core/stratification.hpp"
+#include "../core/adaptive_map.hpp"
+#include "cuda/adapt_kernels.cuh"
 #include "cuda/check.cuh"
 #include "cuda/device_array.cuh"
 #include "cuda/vegas_kernels.cuh"
@@ -37,6 +39,20 @@ namespace mcubes {
 struct cuda_launch_policy {
   int threads_per_block = 256;  ///< power of two in [32, 1024]; never changes the result
   int max_blocks = 0;           ///< 0: enough resident blocks to fill every multiprocessor (occupancy)
+  /// V-Sample passes: at most ceil(n_tiles / adapt_tiles_per_block) blocks (but at least one per
+  /// multiprocessor), so that each block's flush of its d x n_bins shared-memory bins to global
+  /// memory is shared by enough samples on small problems. 1: no limit. Never changes the result.
+  int adapt_tiles_per_block = 1;
+};
+
+/// The adaptive map of a run on the CUDA backend: D rows of n_bins + 1 edges in device memory
+/// (layout of adaptive_map), held by the backend. Made by cuda_backend::make_map, adapted by
+/// cuda_backend::adapt_map; valid until the backend's next make_map (one run at a time).
+template <int D>
+struct device_map {
+  device_span<double> edges;
+  int n_bins = 0;
+  map_view<D> view() const noexcept { return map_view<D>{edges.data(), n_bins}; }
 };
 
 /// CUDA backend. Not thread-safe; one instance per host thread. Copy-free: holds device memory.
@@ -46,14 +62,19 @@ class cuda_backend {
   explicit cuda_backend(cuda_launch_policy policy = {}, int device = 0) : policy_(policy), device_(device) {
     validate_block_size(policy_.threads_per_block, "threads_per_block");
     MCUBES_EXPECTS(policy_.max_blocks >= 0, "max_blocks must be non-negative, got ", policy_.max_blocks);
+    MCUBES_EXPECTS(policy_.adapt_tiles_per_block >= 1, "adapt_tiles_per_block must be at least 1, got ",
+                   policy_.adapt_tiles_per_block);
     if (cuda_device_count() <= device_) throw cuda_error("no CUDA device available (device " + std::to_string(device_) + " requested)");
     MCUBES_CUDA_CHECK(cudaSetDevice(device_));
     MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
     MCUBES_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     flags_ = device_array<cuda_detail::device_flags>(1);
-    result_ = device_array<double>(2);
-    host_scalars_ = pinned_array<double>(3);
-    host_flags_ = pinned_array<cuda_detail::device_flags>(1);
+    result_ = device_array<cuda_detail::pass_result>(1);
+    replay_ = device_array<double>(1);
+    host_result_ = pinned_array<cuda_detail::pass_result>(1);
+    host_replay_ = pinned_array<double>(1);
+    const cuda_detail::device_flags init{0ull, ~0ull, 0ull};
+    MCUBES_CUDA_CHECK(cudaMemcpy(flags_.data(), &init, sizeof init, cudaMemcpyHostToDevice));  // reset after each pass by tree_reduce_kernel
   }
   cuda_backend(const cuda_backend&) = delete;
   cuda_backend& operator=(const cuda_backend&) = delete;
@@ -69,78 +90,127 @@ class cuda_backend {
   /// Whether the last adapting launch kept its bins in shared memory.
   bool last_shared_bins() const noexcept { return last_shared_bins_; }
 
-  /// One sampling pass (same contract as cpu_backend::sample). Synchronises the stream.
+  // The map interface of a backend (algorithm/vegas.hpp).
+
+  /// A uniform map of n_bins bins per axis in device memory (the edges of adaptive_map<D>(n_bins),
+  /// copied), in storage the backend keeps between runs (no allocation for a run of the same size);
+  /// invalidates the map of the previous call. @throws invalid_input if n_bins < 2; cuda_error if
+  /// the allocation or copy fails.
+  template <int D>
+  device_map<D> make_map(int n_bins) const {
+    const adaptive_map<D> uniform(n_bins);
+    const std::size_t n = uniform.edges().size();
+    if (map_storage_.size() < n) map_storage_ = device_array<double>(n);
+    if (host_edges_.size() < n) host_edges_ = pinned_array<double>(n);
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // no copy from host_edges_ still pending
+    std::memcpy(host_edges_.data(), uniform.edges().data(), n * sizeof(double));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(map_storage_.data(), host_edges_.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    device_map<D> m;
+    m.edges = device_span<double>{map_storage_.data(), n};
+    m.n_bins = n_bins;
+    return m;
+  }
+
+  /// The map's edges, copied to the host (synchronous; for reports and error messages).
+  template <int D>
+  std::vector<double> map_edges(const device_map<D>& map) const {
+    std::vector<double> out(map.edges.size());
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(out.data(), map.edges.data(), out.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+  /// Adapts `map` on the device to the bins of the last V-Sample pass (which stay on the device;
+  /// sums.bins is empty here): the edges of adaptive_map::adapt, bit for bit. Asynchronous (the
+  /// next pass in the stream sees the new map); zeroes the bins.
+  template <int D>
+  void adapt_map(device_map<D>& map, const iteration_sums&, double alpha, bool symmetric) const {
+    const int n = map.n_bins;
+    ensure_bins(static_cast<std::size_t>(D) * n);
+    const std::size_t scratch = cuda_detail::adapt_scratch_doubles(n) * sizeof(double);
+    const unsigned blocks = symmetric ? 1u : static_cast<unsigned>(D);
+    double* global_scratch = nullptr;
+    std::size_t smem = scratch;
+    if (scratch > adapt_smem_limit) {  // large n_bins: scratch in global memory
+      if (adapt_scratch_.size() < blocks * cuda_detail::adapt_scratch_doubles(n))
+        adapt_scratch_ = device_array<double>(blocks * cuda_detail::adapt_scratch_doubles(n));
+      global_scratch = adapt_scratch_.data();
+      smem = 0;
+    }
+    cuda_detail::adapt_map_kernel<cuda_detail::adapt_threads><<<blocks, cuda_detail::adapt_threads, smem, stream_>>>(
+        map.edges.data(), bins_.data(), n, D, symmetric, alpha, global_scratch);
+    MCUBES_CUDA_CHECK_LAUNCH("adapt_map_kernel");
+    bins_clean_ = true;
+  }
+
+  /// Test hook: copies `bins` (D * n_bins exact sums) to the device bins that adapt_map reads.
+  void upload_bins(const std::vector<bin_accumulator>& bins) const {
+    ensure_bins(bins.size());
+    MCUBES_CUDA_CHECK(cudaMemcpy(bins_.data(), bins.data(), bins.size() * sizeof(bin_accumulator), cudaMemcpyHostToDevice));
+    bins_clean_ = false;
+  }
+
+  /// One sampling pass over the device map (same contract as cpu_backend::sample, except that the
+  /// bin sums stay on the device for adapt_map: the returned sums.bins is empty). Synchronises
+  /// the stream once.
   template <int D, class F>
-  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& host_map,
+  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const device_map<D>& map,
                         bool adapt, std::uint64_t stride = 1) const {
     const int B = policy_.threads_per_block;
     const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
     const std::uint64_t width = next_pow2(n_sel);
     const std::uint64_t tile = std::min<std::uint64_t>(B, width);  // tile = B leaves (padded)
     const std::uint64_t n_tiles = (n_sel + B - 1) / B;
-    const int nb = host_map.n_bins;
-    const std::size_t n_edges = static_cast<std::size_t>(D) * (nb + 1);
+    const int nb = map.n_bins;
     const std::size_t n_bin_values = static_cast<std::size_t>(D) * nb;
 
-    upload_map(host_map.edges, n_edges);
     if (tile_est_.size() < n_tiles) {
       tile_est_ = device_array<double>(n_tiles);
       tile_var_ = device_array<double>(n_tiles);
     }
-    if (adapt && bins_.size() < n_bin_values) {
-      bins_ = device_array<bin_accumulator>(n_bin_values);
-      host_bins_ = pinned_array<bin_accumulator>(n_bin_values);
-    }
-    cuda_detail::device_flags init{0ull, ~0ull, 0ull};
-    *host_flags_.data() = init;
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(flags_.data(), host_flags_.data(), sizeof(init), cudaMemcpyHostToDevice, stream_));
-    if (adapt)
-      MCUBES_CUDA_CHECK(cudaMemsetAsync(bins_.data(), 0, n_bin_values * sizeof(bin_accumulator), stream_));
-
-    const map_view<D> dmap{edges_.data(), nb};
-    std::size_t smem = 2 * static_cast<std::size_t>(B) * sizeof(double);
-    bool shared_bins = false;
     if (adapt) {
-      const std::size_t with_bins = smem + n_bin_values * sizeof(bin_accumulator);
-      if (with_bins <= static_cast<std::size_t>(props_.sharedMemPerBlockOptin)) {
-        smem = with_bins;
-        shared_bins = true;
-      }
+      ensure_bins(n_bin_values);
+      if (!bins_clean_)
+        MCUBES_CUDA_CHECK(cudaMemsetAsync(bins_.data(), 0, n_bin_values * sizeof(bin_accumulator), stream_));
+      bins_clean_ = false;
     }
+
+    const map_view<D> dmap = map.view();
+    bool shared_bins = false;
+    if (adapt)
+      shared_bins = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, true) + cuda_detail::v_sample_static_smem_bytes <=
+                    static_cast<std::size_t>(props_.sharedMemPerBlockOptin);
+    const std::size_t smem = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, shared_bins);
     const int grid = adapt ? launch<D, F, true>(f, sp, dmap, stride, n_sel, n_tiles, shared_bins, smem)
                            : launch<D, F, false>(f, sp, dmap, stride, n_sel, n_tiles, false, smem);
     last_grid_ = grid;
     if (adapt) last_shared_bins_ = shared_bins;
 
-    // finish the fixed tree over the tile values (padded width: width / tile)
+    // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the flags
     const unsigned T = 1024;
     cuda_detail::tree_reduce_kernel<<<1, T, 2 * T * sizeof(double), stream_>>>(tile_est_.data(), tile_var_.data(), n_tiles,
-                                                                              width / tile, result_.data());
+                                                                              width / tile, result_.data(), flags_.data());
     MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_scalars_.data(), result_.data(), 2 * sizeof(double), cudaMemcpyDeviceToHost, stream_));
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_flags_.data(), flags_.data(), sizeof(init), cudaMemcpyDeviceToHost, stream_));
-    if (adapt)
-      MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_bins_.data(), bins_.data(), n_bin_values * sizeof(bin_accumulator),
-                                        cudaMemcpyDeviceToHost, stream_));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result_.data(), result_.data(), sizeof(cuda_detail::pass_result),
+                                      cudaMemcpyDeviceToHost, stream_));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
+    const cuda_detail::pass_result r = *host_result_.data();
     iteration_sums out;
-    out.estimate = host_scalars_[0];
-    out.variance = host_scalars_[1];
-    const cuda_detail::device_flags fl = *host_flags_.data();
-    out.flags.n_nonzero = fl.n_nonzero;
-    out.flags.first_non_finite = fl.first_non_finite;
+    out.estimate = r.estimate;
+    out.variance = r.variance;
+    out.flags.n_nonzero = r.flags.n_nonzero;
+    out.flags.first_non_finite = r.flags.first_non_finite;
     double maxc;
-    std::memcpy(&maxc, &fl.max_contribution_bits, sizeof maxc);
+    std::memcpy(&maxc, &r.flags.max_contribution_bits, sizeof maxc);
     out.flags.max_contribution = maxc;
-    if (fl.first_non_finite != ~0ull) {  // replay that one sample to report its value
-      cuda_detail::replay_sample_kernel<D, F><<<1, 1, 0, stream_>>>(f, sp, dmap, fl.first_non_finite, result_.data());
+    if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
+      cuda_detail::replay_sample_kernel<D, F><<<1, 1, 0, stream_>>>(f, sp, dmap, r.flags.first_non_finite, replay_.data());
       MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
-      MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_scalars_.data() + 2, result_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
+      MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_replay_.data(), replay_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
       MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      out.flags.non_finite_value = host_scalars_[2];
+      out.flags.non_finite_value = *host_replay_.data();
     }
-    if (adapt) out.bins.assign(host_bins_.data(), host_bins_.data() + n_bin_values);
     return out;
   }
 
@@ -160,6 +230,10 @@ class cuda_backend {
       throw cuda_error("V-Sample kernel cannot run with " + std::to_string(B) + " threads per block and " +
                        std::to_string(smem) + " bytes of shared memory");
     std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
+    if (Adapt && policy_.adapt_tiles_per_block > 1) {
+      const std::uint64_t per = static_cast<std::uint64_t>(policy_.adapt_tiles_per_block);
+      grid = std::min<std::uint64_t>(grid, std::max<std::uint64_t>(props_.multiProcessorCount, (n_tiles + per - 1) / per));
+    }
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
     grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
     kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, sp, dmap, stride, n_sel, n_tiles, tile_est_.data(),
@@ -168,24 +242,29 @@ class cuda_backend {
     return static_cast<int>(grid);
   }
 
-  void upload_map(const double* edges, std::size_t n) const {
-    if (map_cache_.size() == n && std::memcmp(map_cache_.data(), edges, n * sizeof(double)) == 0) return;
-    if (edges_.size() != n) edges_ = device_array<double>(n);
-    map_cache_.assign(edges, edges + n);
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(edges_.data(), map_cache_.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+  void ensure_bins(std::size_t n) const {
+    if (bins_.size() < n) {
+      bins_ = device_array<bin_accumulator>(n);
+      MCUBES_CUDA_CHECK(cudaMemsetAsync(bins_.data(), 0, n * sizeof(bin_accumulator), stream_));
+      bins_clean_ = true;
+    }
   }
+
+  /// Largest scratch of adapt_map_kernel kept in shared memory (n_bins up to ~1200).
+  static constexpr std::size_t adapt_smem_limit = 48 * 1024;
 
   cuda_launch_policy policy_;
   int device_ = 0;
   cudaDeviceProp props_{};
   cudaStream_t stream_ = nullptr;
-  mutable device_array<double> edges_, tile_est_, tile_var_, result_;
+  mutable device_array<double> tile_est_, tile_var_, replay_, adapt_scratch_, map_storage_;
+  mutable pinned_array<double> host_edges_;
+  mutable device_array<cuda_detail::pass_result> result_;
   mutable device_array<bin_accumulator> bins_;
+  mutable bool bins_clean_ = false;  ///< bins_ all zero (after adapt_map_kernel or allocation)
   mutable device_array<cuda_detail::device_flags> flags_;
-  mutable pinned_array<double> host_scalars_;
-  mutable pinned_array<cuda_detail::device_flags> host_flags_;
-  mutable pinned_array<bin_accumulator> host_bins_;
-  mutable std::vector<double> map_cache_;
+  mutable pinned_array<cuda_detail::pass_result> host_result_;
+  mutable pinned_array<double> host_replay_;
   mutable std::map<std::pair<const void*, std::size_t>, int> occupancy_;
   mutable int last_grid_ = 0;
   mutable bool last_shared_bins_ = false;

@@ -12,8 +12,80 @@
 
 #include "../config.hpp"
 #include "../error.hpp"
+#include "portable_math.hpp"
+#include "reduction.hpp"
 
 namespace mcubes {
+
+/// The steps of one axis's adaptation (adaptive_map::adapt_axis), as functions of one element so
+/// that the host (serially) and the device (one thread per element, backend/cuda/adapt_kernels.cuh)
+/// compute the same bits. What keeps them equal:
+///  - S = sum d_k is the fixed pairwise tree (reduction.hpp) on both;
+///  - logarithms and powers are portable::det_log/det_pow, never-fused products (portable_math.hpp);
+///  - the damped weights r_k are quantized to integers q_k = max(1, floor(r_k / r_max 2^s)) with
+///    s = 62 - ceil(log2 n), so their prefix sums P_k are exact 64-bit integers (< 2^62) in any
+///    order of summation; the relative resolution 2^-s (<= 2^-42) is far below the statistical noise
+///    of the contributions;
+///  - new edge i comes from its own target R i / n (R = P_{n-1}) by a search over P, and the edges
+///    are made monotone by a prefix maximum (order-independent), not by a serial clamp.
+namespace map_adaptation {
+
+/// Smallest relative contribution of a bin in the damping (vegas: TINY).
+inline constexpr double min_share = 1e-300;
+
+/// Smoothed contribution d_k of bin k of n >= 2 (step 1 of adapt_axis).
+MCUBES_HOST_DEVICE inline double smoothed(const double* c, int k, int n) {
+  if (k == 0) return portable::det_add(c[0], c[1]) / 2;
+  if (k == n - 1) return portable::det_add(c[n - 2], c[n - 1]) / 2;
+  return portable::det_add(portable::det_add(c[k - 1], c[k]), c[k + 1]) / 3;
+}
+
+/// Whether the total S of the smoothed contributions allows adaptation (positive and finite).
+MCUBES_HOST_DEVICE inline bool usable_total(double S) { return S > 0 && S - S == 0; }
+
+/// Damped weight r = ((1 - f)/ln(1/f))^alpha of a bin with smoothed contribution d, f = max(d/S, 1e-300).
+/// Empty bins keep the weight of a relative contribution of min_share (as Lepage's vegas does with
+/// its TINY): r = 0 would give them zero width for good, since a bin of zero width is never sampled
+/// again, and a peak missed by one iteration could never be found.
+MCUBES_HOST_DEVICE inline double damped_weight(double d, double S, double alpha) {
+  double f = d / S;
+  if (!(f > min_share)) f = min_share;
+  if (f >= 1) return 1.0;
+  return portable::det_pow(portable::det_sub(1.0, f) / -portable::det_log(f), alpha);
+}
+
+/// s = 62 - ceil(log2 n): n quantized weights of at most 2^s sum to less than 2^62.
+MCUBES_HOST_DEVICE inline int weight_shift(int n) {
+  int b = 0;
+  while ((1 << b) < n) ++b;
+  return 62 - b;
+}
+
+/// q = max(1, floor(r / r_max * 2^shift)) for 0 < r <= r_max.
+MCUBES_HOST_DEVICE inline std::uint64_t quantized_weight(double r, double r_max, int shift) {
+  const double t = portable::det_mul(r / r_max, ldexp(1.0, shift));
+  const std::uint64_t q = static_cast<std::uint64_t>(t);
+  return q > 0 ? q : 1;
+}
+
+/// New edge i (1 <= i < n) of an axis with old edges e[0..n], quantized weights q and their
+/// inclusive prefix sums p: the point where the cumulative weight, linear inside each old bin,
+/// reaches R i / n (R = p[n-1]); the old bin is the first k with p_k >= target (n - 1 at most).
+MCUBES_HOST_DEVICE inline double new_edge(int i, int n, const std::uint64_t* p, const std::uint64_t* q, const double* e) {
+  const double target = portable::det_mul(static_cast<double>(p[n - 1]), static_cast<double>(i)) / n;
+  int lo = 0, hi = n - 1;  // smallest k in [0, n-1] with p_k >= target (n - 1 if none)
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (static_cast<double>(p[mid]) >= target) hi = mid; else lo = mid + 1;
+  }
+  const int k = lo;
+  double frac = portable::det_sub(target, static_cast<double>(p[k] - q[k])) / static_cast<double>(q[k]);
+  frac = frac < 0 ? 0 : (frac > 1 ? 1 : frac);
+  const double x = portable::det_add(e[k], portable::det_mul(portable::det_sub(e[k + 1], e[k]), frac));
+  return x > 1.0 ? 1.0 : x;
+}
+
+}  // namespace map_adaptation
 
 /// Non-owning, trivially copyable view of the map for sampling code (host or device).
 template <int D>
@@ -72,6 +144,8 @@ class adaptive_map {
   ///                 (the limit 1 for f_k = 1; the floor keeps empty bins alive with a small width);
   ///  3. rebinning:  new edges such that each new bin holds R/n of R = sum r_k, r spread uniformly
   ///                 inside each old bin.
+  /// The arithmetic is the one of map_adaptation (below), which the CUDA backend runs on the
+  /// device (backend/cuda/adapt_kernels.cuh): the same edges, bit for bit, on both.
   /// Leaves the axis unchanged when alpha = 0 (the map is frozen, options.hpp) and when the
   /// contributions are all zero or not finite (nothing to learn).
   /// Uniform contributions are a fixed point (up to rounding). Never produces NaN; edges stay sorted.
@@ -79,39 +153,34 @@ class adaptive_map {
     if (alpha == 0) return;  // r_k = 1 for every non-empty bin would still squeeze the empty ones
     const int n = n_bins_;
     d_.resize(n);
-    r_.resize(n);
+    q_.resize(n);
+    p_.resize(n);
     fresh_.resize(n + 1);
     double* d = d_.data();
-    double* r = r_.data();
-    d[0] = (c[0] + c[1]) / 2;
-    d[n - 1] = (c[n - 2] + c[n - 1]) / 2;
-    for (int k = 1; k < n - 1; ++k) d[k] = (c[k - 1] + c[k] + c[k + 1]) / 3;
-    double S = 0;
-    for (int k = 0; k < n; ++k) S += d[k];
-    if (!(S > 0) || !std::isfinite(S)) return;
-    double R = 0;
+    for (int k = 0; k < n; ++k) d[k] = map_adaptation::smoothed(c, k, n);
+    const double S = pairwise_sum(d, static_cast<std::uint64_t>(n));
+    if (!map_adaptation::usable_total(S)) return;
+    double r_max = 0;
     for (int k = 0; k < n; ++k) {
-      // Empty bins keep the weight of a relative contribution of min_share (as Lepage's vegas
-      // does with its TINY): r = 0 would give them zero width for good, since a bin of zero width
-      // is never sampled again, and a peak missed by one iteration could never be found.
-      const double f = std::fmax(d[k] / S, min_share);
-      r[k] = f >= 1 ? 1.0 : damp((1 - f) / -std::log(f), alpha);
-      R += r[k];
+      d[k] = map_adaptation::damped_weight(d[k], S, alpha);  // d now holds r
+      if (d[k] > r_max) r_max = d[k];
     }
-    if (!(R > 0) || !std::isfinite(R)) return;
+    const int shift = map_adaptation::weight_shift(n);
+    std::uint64_t total = 0;
+    for (int k = 0; k < n; ++k) {
+      q_[k] = map_adaptation::quantized_weight(d[k], r_max, shift);
+      total += q_[k];
+      p_[k] = total;
+    }
+    const double* e = edges_.data() + static_cast<std::size_t>(j) * (n + 1);
     double* fresh = fresh_.data();
     fresh[0] = 0.0;
     fresh[n] = 1.0;
-    int k = 0;        // old bin being consumed
-    double acc = 0;   // sum of r over old bins [0, k)
+    double running = 0.0;
     for (int i = 1; i < n; ++i) {
-      const double target = R * i / n;
-      while (k < n - 1 && (r[k] == 0 || acc + r[k] < target)) acc += r[k++];
-      double frac = r[k] > 0 ? (target - acc) / r[k] : 0.0;
-      frac = frac < 0 ? 0 : (frac > 1 ? 1 : frac);
-      double e = edge(j, k) + (edge(j, k + 1) - edge(j, k)) * frac;
-      if (e < fresh[i - 1]) e = fresh[i - 1];  // monotone despite rounding
-      fresh[i] = e > 1.0 ? 1.0 : e;
+      const double x = map_adaptation::new_edge(i, n, p_.data(), q_.data(), e);
+      running = x > running ? x : running;  // prefix maximum: monotone despite rounding
+      fresh[i] = running;
     }
     for (int i = 0; i <= n; ++i) edge(j, i) = fresh[i];
   }
@@ -130,18 +199,30 @@ class adaptive_map {
       for (int k = 0; k <= n_bins_; ++k) edge(j, k) = edge(0, k);
   }
 
- private:
-  /// Smallest relative contribution of a bin in the damping (vegas: TINY).
-  static constexpr double min_share = 1e-300;
-  /// t^alpha, with the common exponents 1.5 (the default) and 1 done without pow.
-  static double damp(double t, double alpha) {
-    if (alpha == 1.5) return t * std::sqrt(t);
-    if (alpha == 1.0) return t;
-    return std::pow(t, alpha);
+  /// Adapts to the exact bin sums of a V-Sample pass (D * n_bins, axis-major): each axis to its
+  /// own row (adapt), or, for m-Cubes1D (`symmetric`), every axis to the exact sum of the rows
+  /// (adapt_symmetric). The CUDA backend does the same on the device (adapt_kernels.cuh).
+  void adapt(const bin_accumulator* bins, double alpha, bool symmetric) {
+    const int nb = n_bins_;
+    contributions_.resize(static_cast<std::size_t>(symmetric ? 1 : D) * nb);
+    if (symmetric) {
+      for (int k = 0; k < nb; ++k) {
+        bin_accumulator a = bins[k];
+        for (int j = 1; j < D; ++j) a.add(bins[static_cast<std::size_t>(j) * nb + k]);
+        contributions_[k] = a.to_double();
+      }
+      adapt_symmetric(contributions_.data(), alpha);
+    } else {
+      for (std::size_t i = 0; i < contributions_.size(); ++i) contributions_[i] = bins[i].to_double();
+      for (int j = 0; j < D; ++j) adapt_axis(j, contributions_.data() + static_cast<std::size_t>(j) * nb, alpha);
+    }
   }
+
+ private:
   int n_bins_;
   std::vector<double> edges_;
-  std::vector<double> d_, r_, fresh_;  // scratch of adapt_axis, kept to avoid allocations
+  std::vector<double> d_, fresh_, contributions_;  // scratch of adapt_axis / adapt, kept to avoid allocations
+  std::vector<std::uint64_t> q_, p_;
 };
 
 }  // namespace mcubes

@@ -52,8 +52,8 @@ struct bin_accumulator {
     add(o.lo);
     hi += o.hi;
   }
-  /// The integer value as a double (rounded once per word).
-  double to_double() const { return std::ldexp(static_cast<double>(hi), 64) + static_cast<double>(lo); }
+  /// The integer value as a double (rounded once per word; the same bits on host and device).
+  MCUBES_HOST_DEVICE double to_double() const { return ldexp(static_cast<double>(hi), 64) + static_cast<double>(lo); }
 };
 
 /// Largest quantized value of one term: terms are clamped to it (and the caller re-accumulates with

@@ -1,0 +1,157 @@
+#pragma once
+/// @file backend/cuda/adapt_kernels.cuh
+/// Map adaptation on the device (the CUDA backend keeps the adaptive map in device memory between
+/// iterations; only a few scalars come back to the host per iteration).
+///
+/// adapt_map_kernel runs adaptive_map::adapt_axis (core/adaptive_map.hpp) for one axis per block,
+/// with one thread per bin and the element functions of map_adaptation, so the new edges are the
+/// CPU backend's, bit for bit:
+///  - contributions: the exact 128-bit bin sums (integers) converted to double, as on the host;
+///  - S = sum of the smoothed contributions over the fixed pairwise tree: each thread reduces an
+///    aligned group with pairwise_sum, the block finishes the same tree (reduction.hpp);
+///  - r_max (a maximum) and the prefix sums of the integer weights are exact in any order
+///    (cub::BlockReduce, cub::BlockScan);
+///  - each new edge from its own target; the prefix maximum that keeps the edges sorted is exact.
+/// The kernel also zeroes the bins it read, ready for the next adapting pass.
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <cstdint>
+
+#include "../../core/adaptive_map.hpp"
+#include "../../core/reduction.hpp"
+
+namespace mcubes {
+namespace cuda_detail {
+
+/// Threads per block of adapt_map_kernel.
+inline constexpr int adapt_threads = 512;
+
+/// Doubles of scratch per block of adapt_map_kernel for n bins: contributions, smoothed
+/// contributions / weights, integer weights, their prefix sums, old edges.
+MCUBES_HOST_DEVICE inline std::size_t adapt_scratch_doubles(int n) { return 5 * static_cast<std::size_t>(n) + 1; }
+
+struct max_of {
+  __device__ __forceinline__ double operator()(double a, double b) const { return a > b ? a : b; }
+};
+
+/// Adapts the map `edges` (n_axes rows of n + 1 edges, axis-major) to `bins` (n_axes rows of n
+/// exact sums): block j adapts axis j; with `symmetric` (m-Cubes1D, one block) the rows of all axes
+/// are summed exactly into one and every axis gets its edges. alpha = 0 only zeroes the bins.
+/// Scratch: adapt_scratch_doubles(n) doubles per block, in dynamic shared memory when
+/// `global_scratch` is null, else at global_scratch + blockIdx.x * adapt_scratch_doubles(n).
+template <int T>
+__global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, int n, int n_axes,
+                                                      bool symmetric, double alpha, double* global_scratch) {
+  extern __shared__ double adapt_smem[];
+  using scan_u64 = cub::BlockScan<unsigned long long, T>;
+  using scan_f64 = cub::BlockScan<double, T>;
+  using reduce_f64 = cub::BlockReduce<double, T>;
+  __shared__ union {
+    typename scan_u64::TempStorage scan_q;
+    typename scan_f64::TempStorage scan_e;
+    typename reduce_f64::TempStorage reduce;
+  } tmp;
+  __shared__ double tree[T];
+  __shared__ double s_r_max;
+
+  const int tid = threadIdx.x;
+  const int axis = blockIdx.x;
+  double* scratch = global_scratch ? global_scratch + axis * adapt_scratch_doubles(n) : adapt_smem;
+  double* c = scratch;
+  double* d = c + n;
+  auto* q = reinterpret_cast<unsigned long long*>(d + n);
+  auto* p = q + n;
+  double* e_old = reinterpret_cast<double*>(p + n);
+  const std::size_t row = static_cast<std::size_t>(axis) * n;
+
+  // 1. contributions, and the bins zeroed for the next adapting pass (each thread its own entries)
+  for (int k = tid; k < n; k += T) {
+    bin_accumulator a = bins[row + k];
+    bins[row + k] = bin_accumulator{};
+    if (symmetric)
+      for (int j = 1; j < n_axes; ++j) {
+        a.add(bins[static_cast<std::size_t>(j) * n + k]);
+        bins[static_cast<std::size_t>(j) * n + k] = bin_accumulator{};
+      }
+    c[k] = a.to_double();
+  }
+  if (alpha == 0) return;  // frozen map (uniform over the block)
+  __syncthreads();
+
+  // 2. smoothing; 3. S over the fixed pairwise tree
+  for (int k = tid; k < n; k += T) d[k] = map_adaptation::smoothed(c, k, n);
+  __syncthreads();
+  const std::uint64_t width = next_pow2(static_cast<std::uint64_t>(n));
+  const unsigned W = width < T ? static_cast<unsigned>(width) : T;  // leaves of the in-block tree
+  const std::uint64_t G = width / W;                                // values per leaf
+  double v = 0.0;
+  if (static_cast<unsigned>(tid) < W) {
+    const std::uint64_t first = tid * G;
+    const std::uint64_t count = first < static_cast<std::uint64_t>(n) ? (n - first < G ? n - first : G) : 0;
+    v = pairwise_sum(d + first, count, G);
+  }
+  tree[tid] = v;
+  __syncthreads();
+  for (unsigned s = 1; s < W; s <<= 1) {
+    if (static_cast<unsigned>(tid) < W && (tid & (2 * s - 1)) == 0) tree[tid] += tree[tid + s];
+    __syncthreads();
+  }
+  const double S = tree[0];
+  if (!map_adaptation::usable_total(S)) return;  // nothing to learn: the axis keeps its edges
+
+  // 4. damped weights and their maximum
+  double local_max = 0.0;
+  for (int k = tid; k < n; k += T) {
+    d[k] = map_adaptation::damped_weight(d[k], S, alpha);
+    local_max = d[k] > local_max ? d[k] : local_max;
+  }
+  const double r_max = reduce_f64(tmp.reduce).Reduce(local_max, max_of{});
+  if (tid == 0) s_r_max = r_max;
+  __syncthreads();
+
+  // 5. integer weights and their inclusive prefix sums (exact)
+  const int shift = map_adaptation::weight_shift(n);
+  unsigned long long carry = 0;
+  for (int base = 0; base < n; base += T) {
+    const int k = base + tid;
+    const unsigned long long w = k < n ? map_adaptation::quantized_weight(d[k], s_r_max, shift) : 0ull;
+    unsigned long long incl, total;
+    scan_u64(tmp.scan_q).InclusiveSum(w, incl, total);
+    if (k < n) {
+      q[k] = w;
+      p[k] = carry + incl;
+    }
+    carry += total;
+    __syncthreads();
+  }
+  const double* old_row = edges + static_cast<std::size_t>(axis) * (n + 1);
+  for (int i = tid; i <= n; i += T) e_old[i] = old_row[i];
+  __syncthreads();
+
+  // 6. new edges 1..n-1, made monotone by the prefix maximum, written to this axis (all axes if symmetric)
+  const int rows = symmetric ? n_axes : 1;
+  double running = 0.0;
+  for (int base = 1; base < n; base += T) {
+    const int i = base + tid;
+    const double x = i < n ? map_adaptation::new_edge(i, n, reinterpret_cast<const std::uint64_t*>(p),
+                                                      reinterpret_cast<const std::uint64_t*>(q), e_old)
+                           : 0.0;
+    double m, tile_max;
+    scan_f64(tmp.scan_e).InclusiveScan(x, m, max_of{}, tile_max);
+    m = m > running ? m : running;
+    if (i < n)
+      for (int r = 0; r < rows; ++r) edges[static_cast<std::size_t>(axis + r) * (n + 1) + i] = m;
+    running = tile_max > running ? tile_max : running;
+    __syncthreads();
+  }
+  if (tid == 0)
+    for (int r = 0; r < rows; ++r) {
+      edges[static_cast<std::size_t>(axis + r) * (n + 1)] = 0.0;
+      edges[static_cast<std::size_t>(axis + r) * (n + 1) + n] = 1.0;
+    }
+}
+
+}  // namespace cuda_detail
+}  // namespace mcubes
