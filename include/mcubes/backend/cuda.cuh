@@ -131,7 +131,12 @@ class cuda_backend {
     const unsigned blocks = symmetric ? 1u : static_cast<unsigned>(D);
     double* global_scratch = nullptr;
     std::size_t smem = scratch;
-    if (scratch > adapt_smem_limit) {  // large n_bins: scratch in global memory
+    if (adapt_static_smem_ < 0) {  // the kernel's static shared memory (CUB temporaries, the tree)
+      cudaFuncAttributes attr{};
+      MCUBES_CUDA_CHECK(cudaFuncGetAttributes(&attr, cuda_detail::adapt_map_kernel<cuda_detail::adapt_threads>));
+      adapt_static_smem_ = static_cast<long>(attr.sharedSizeBytes);
+    }
+    if (scratch + static_cast<std::size_t>(adapt_static_smem_) > adapt_smem_limit) {  // large n_bins: scratch in global memory
       if (adapt_scratch_.size() < blocks * cuda_detail::adapt_scratch_doubles(n))
         adapt_scratch_ = device_array<double>(blocks * cuda_detail::adapt_scratch_doubles(n));
       global_scratch = adapt_scratch_.data();
@@ -250,8 +255,10 @@ class cuda_backend {
     }
   }
 
-  /// Largest scratch of adapt_map_kernel kept in shared memory (n_bins up to ~1200).
+  /// Largest shared memory (static + dynamic scratch) of adapt_map_kernel without an opt-in: the
+  /// scratch is in shared memory up to n_bins ~ 1100, else in global memory.
   static constexpr std::size_t adapt_smem_limit = 48 * 1024;
+  mutable long adapt_static_smem_ = -1;  ///< static shared memory of adapt_map_kernel (queried once)
 
   cuda_launch_policy policy_;
   int device_ = 0;
