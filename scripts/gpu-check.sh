@@ -28,6 +28,14 @@ done
 if [ -z "${SKIP_PI:-}" ]; then
   $B/bin/pi-bench > "$OUT/pi_bench.log" 2>&1; echo "pi-bench rc $?"; grep -E "best|PASS|FAIL" "$OUT/pi_bench.log"
 fi
-if [ -f .deps/limits/limits.cu ]; then
+if [ -n "${NCU:-}" ]; then  # what bounds the V-Sample kernels (pipes, issue slots, occupancy)
+  for k in "v_sample_kernel<8" "v_sample_kernel<6"; do
+    ncu --kernel-name-base demangled -k regex:"$k" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+      --section ComputeWorkloadAnalysis --section InstructionStats --section Occupancy --section WarpStateStats \
+      --section LaunchStats $B/bin/mcubes-bench throughput --runs 1 --calls 400000000 2>&1 | grep -v "^==PROF==" | \
+      grep -E "v_sample_kernel|Throughput|Busy|Pipe|Occupancy|Registers|Eligible|Issued|Executed Ipc|Stall|Warp Cycles" | head -40
+  done 2>&1 | tee "$OUT/ncu.log"
+fi
+if [ -z "${SKIP_LIMITS:-}" ] && [ -f .deps/limits/limits.cu ]; then
   nvcc -O3 -arch=sm_90 -o $B/limits .deps/limits/limits.cu && $B/limits > "$OUT/limits.log" 2>&1; cat "$OUT/limits.log"
 fi

@@ -181,19 +181,24 @@ class cuda_backend {
     }
 
     const map_view<D> dmap = map.view();
+    const std::size_t optin = static_cast<std::size_t>(props_.sharedMemPerBlockOptin);
+    const std::size_t n_edges = static_cast<std::size_t>(D) * (nb + 1);
     bool shared_bins = false;
     if (adapt)
-      shared_bins = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, true) + cuda_detail::v_sample_static_smem_bytes <=
-                    static_cast<std::size_t>(props_.sharedMemPerBlockOptin);
-    const std::size_t smem = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, shared_bins);
-    const int grid = adapt ? launch<D, F, true>(f, sp, dmap, stride, n_sel, n_tiles, shared_bins, smem)
-                           : launch<D, F, false>(f, sp, dmap, stride, n_sel, n_tiles, false, smem);
+      shared_bins = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, true) + cuda_detail::v_sample_static_smem_bytes <= optin;
+    // the map's edges go to shared memory too when they fit (launch() keeps them only if that does
+    // not cost resident blocks)
+    const std::size_t smem_plain = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, shared_bins);
+    const std::size_t smem_edges = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, shared_bins, n_edges, true);
+    const std::size_t smem_alt = smem_edges + cuda_detail::v_sample_static_smem_bytes <= optin ? smem_edges : smem_plain;
+    const int grid = adapt ? launch<D, F, true>(f, sp, dmap, stride, n_sel, n_tiles, shared_bins, smem_plain, smem_alt)
+                           : launch<D, F, false>(f, sp, dmap, stride, n_sel, n_tiles, false, smem_plain, smem_alt);
     last_grid_ = grid;
     if (adapt) last_shared_bins_ = shared_bins;
 
     // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the flags
     const unsigned T = 1024;
-    cuda_detail::tree_reduce_kernel<<<1, T, 2 * T * sizeof(double), stream_>>>(tile_est_.data(), tile_var_.data(), n_tiles,
+    cuda_detail::tree_reduce_kernel<<<1, T, 0, stream_>>>(tile_est_.data(), tile_var_.data(), n_tiles,
                                                                               width / tile, result_.data(), flags_.data());
     MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result_.data(), result_.data(), sizeof(cuda_detail::pass_result),
@@ -220,16 +225,36 @@ class cuda_backend {
   }
 
  private:
+  /// Resident blocks per multiprocessor of `kernel` with B threads and `smem` bytes of dynamic shared
+  /// memory (queried once per kernel and size). The kernel's dynamic limit is raised once to all the
+  /// opt-in shared memory the static part leaves.
+  template <class K>
+  int blocks_per_sm(K kernel, int B, std::size_t smem) const {
+    int& per_sm = occupancy_[{reinterpret_cast<const void*>(kernel), smem}];
+    if (per_sm == 0) {
+      const int max_dynamic = props_.sharedMemPerBlockOptin - static_cast<int>(cuda_detail::v_sample_static_smem_bytes);
+      MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic));
+      MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
+    }
+    return per_sm;
+  }
+
+  /// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
+  /// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
+  /// blocks; the kernel reads which from the size it gets. Returns the grid size.
   template <int D, class F, bool Adapt>
   int launch(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride, std::uint64_t n_sel,
-             std::uint64_t n_tiles, bool shared_bins, std::size_t smem) const {
+             std::uint64_t n_tiles, bool shared_bins, std::size_t smem_plain, std::size_t smem_edges) const {
     const int B = policy_.threads_per_block;
     auto kernel = B <= 256 ? cuda_detail::v_sample_kernel<D, F, Adapt, 256> : cuda_detail::v_sample_kernel<D, F, Adapt, 1024>;
-    int& per_sm = occupancy_[{reinterpret_cast<const void*>(kernel), smem}];  // queried once per kernel and size
-    if (per_sm == 0) {
-      if (smem > 48 * 1024)
-        MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-      MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
+    std::size_t smem = smem_edges;
+    int per_sm = blocks_per_sm(kernel, B, smem_edges);
+    if (smem_edges != smem_plain) {
+      const int plain = blocks_per_sm(kernel, B, smem_plain);
+      if (plain > per_sm) {
+        per_sm = plain;
+        smem = smem_plain;
+      }
     }
     if (per_sm < 1)
       throw cuda_error("V-Sample kernel cannot run with " + std::to_string(B) + " threads per block and " +

@@ -25,9 +25,10 @@
 ///  - n_nonzero (sum), first non-finite index (min) and largest contribution (max on the IEEE bit
 ///    pattern of a non-negative double) are order-independent integer reductions and atomics.
 ///
-/// Verified (H100, harness of bench-independent runs): every suite integrand and block sizes 32,
-/// 256 and 1024 give the same bits as the previous kernels (estimates, errors, n_nonzero of every
-/// iteration; 128-bit bins, also with bin scales that make the low words wrap many times).
+/// Checked on an H100 with a stand-alone harness (not in the repository): f2-f6, fA and fB, block
+/// sizes 32, 256 and 1024, shared and global bins, m-Cubes1D, give the same bits as the previous
+/// kernels (estimate, error and n_nonzero of every iteration; the 128-bit bins, also with bin
+/// scales that make the low words wrap many times); tests/cuda pass.
 
 #include <cstddef>
 #include <cstdint>
@@ -73,9 +74,9 @@ __device__ __forceinline__ void atomic_add_128(bin_accumulator* a, unsigned long
 /// with carry. Without `shared` (the bins do not fit in shared memory): atomic_add_128 straight into
 /// the global bin. One sink type for both, so that sample_chunk is instantiated once per kernel.
 ///
-/// Sm_90 has no native 64-bit shared-memory atomic add (atomicAdd on a 64-bit shared word, and a
-/// generic 64-bit atomic that lands in shared memory, compile to a compare-and-swap loop, which
-/// spins under contention: measured 6x slower than this for f3 3-D), so the 64-bit word is updated
+/// Sm_90 has no native 64-bit shared-memory atomic add: atomicAdd on a 64-bit shared word compiles
+/// to a compare-and-swap loop (ATOMS.CAST.SPIN.64), which spins under contention (a version with
+/// it ran f3 3-D 6x slower, f4 8-D 1.4x slower). So the 64-bit word is updated
 /// as two 32-bit halves with the native 32-bit shared atomicAdd: q_lo = q mod 2^32 goes to the low
 /// half; its carry c1 (that addition wrapped: old + q_lo < old, as 32-bit integers) and
 /// q_hi = q >> 32 (< 2^31, since q < 2^63, so q_hi + c1 does not wrap) go to the high half; a carry
@@ -131,11 +132,12 @@ inline constexpr std::size_t v_sample_static_smem_bytes = 2 * 2 * 32 * sizeof(do
 /// Minimum resident blocks per multiprocessor that v_sample_kernel is compiled for: the register
 /// budget per thread is 65536 / (MinBlocks * MaxThreads), rounded down to a multiple of 8. Blocks
 /// of up to 256 threads: 3 for both kernels (80 registers; 768 threads = 37.5% occupancy per SM).
-/// Measured on the H100 for the suite integrands: 4 blocks (64 registers) spill 200-450 bytes in
-/// V-Sample and run 4-20% slower; 5 blocks (48 registers) run 7-30% slower in both kernels; for
-/// No-Adjust, 3 blocks are 0-5% faster than 4 (fA 6-D: 54.4 vs 51.7 G evaluations/s). The kernels
-/// are issue-bound at this occupancy (70% of issue slots busy, "not selected" the top stall), so
-/// more resident warps do not pay for spills. 1024-thread blocks get 64 registers (1 block).
+/// Measured on the H100 (suite integrands f2, f3, f4, fA, fB): V-Sample with 4 blocks (64
+/// registers, up to 360 bytes of spills) ran 2-20% slower than with 3, with 5 blocks (48
+/// registers) 1-35% slower; No-Adjust with 4 blocks ran as fast or up to 8% slower than with 3
+/// (fA 6-D: 50-52 vs 54 G evaluations/s), with 5 blocks 4-10% slower. The kernels are issue-bound
+/// at this occupancy (70% of issue slots busy, "not selected" the top stall), so more resident
+/// warps do not pay for the spills. 1024-thread blocks get 64 registers (1 block).
 template <bool Adapt, int MaxThreads>
 inline constexpr int v_sample_min_blocks = MaxThreads <= 256 ? 3 : 1;
 
