@@ -29,7 +29,7 @@ if [ -z "${SKIP_PI:-}" ]; then
   $B/bin/pi-bench > "$OUT/pi_bench.log" 2>&1; echo "pi-bench rc $?"; grep -E "best|PASS|FAIL" "$OUT/pi_bench.log"
 fi
 if [ -n "${NCU:-}" ]; then  # what bounds the V-Sample kernels (pipes, issue slots, occupancy)
-  for k in "v_sample_kernel<8" "v_sample_kernel<6"; do
+  for k in 'v_sample_kernel<\(int\)8' 'v_sample_kernel<\(int\)6'; do
     ncu --kernel-name-base demangled -k regex:"$k" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
       --section ComputeWorkloadAnalysis --section InstructionStats --section Occupancy --section WarpStateStats \
       --section LaunchStats $B/bin/mcubes-bench throughput --runs 1 --calls 400000000 2>&1 | grep -v "^==PROF==" | \

@@ -64,4 +64,81 @@ class sample_stream {
   philox::ctr_type ctr_;
 };
 
+/// 32 x 32 -> 64-bit product of a and b: returns the low word, sets hi to the high word. On the
+/// device one mul.wide.u32 (a single IMAD.WIDE.U32: the 64-bit product form of Random123's
+/// mulhilo32 compiles to it plus an extra add of zero to the high word).
+MCUBES_HOST_DEVICE inline std::uint32_t philox_mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi) {
+#if defined(__CUDA_ARCH__)
+  std::uint32_t lo;
+  asm("{\n\t.reg .b64 p;\n\tmul.wide.u32 p, %2, %3;\n\tmov.b64 {%0, %1}, p;\n\t}" : "=r"(lo), "=r"(hi) : "r"(a), "r"(b));
+  return lo;
+#else
+  const std::uint64_t p = static_cast<std::uint64_t>(a) * b;
+  hi = static_cast<std::uint32_t>(p >> 32);
+  return static_cast<std::uint32_t>(p);
+#endif
+}
+
+/// The numbers of sample_stream(seed, stream, iteration, index) for a fixed (seed, stream,
+/// iteration), with the Philox4x32-10 key schedule precomputed: round r (0..9) uses the key
+/// {k0 + r W0, k1 + r W1} (Random123's bumpkey), held here, so that a kernel given this struct as a
+/// parameter reads the round keys as constant operands instead of recomputing them per sample.
+/// Round 0 has two counter words fixed by the iteration and the block: {index lo, index hi,
+/// iteration, b}; its product M1 * iteration is precomputed (it_lo, it_hi_k0 = its high word xor
+/// the round-0 key k0). Exact integer arithmetic throughout: the same words as Random123's
+/// r123::Philox4x32 (tests/unit/test_random.cpp checks them against sample_stream). Trivially
+/// copyable.
+struct philox_schedule {
+  static constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;  ///< PHILOX_M4x32_0, _1
+  static constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;  ///< PHILOX_W32_0, _1
+  std::uint32_t k0[10];    ///< round keys, word 0
+  std::uint32_t k1[10];    ///< round keys, word 1
+  std::uint32_t it_lo;     ///< low word of M1 * iteration
+  std::uint32_t it_hi_k0;  ///< high word of M1 * iteration, xor k0[0]
+
+  static philox_schedule make(std::uint64_t seed, stream_id stream, std::uint32_t iteration) {
+    philox_schedule s{};
+    std::uint32_t a = static_cast<std::uint32_t>(seed);
+    std::uint32_t b = static_cast<std::uint32_t>(seed >> 32) ^ (static_cast<std::uint32_t>(stream) << 24);
+    for (int r = 0; r < 10; ++r) {
+      s.k0[r] = a;
+      s.k1[r] = b;
+      a += W0;
+      b += W1;
+    }
+    std::uint32_t hi = 0;
+    s.it_lo = philox_mulhilo(M1, iteration, hi);
+    s.it_hi_k0 = hi ^ s.k0[0];
+    return s;
+  }
+
+  /// Fills u[0..N) with the first N uniform doubles of sample `index` (sample_stream::fill).
+  /// Round 0 and most of round 1 do not depend on the block: written once, shared by all blocks.
+  template <int N>
+  MCUBES_HOST_DEVICE void fill(std::uint64_t index, double (&u)[N]) const {
+    std::uint32_t h0;
+    const std::uint32_t l0 = philox_mulhilo(M0, static_cast<std::uint32_t>(index), h0);  // round 0, word 0
+    const std::uint32_t x0 = static_cast<std::uint32_t>(index >> 32) ^ it_hi_k0;         // after round 0
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int k = 0; k < N; k += 4) {
+      std::uint32_t x[4] = {x0, it_lo, h0 ^ static_cast<std::uint32_t>(k / 4) ^ k1[0], l0};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int r = 1; r < 10; ++r) {
+        std::uint32_t hi0, hi1;
+        const std::uint32_t lo0 = philox_mulhilo(M0, x[0], hi0);
+        const std::uint32_t lo1 = philox_mulhilo(M1, x[2], hi1);
+        x[0] = hi1 ^ x[1] ^ k0[r];
+        x[1] = lo1;
+        x[2] = hi0 ^ x[3] ^ k1[r];
+        x[3] = lo0;
+      }
+      for (int i = 0; i < 4 && k + i < N; ++i) u[k + i] = sample_stream::to_double(x[i]);
+    }
+  }
+};
+
 }  // namespace mcubes

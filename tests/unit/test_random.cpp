@@ -84,6 +84,48 @@ TEST(SampleStream, CounterAndKeyLayout) {
   }
 }
 
+// philox_schedule (the key schedule precomputed, round 0 shared by the blocks; the CUDA kernels'
+// generator) gives sample_stream's numbers bit for bit: every seed, stream, iteration, index
+// (including indices >= 2^32) and number of draws (part of a block, several blocks).
+template <int N>
+void expect_schedule_matches(u64 seed, mcubes::stream_id stream, u32 iteration, u64 index) {
+  double want[N], got[N];
+  mcubes::sample_stream(seed, stream, iteration, index).fill(want);
+  mcubes::philox_schedule::make(seed, stream, iteration).fill(index, got);
+  for (int k = 0; k < N; ++k)
+    ASSERT_TRUE(same_bits(got[k], want[k])) << "N " << N << " draw " << k << " seed " << seed << " iteration "
+                                            << iteration << " index " << index;
+}
+
+TEST(PhiloxSchedule, SameNumbersAsSampleStream) {
+  const u64 seeds[] = {0, 1, mcubes::default_seed, 0x123456789abcdefull, ~u64(0)};
+  const u64 indices[] = {0, 1, 12345, 0xffffffffull, 0x100000000ull, 0x0123456789abcdefull, ~u64(0)};
+  const u32 iterations[] = {0u, 1u, 7u, 0x80000000u, 0xffffffffu};
+  for (u64 seed : seeds)
+    for (auto stream : {mcubes::stream_id::vegas, mcubes::stream_id::plain_mc, mcubes::stream_id::pi})
+      for (u32 it : iterations)
+        for (u64 index : indices) {
+          expect_schedule_matches<1>(seed, stream, it, index);
+          expect_schedule_matches<3>(seed, stream, it, index);
+          expect_schedule_matches<8>(seed, stream, it, index);
+          expect_schedule_matches<9>(seed, stream, it, index);
+          expect_schedule_matches<13>(seed, stream, it, index);
+        }
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;  // and random inputs (splitmix64)
+  auto next = [&state] {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const u64 seed = next(), index = next();
+    const u32 it = static_cast<u32>(next());
+    expect_schedule_matches<6>(seed, mcubes::stream_id::vegas, it, index);
+    expect_schedule_matches<9>(seed, mcubes::stream_id::vegas, it, index);
+  }
+}
+
 TEST(SampleStream, WordConversionIsInTheOpenInterval) {
   EXPECT_EQ(mcubes::sample_stream::to_double(0u), std::ldexp(1.0, -33));
   EXPECT_EQ(mcubes::sample_stream::to_double(0xffffffffu), 1.0 - std::ldexp(1.0, -33));

@@ -267,7 +267,8 @@ class cuda_backend {
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
     grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
     kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, sp, dmap, stride, n_sel, n_tiles, tile_est_.data(),
-                                                              tile_var_.data(), bins_.data(), shared_bins, flags_.data());
+                                                              tile_var_.data(), bins_.data(), shared_bins, flags_.data(),
+                                                              philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
     MCUBES_CUDA_CHECK_LAUNCH("v_sample_kernel");
     return static_cast<int>(grid);
   }

@@ -64,15 +64,27 @@ struct no_bins {
   MCUBES_HOST_DEVICE void add(int, int, std::uint64_t) {}
 };
 
+/// The uniforms of the Vegas stream (random.hpp), one sample_stream per sample. The CUDA kernels
+/// use philox_schedule instead (the same numbers, with the key schedule precomputed).
+struct vegas_stream_uniforms {
+  std::uint64_t seed;
+  std::uint32_t iteration;
+  template <int N>
+  MCUBES_HOST_DEVICE void fill(std::uint64_t index, double (&u)[N]) const {
+    sample_stream(seed, stream_id::vegas, iteration, index).fill(u);
+  }
+};
+
 /// Computes the point of sample `index` (sub-cube index / p, sample index % p): fills x (region
 /// coordinates) and bins, returns the jacobian J of the map (region volume not included).
-/// The sub-cube coordinates come as doubles (exact: g <= 2^49).
-template <int D>
-MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const map_view<D>& map,
+/// The sub-cube coordinates come as doubles (exact: g <= 2^49). `uni` gives the sample's uniforms:
+/// vegas_stream_uniforms{sp.seed, sp.iteration} or the equal philox_schedule of the Vegas stream.
+template <int D, class U>
+MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const map_view<D>& map, const U& uni,
                                              const double (&coord)[D], std::uint64_t index, point<D>& x,
                                              int (&bin)[D]) {
   double u[D];
-  sample_stream(sp.seed, stream_id::vegas, sp.iteration, index).fill(u);
+  uni.fill(index, u);
   double jac = 1.0;
   for (int j = 0; j < D; ++j) {
     const double y = (coord[j] + u[j]) * sp.inv_g;
@@ -81,6 +93,14 @@ MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const
     x[j] = sp.lower[j] + sp.width[j] * xu;
   }
   return jac;
+}
+
+/// make_sample with the Vegas stream's uniforms from sample_stream.
+template <int D>
+MCUBES_HOST_DEVICE inline double make_sample(const sampling_params<D>& sp, const map_view<D>& map,
+                                             const double (&coord)[D], std::uint64_t index, point<D>& x,
+                                             int (&bin)[D]) {
+  return make_sample<D>(sp, map, vegas_stream_uniforms{sp.seed, sp.iteration}, coord, index, x, bin);
 }
 
 /// make_sample with integer sub-cube coordinates.
@@ -113,10 +133,11 @@ MCUBES_HOST_DEVICE inline void cube_coordinates(std::uint64_t cube, std::uint64_
 }
 
 /// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially.
-/// Bins: a sink with `static constexpr bool enabled` and `add(axis, bin, quantized)`.
-template <int D, class F, class Bins>
+/// Bins: a sink with `static constexpr bool enabled` and `add(axis, bin, quantized)`. Uniforms:
+/// `uni` (see make_sample).
+template <int D, class F, class Bins, class U>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
-                                                     std::uint64_t chunk, Bins& bins) {
+                                                     std::uint64_t chunk, Bins& bins, const U& uni) {
   chunk_partial out;
   const std::uint64_t begin = chunk * sp.chunk_cubes;
   std::uint64_t end = begin + sp.chunk_cubes;
@@ -144,11 +165,11 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
     double cd[D];
     for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
     double s1 = 0, s2 = 0;
-    for (std::uint64_t k = 0; k < sp.p; ++k) {
-      const std::uint64_t index = c * sp.p + k;
+    const std::uint64_t first = c * sp.p, last = first + sp.p;  // sample indices c*p + k, k < p
+    for (std::uint64_t index = first; index != last; ++index) {
       point<D> x;
       int bin[D];
-      const double jac = make_sample<D>(sp, map, cd, index, x, bin);
+      const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
       double v = f(x);
       if (!(v - v == 0)) {  // NaN or +-Inf
         if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
@@ -173,6 +194,13 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
     out.variance += var;
   }
   return out;
+}
+
+/// sample_chunk with the Vegas stream's uniforms from sample_stream.
+template <int D, class F, class Bins>
+MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                                                     std::uint64_t chunk, Bins& bins) {
+  return sample_chunk<D>(f, sp, map, chunk, bins, vegas_stream_uniforms{sp.seed, sp.iteration});
 }
 
 /// Merges the non-summed fields of partial `b` into `a` (order-independent: min, max, integer sum).

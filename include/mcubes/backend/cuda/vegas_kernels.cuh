@@ -102,7 +102,10 @@ struct shared_bin_sink {
     unsigned* w = reinterpret_cast<unsigned*>(lo + i);  // w[0]: low half, w[1]: high half (little endian)
     const unsigned q_lo = static_cast<unsigned>(q);
     const unsigned old_lo = atomicAdd(w, q_lo);
-    const unsigned q_hi = static_cast<unsigned>(q >> 32) + (old_lo + q_lo < old_lo ? 1u : 0u);
+    unsigned q_hi;  // q >> 32 plus the carry of old_lo + q_lo (add with carry out, then add the carry in)
+    asm("{\n\t.reg .u32 t;\n\tadd.cc.u32 t, %1, %2;\n\taddc.u32 %0, %3, 0;\n\t}"
+        : "=r"(q_hi)
+        : "r"(old_lo), "r"(q_lo), "r"(static_cast<unsigned>(q >> 32)));
     if (q_hi != 0) {
       const unsigned old_hi = atomicAdd(w + 1, q_hi);
       if (old_hi + q_hi < old_hi) atomicAdd(reinterpret_cast<unsigned long long*>(&global[i].hi), 1ull);
@@ -254,7 +257,7 @@ template <int D, class F, bool Adapt>
 __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles,
                                                double* tile_est, double* tile_var, shared_bin_sink& sink,
-                                               double (*red)[2][32], warp_flags& flags) {
+                                               double (*red)[2][32], warp_flags& flags, const philox_schedule& rng) {
   const unsigned B = blockDim.x, tid = threadIdx.x;
   no_bins none;
   // k counts this block's tiles (32 bits: n_tiles <= 2^20); the tile index is recomputed from it
@@ -267,9 +270,9 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
       const std::uint64_t sel = tile * B + tid;
       if (sel < n_sel) {
         if constexpr (Adapt)
-          part = sample_chunk<D>(f, sp, map, sel * stride, sink);
+          part = sample_chunk<D>(f, sp, map, sel * stride, sink, rng);
         else
-          part = sample_chunk<D>(f, sp, map, sel * stride, none);
+          part = sample_chunk<D>(f, sp, map, sel * stride, none, rng);
       }
     }
     fold_warp_flags<Adapt>(part, flags);
@@ -299,7 +302,7 @@ template <int D, class F, bool Adapt, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads>)
     v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
                     std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins, bool shared_bins,
-                    device_flags* flags) {
+                    device_flags* flags, philox_schedule rng) {
   extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
   __shared__ double s_red[2][2][32];                    // warp sums of a tile, double buffered
   __shared__ warp_flags s_flags[32];
@@ -326,9 +329,9 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
   // 32-bit addresses (a single one through a generic pointer measured 5-8% slower).
   if (edges_in_smem)
     v_sample_tiles<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, stride, n_sel, n_tiles, tile_est, tile_var,
-                                sink, s_red, s_flags[warp]);
+                                sink, s_red, s_flags[warp], rng);
   else
-    v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, n_tiles, tile_est, tile_var, sink, s_red, s_flags[warp]);
+    v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, n_tiles, tile_est, tile_var, sink, s_red, s_flags[warp], rng);
   __syncthreads();  // every shared bin atomic and flag fold of the block is done
   if (tid == 0) {
     warp_flags t{0ull, ~0ull, 0ull};
