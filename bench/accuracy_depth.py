@@ -128,21 +128,11 @@ def depth_table(rows):
 
 def main(argv):
     ap = argparse.ArgumentParser(description="Markdown table of the deepest accuracy level per integrand.")
-    ap.add_argument("csv", nargs="+", help="run CSVs of mcubes-bench accuracy --csv")
+    acc.add_run_arguments(ap)
     ap.add_argument("--out", help="write the markdown here instead of stdout")
-    ap.add_argument("--planned-seeds", type=int, default=100, help="seeds planned per level (default 100)")
-    ap.add_argument("--newer-wins", action="store_true",
-                    help="where files conflict on a level (settings or a seed's results), keep the file given last")
     args = ap.parse_args(argv[1:])
-    if args.planned_seeds < 1:
-        ap.error("--planned-seeds must be at least 1")
-    try:
-        merged = acc.read_runs(args.csv, args.newer_wins)
-    except acc.InputError as e:
-        print(f"accuracy_depth.py: {e}", file=sys.stderr)
-        return 1
-    if not merged:
-        print("accuracy_depth.py: no runs in " + ", ".join(args.csv), file=sys.stderr)
+    merged = acc.load_runs(ap, args, "accuracy_depth.py")
+    if merged is None:
         return 1
     rows = acc.summarise(merged, args.planned_seeds)
     table, notes = depth_table(rows)

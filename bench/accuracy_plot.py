@@ -35,15 +35,10 @@ def quartiles(s):
 
 def main(argv):
     ap = argparse.ArgumentParser(description="Figure-1 style box plots of merged accuracy run CSVs.")
-    ap.add_argument("csv", nargs="+", help="run CSVs of mcubes-bench accuracy --csv")
+    acc.add_run_arguments(ap)
     ap.add_argument("outdir", help="folder for accuracy_<integrand>.png (created if missing)")
-    ap.add_argument("--planned-seeds", type=int, default=100, help="seeds planned per level (default 100)")
-    ap.add_argument("--newer-wins", action="store_true",
-                    help="where files conflict on a level (settings or a seed's results), keep the file given last")
     ap.add_argument("--summary", help="also write the per-level summary CSV of the merged runs here")
     args = ap.parse_args(argv[1:])
-    if args.planned_seeds < 1:
-        ap.error("--planned-seeds must be at least 1")
     try:
         import matplotlib
 
@@ -54,13 +49,8 @@ def main(argv):
               "python3-matplotlib, or pip install matplotlib), or run /usr/bin/python3", file=sys.stderr)
         return 2
 
-    try:
-        merged = acc.read_runs(args.csv, args.newer_wins)
-    except acc.InputError as e:
-        print(f"accuracy_plot.py: {e}", file=sys.stderr)
-        return 1
-    if not merged:
-        print("accuracy_plot.py: no runs in " + ", ".join(args.csv), file=sys.stderr)
+    merged = acc.load_runs(ap, args, "accuracy_plot.py")
+    if merged is None:
         return 1
     rows = acc.summarise(merged, args.planned_seeds)
     if args.summary:

@@ -278,24 +278,38 @@ def print_table(rows, out=sys.stdout):
               file=out)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description="Merge accuracy run CSVs and recompute the per-level summary.")
+def add_run_arguments(ap):
+    """The arguments every accuracy script shares: run CSVs, --planned-seeds, --newer-wins."""
     ap.add_argument("csv", nargs="+", help="run CSVs of mcubes-bench accuracy --csv")
-    ap.add_argument("--summary", help="write the per-level summary CSV here")
-    ap.add_argument("--merged", help="write the merged runs (one CSV, same columns) here")
     ap.add_argument("--planned-seeds", type=int, default=100, help="seeds planned per level (default 100)")
     ap.add_argument("--newer-wins", action="store_true",
                     help="where files conflict on a level (settings or a seed's results), keep the file given last")
-    args = ap.parse_args(argv[1:])
+
+
+def load_runs(ap, args, prog):
+    """Checks the shared arguments and merges the run CSVs; prints one line naming `prog` and
+    returns None on bad input or no runs."""
     if args.planned_seeds < 1:
         ap.error("--planned-seeds must be at least 1")
     try:
         merged = read_runs(args.csv, args.newer_wins)
     except InputError as e:
-        print(f"accuracy_summary.py: {e}", file=sys.stderr)
-        return 1
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
     if not merged:
-        print("accuracy_summary.py: no runs in " + ", ".join(args.csv), file=sys.stderr)
+        print(f"{prog}: no runs in " + ", ".join(args.csv), file=sys.stderr)
+        return None
+    return merged
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="Merge accuracy run CSVs and recompute the per-level summary.")
+    add_run_arguments(ap)
+    ap.add_argument("--summary", help="write the per-level summary CSV here")
+    ap.add_argument("--merged", help="write the merged runs (one CSV, same columns) here")
+    args = ap.parse_args(argv[1:])
+    merged = load_runs(ap, args, "accuracy_summary.py")
+    if merged is None:
         return 1
     rows = summarise(merged, args.planned_seeds)
     if args.summary:
