@@ -162,8 +162,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except BrokenPipeError:  # output piped into e.g. head: not an error
-        sys.stdout = open(os.devnull, "w")
-        sys.exit(0)
+    acc.run(main)

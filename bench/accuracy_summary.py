@@ -302,6 +302,15 @@ def load_runs(ap, args, prog):
     return merged
 
 
+def run(main):
+    """Runs a script's main(argv) and exits with its status; output piped into e.g. head is not an error."""
+    try:
+        sys.exit(main(sys.argv))
+    except BrokenPipeError:
+        sys.stdout = open(os.devnull, "w")
+        sys.exit(0)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="Merge accuracy run CSVs and recompute the per-level summary.")
     add_run_arguments(ap)

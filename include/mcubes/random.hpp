@@ -79,6 +79,30 @@ MCUBES_HOST_DEVICE inline std::uint32_t philox_mulhilo(std::uint32_t a, std::uin
 #endif
 }
 
+/// The 10 round keys of Philox4x32-10 for the key that sample_stream assigns to (seed, stream),
+/// precomputed (Random123's key schedule: round r uses key + r * (PHILOX_W32_0, PHILOX_W32_1)).
+/// Trivially copyable: kernels take it by value and read the keys from the constant bank instead of
+/// recomputing them per sample. The one key schedule of the project: the CPU fast path
+/// (backend/cpu.hpp), the pi kernels (algorithm/pi.hpp) and philox_schedule use it.
+struct philox_round_keys {
+  std::uint32_t k0[10];  ///< round keys, word 0
+  std::uint32_t k1[10];  ///< round keys, word 1
+};
+
+/// Round keys of the key that sample_stream assigns to (seed, stream).
+MCUBES_HOST_DEVICE inline philox_round_keys make_philox_round_keys(std::uint64_t seed, stream_id stream) {
+  philox_round_keys rk{};
+  std::uint32_t a = static_cast<std::uint32_t>(seed);
+  std::uint32_t b = static_cast<std::uint32_t>(seed >> 32) ^ (static_cast<std::uint32_t>(stream) << 24);
+  for (int r = 0; r < 10; ++r) {
+    rk.k0[r] = a;
+    rk.k1[r] = b;
+    a += 0x9E3779B9u;  // PHILOX_W32_0
+    b += 0xBB67AE85u;  // PHILOX_W32_1
+  }
+  return rk;
+}
+
 /// The numbers of sample_stream(seed, stream, iteration, index) for a fixed (seed, stream,
 /// iteration), with the Philox4x32-10 key schedule precomputed: round r (0..9) uses the key
 /// {k0 + r W0, k1 + r W1} (Random123's bumpkey), held here, so that a kernel given this struct as a
@@ -90,25 +114,16 @@ MCUBES_HOST_DEVICE inline std::uint32_t philox_mulhilo(std::uint32_t a, std::uin
 /// copyable.
 struct philox_schedule {
   static constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;  ///< PHILOX_M4x32_0, _1
-  static constexpr std::uint32_t W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;  ///< PHILOX_W32_0, _1
-  std::uint32_t k0[10];    ///< round keys, word 0
-  std::uint32_t k1[10];    ///< round keys, word 1
+  philox_round_keys key;   ///< the round keys
   std::uint32_t it_lo;     ///< low word of M1 * iteration
-  std::uint32_t it_hi_k0;  ///< high word of M1 * iteration, xor k0[0]
+  std::uint32_t it_hi_k0;  ///< high word of M1 * iteration, xor key.k0[0]
 
   static philox_schedule make(std::uint64_t seed, stream_id stream, std::uint32_t iteration) {
     philox_schedule s{};
-    std::uint32_t a = static_cast<std::uint32_t>(seed);
-    std::uint32_t b = static_cast<std::uint32_t>(seed >> 32) ^ (static_cast<std::uint32_t>(stream) << 24);
-    for (int r = 0; r < 10; ++r) {
-      s.k0[r] = a;
-      s.k1[r] = b;
-      a += W0;
-      b += W1;
-    }
+    s.key = make_philox_round_keys(seed, stream);
     std::uint32_t hi = 0;
     s.it_lo = philox_mulhilo(M1, iteration, hi);
-    s.it_hi_k0 = hi ^ s.k0[0];
+    s.it_hi_k0 = hi ^ s.key.k0[0];
     return s;
   }
 
@@ -123,7 +138,7 @@ struct philox_schedule {
 #pragma unroll
 #endif
     for (int k = 0; k < N; k += 4) {
-      std::uint32_t x[4] = {x0, it_lo, h0 ^ static_cast<std::uint32_t>(k / 4) ^ k1[0], l0};
+      std::uint32_t x[4] = {x0, it_lo, h0 ^ static_cast<std::uint32_t>(k / 4) ^ key.k1[0], l0};
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -131,9 +146,9 @@ struct philox_schedule {
         std::uint32_t hi0, hi1;
         const std::uint32_t lo0 = philox_mulhilo(M0, x[0], hi0);
         const std::uint32_t lo1 = philox_mulhilo(M1, x[2], hi1);
-        x[0] = hi1 ^ x[1] ^ k0[r];
+        x[0] = hi1 ^ x[1] ^ key.k0[r];
         x[1] = lo1;
-        x[2] = hi0 ^ x[3] ^ k1[r];
+        x[2] = hi0 ^ x[3] ^ key.k1[r];
         x[3] = lo0;
       }
       for (int i = 0; i < 4 && k + i < N; ++i) u[k + i] = sample_stream::to_double(x[i]);

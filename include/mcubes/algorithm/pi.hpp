@@ -43,27 +43,6 @@ namespace mcubes {
 /// Largest sample count of Monte Carlo pi (2^62).
 inline constexpr std::uint64_t pi_max_samples = std::uint64_t(1) << 62;
 
-/// The 10 round keys of Philox4x32-10 for one key, precomputed (Random123's key schedule:
-/// round r uses key + r * (0x9E3779B9, 0xBB67AE85)). Trivially copyable: passed to kernels by value,
-/// so that the rounds read their keys from the constant bank instead of recomputing them.
-struct philox_round_keys {
-  std::uint32_t k[10][2];
-};
-
-/// Round keys of the key that random.hpp assigns to (seed, stream).
-MCUBES_HOST_DEVICE inline philox_round_keys make_philox_round_keys(std::uint64_t seed, stream_id stream) {
-  philox_round_keys rk;
-  std::uint32_t k0 = static_cast<std::uint32_t>(seed);
-  std::uint32_t k1 = static_cast<std::uint32_t>(seed >> 32) ^ (static_cast<std::uint32_t>(stream) << 24);
-  for (int r = 0; r < 10; ++r) {
-    rk.k[r][0] = k0;
-    rk.k[r][1] = k1;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return rk;
-}
-
 /// Four 32-bit words (a Philox counter or output).
 struct philox_words {
   std::uint32_t v[4];
@@ -86,7 +65,7 @@ MCUBES_HOST_DEVICE inline philox_words philox4x32_10(philox_words c, const philo
 #endif
     const std::uint32_t lo0 = 0xD2511F53u * c.v[0];
     const std::uint32_t lo1 = 0xCD9E8D57u * c.v[2];
-    c = philox_words{{hi1 ^ c.v[1] ^ rk.k[r][0], lo1, hi0 ^ c.v[3] ^ rk.k[r][1], lo0}};
+    c = philox_words{{hi1 ^ c.v[1] ^ rk.k0[r], lo1, hi0 ^ c.v[3] ^ rk.k1[r], lo0}};
   }
   return c;
 }

@@ -69,21 +69,6 @@ namespace cpu_detail {
 /// batch are computed axis by axis over its samples, so that the compiler vectorises them.
 inline constexpr int batch = 64;
 
-/// Philox4x32-10 round keys of one key (the Random123 key schedule: k_r = k_0 + r * W).
-struct philox_round_keys {
-  std::uint32_t k0[10], k1[10];
-  explicit philox_round_keys(std::uint64_t seed, stream_id stream) {
-    std::uint32_t a = static_cast<std::uint32_t>(seed);
-    std::uint32_t b = static_cast<std::uint32_t>(seed >> 32) ^ (static_cast<std::uint32_t>(stream) << 24);
-    for (int r = 0; r < 10; ++r) {
-      k0[r] = a;
-      k1[r] = b;
-      a += 0x9E3779B9u;  // PHILOX_W32_0
-      b += 0xBB67AE85u;  // PHILOX_W32_1
-    }
-  }
-};
-
 /// u[4b + w][i] = r123::u01<double>(word w of Philox4x32-10(counter {index_i mod 2^32, index_i >> 32,
 /// iteration, b}, key)) for index_i = first + i, i < batch: the numbers of sample_stream::fill
 /// (random.hpp) for a batch of consecutive samples. Only words 4b + w < D are kept.
@@ -368,7 +353,7 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   std::uint64_t cube_end = (first + count) * sp.chunk_cubes;
   if (cube_end > sp.n_cubes) cube_end = sp.n_cubes;
   if (cube_begin >= cube_end) return;
-  const philox_round_keys key(sp.seed, stream_id::vegas);
+  const philox_round_keys key = make_philox_round_keys(sp.seed, stream_id::vegas);
 #if MCUBES_CPU_AVX2_DISPATCH
   const bool avx2 = cpu_has_avx2();
 #endif
