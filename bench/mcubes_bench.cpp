@@ -134,7 +134,7 @@ int trace_one(const std::string& name, const F& f, vegas_options o) {
   for (const auto& k : t.r.records)
     std::printf("  %3d %s%s %.10g +- %.3g   weighted %.10g +- %.3g  chi2/dof %.2f  Q %.3f  nonzero %llu  %.3f ms%s\n", k.index,
                 k.adapted ? "A" : " ", k.accumulated ? "*" : " ", k.estimate, k.error, k.weighted_estimate, k.weighted_error,
-                k.chi2_dof, k.q, static_cast<unsigned long long>(k.n_nonzero), k.seconds * 1e3, k.rescaled ? "  (bins rescaled)" : "");
+                k.chi2_dof, k.q, static_cast<unsigned long long>(k.n_nonzero), k.seconds * 1e3, k.rescaled ? "  (bins rescaled)" : (k.top_bin_level > 0 ? "  (bin overflow levels)" : ""));
   std::printf("%s seed %llu: %.10g +- %.3g, exact %.10g, %s after %d iterations, %.3f ms\n", name.c_str(),
               static_cast<unsigned long long>(o.seed), t.r.estimate, t.r.error, e.exact(D), to_string(t.r.status), t.r.iterations,
               t.seconds * 1e3);

@@ -55,12 +55,14 @@ void print_iteration_table(std::FILE* out, const result& res) {
   std::fprintf(out, "%4s %-5s %18s %11s %18s %11s %10s %9s %10s\n", "iter", "flags", "estimate", "error",
                "weighted est.", "weighted err", "chi2/dof", "Q", "time [s]");
   for (const iteration_record& it : res.records) {
-    char flags[4] = {it.adapted ? 'a' : '-', it.accumulated ? '*' : '-', it.rescaled ? 'r' : '-', '\0'};
+    char flags[5] = {it.adapted ? 'a' : '-', it.accumulated ? '*' : '-', it.rescaled ? 'r' : '-',
+                     it.top_bin_level > 0 ? 'o' : '-', '\0'};
     std::fprintf(out, "%4d %-5s %18.10g %11.4g %18.10g %11.4g %10.4g %9.3g %10.4f\n", it.index, flags, it.estimate,
                  it.error, it.weighted_estimate, it.weighted_error, it.chi2_dof, it.q, it.seconds);
   }
   std::fprintf(out, "flags: a = map adapted with this iteration's samples, * = accumulated in the weighted estimate, "
-                    "r = bin contributions re-accumulated with a new scale\n");
+                    "r = bin contributions re-accumulated with a new scale, o = bin contributions beyond the scale's "
+                    "range kept in overflow levels\n");
 }
 
 void print_result(std::FILE* out, const run_report& r) {
@@ -108,6 +110,7 @@ nlohmann::ordered_json to_json(const run_report& r) {
                           {"n_eval", it.n_eval},
                           {"n_nonzero", it.n_nonzero},
                           {"rescaled", it.rescaled},
+                          {"top_bin_level", it.top_bin_level},
                           {"seconds", json_number(it.seconds)}});
   }
   json options = {{"rel_tol", json_number(o.rel_tol)},

@@ -40,7 +40,8 @@ void print_header(std::FILE* out, const run_report& r);
 
 /// Prints one row per iteration: index, estimate, error, weighted estimate, weighted error,
 /// chi2/dof, Q, seconds, and flags (a = the map was adapted with its samples, * = accumulated in
-/// the weighted estimate, r = bin contributions rescaled), followed by a legend line.
+/// the weighted estimate, r = bin contributions rescaled, o = overflow bin levels used), followed
+/// by a legend line.
 void print_iteration_table(std::FILE* out, const result& res);
 
 /// Prints the result lines: estimate +- error (estimate with 17 significant digits, so the printed

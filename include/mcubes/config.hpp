@@ -10,6 +10,15 @@
 #define MCUBES_HOST_DEVICE
 #endif
 
+#if defined(__CUDACC__)
+/// Keeps a (rarely called) function out of line, on host and device.
+#define MCUBES_NOINLINE __noinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define MCUBES_NOINLINE __attribute__((noinline))
+#else
+#define MCUBES_NOINLINE
+#endif
+
 #define MCUBES_VERSION_MAJOR 0
 #define MCUBES_VERSION_MINOR 1
 #define MCUBES_VERSION_PATCH 0

@@ -42,6 +42,7 @@ struct iteration_record {
   std::uint64_t n_eval = 0;     ///< integrand evaluations in this iteration
   std::uint64_t n_nonzero = 0;  ///< evaluations that returned a non-zero value
   bool rescaled = false;        ///< bin contributions were re-accumulated with a new fixed-point scale
+  int top_bin_level = 0;        ///< highest overflow level of its bin contributions (0: all within the scale's 2^63 units)
   double seconds = 0;           ///< wall time of the iteration
 };
 

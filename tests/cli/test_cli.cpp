@@ -263,7 +263,7 @@ TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
   std::uint64_t n_eval = 0;
   for (const json& it : j.at("iterations")) {
     for (const char* key : {"index", "estimate", "error", "adapted", "accumulated", "weighted_estimate",
-                            "weighted_error", "chi2_dof", "q", "n_eval", "n_nonzero", "rescaled", "seconds"})
+                            "weighted_error", "chi2_dof", "q", "n_eval", "n_nonzero", "rescaled", "top_bin_level", "seconds"})
       EXPECT_TRUE(it.contains(key)) << key;
     n_eval += it.at("n_eval").get<std::uint64_t>();
   }

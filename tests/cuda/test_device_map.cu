@@ -32,22 +32,40 @@ std::vector<bin_accumulator> random_bins(std::mt19937_64& rng, std::size_t n) {
   return bins;
 }
 
+// Levels 0..top_level of random exact bin sums (level-major, iteration_sums::bins): level 0 as
+// random_bins, the overflow levels sparse (about one bin in 8 non-zero), as after a pass whose
+// largest terms outgrew the scale.
+std::vector<bin_accumulator> random_levels(std::mt19937_64& rng, std::size_t n, int top_level) {
+  std::vector<bin_accumulator> bins = random_bins(rng, n);
+  for (int level = 1; level <= top_level; ++level) {
+    std::vector<bin_accumulator> lv = random_bins(rng, n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (rng() % 8 != 0) lv[i] = bin_accumulator{};
+    bins.insert(bins.end(), lv.begin(), lv.end());
+  }
+  return bins;
+}
+
 template <int D>
-void expect_same_adaptation(int n_bins, double alpha, bool symmetric, int rounds, std::mt19937_64& rng) {
+void expect_same_adaptation(int n_bins, double alpha, bool symmetric, int rounds, std::mt19937_64& rng,
+                            int top_level = 0) {
   cuda_backend backend;
   device_map<D> dev = backend.make_map<D>(n_bins);
   adaptive_map<D> host(n_bins);
   ASSERT_EQ(backend.map_edges(dev), host.edges());
   for (int round = 0; round < rounds; ++round) {
-    const auto bins = random_bins(rng, static_cast<std::size_t>(D) * n_bins);
-    backend.upload_bins(bins);
-    backend.adapt_map(dev, iteration_sums{}, alpha, symmetric);
-    host.adapt(bins.data(), alpha, symmetric);
+    const auto bins = random_levels(rng, static_cast<std::size_t>(D) * n_bins, top_level);
+    backend.upload_bins(bins, top_level);
+    iteration_sums sums;
+    sums.top_level = top_level;
+    backend.adapt_map(dev, sums, alpha, symmetric);
+    host.adapt(bins.data(), alpha, symmetric, top_level);
     const std::vector<double> got = backend.map_edges(dev);
     ASSERT_EQ(got.size(), host.edges().size());
     for (std::size_t i = 0; i < got.size(); ++i)
       ASSERT_EQ(mcubes_test::bits(got[i]), mcubes_test::bits(host.edges()[i]))
-          << "n_bins " << n_bins << ", alpha " << alpha << (symmetric ? ", symmetric" : "") << ", round " << round
+          << "n_bins " << n_bins << ", alpha " << alpha << (symmetric ? ", symmetric" : "") << ", top level "
+          << top_level << ", round " << round
           << ", edge " << i << ": device " << got[i] << ", host " << host.edges()[i];
   }
 }
@@ -62,6 +80,18 @@ TEST(DeviceMap, AdaptationBitwiseEqualToHost) {
     }
   }
   expect_same_adaptation<9>(500, 1.5, false, 4, rng);
+}
+
+// Bins with overflow levels (reduction.hpp bin_level): the device folds the levels as the host does.
+TEST(DeviceMap, AdaptationWithOverflowLevelsBitwiseEqualToHost) {
+  MCUBES_REQUIRE_DEVICE();
+  std::mt19937_64 rng(test_seed + 2);
+  for (int top : {1, 3, max_bin_level})
+    for (int n : {7, 500, 1500}) {
+      expect_same_adaptation<3>(n, 1.5, false, 2, rng, top);
+      expect_same_adaptation<3>(n, 1.5, true, 2, rng, top);
+    }
+  expect_same_adaptation<9>(500, 1.5, false, 3, rng, 2);
 }
 
 TEST(DeviceMap, AlphaZeroKeepsTheMapAndClearsTheBins) {

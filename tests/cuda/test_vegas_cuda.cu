@@ -8,7 +8,9 @@
 #include "cuda_test_support.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 namespace {
@@ -213,4 +215,69 @@ TEST(CudaSanitizer, SmallRunOfEveryKernel) {
   EXPECT_EQ(b.iterations, 4);
   EXPECT_THROW(integrate<3>(nan_beyond{}, region<3>::unit(), o), non_finite_integrand);
 }
+}  // namespace
+
+// The sampling arithmetic of the device (core/float_bits.hpp: u01 by bits, the bin by a round-down
+// addition instead of the conversions) against the host's conversions, bit for bit:
+// sample_stream::to_double and map_view::map on a uniform and a non-uniform axis, for bin counts up
+// to 2^20 and u on and next to every bin boundary (this file is built with --fmad=false, so that
+// map's lo + w (t - b) is not contracted on the device).
+namespace {
+
+using namespace mcubes;
+
+__global__ void sampling_arithmetic_kernel(map_view<2> view, const double* u, const std::uint32_t* w, int n, int* bin,
+                                           double* x, double* jac, double* uw) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    for (int j = 0; j < 2; ++j) {
+      double xu, J = 1.5;
+      bin[2 * i + j] = view.map(j, u[i], xu, J);
+      x[2 * i + j] = xu;
+      jac[2 * i + j] = J;
+    }
+    uw[i] = sample_stream::to_double(w[i]);
+  }
+}
+
+TEST(VegasCuda, SamplingArithmeticBitwiseEqualToHost) {
+  MCUBES_REQUIRE_DEVICE();
+  std::mt19937_64 rng(20261123);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  for (int nb : {2, 3, 7, 500, 1024, 4999, 1 << 20}) {
+    adaptive_map<2> host(nb);
+    for (int k = 1; k < nb; ++k) host.edge(1, k) = std::pow(static_cast<double>(k) / nb, 1.7);  // non-uniform axis 1
+    std::vector<double> u = {1.0, 1.0 - std::ldexp(1.0, -53), std::ldexp(1.0, -33)};
+    for (int k = 0; k <= nb && k < 5000; ++k) {
+      const double y = static_cast<double>(k) / nb;
+      u.push_back(y);
+      u.push_back(std::nextafter(y, 0.0));
+      u.push_back(std::nextafter(y, 2.0));
+    }
+    while (u.size() < 100000) u.push_back(unif(rng));
+    std::vector<std::uint32_t> w(u.size());
+    for (auto& v : w) v = static_cast<std::uint32_t>(rng());
+    w[0] = 0u, w[1] = 1u, w[2] = 0x80000000u, w[3] = 0xffffffffu;
+    const int n = static_cast<int>(u.size());
+    device_array<double> d_edges(host.edges()), d_u(u), d_x(2 * u.size()), d_jac(2 * u.size()), d_uw(u.size());
+    device_array<std::uint32_t> d_w(w);
+    device_array<int> d_bin(2 * u.size());
+    sampling_arithmetic_kernel<<<64, 256>>>(map_view<2>{d_edges.data(), nb}, d_u.data(), d_w.data(), n, d_bin.data(),
+                                            d_x.data(), d_jac.data(), d_uw.data());
+    MCUBES_CUDA_CHECK_LAUNCH("sampling_arithmetic_kernel");
+    const auto bin = d_bin.to_host();
+    const auto x = d_x.to_host(), jac = d_jac.to_host(), uw = d_uw.to_host();
+    const auto view = host.view();
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        double xu, J = 1.5;
+        const int b = view.map(j, u[i], xu, J);
+        ASSERT_EQ(bin[2 * i + j], b) << "n_bins " << nb << " u " << u[i] << " axis " << j;
+        ASSERT_EQ(mcubes_test::bits(x[2 * i + j]), mcubes_test::bits(xu)) << "n_bins " << nb << " u " << u[i];
+        ASSERT_EQ(mcubes_test::bits(jac[2 * i + j]), mcubes_test::bits(J)) << "n_bins " << nb << " u " << u[i];
+      }
+      ASSERT_EQ(mcubes_test::bits(uw[i]), mcubes_test::bits(sample_stream::to_double(w[i]))) << "word " << w[i];
+    }
+  }
+}
+
 }  // namespace

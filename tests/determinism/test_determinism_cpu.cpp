@@ -65,6 +65,7 @@ void expect_identical(const mcubes::result& a, const mcubes::result& b, const st
     EXPECT_EQ(x.adapted, y.adapted);
     EXPECT_EQ(x.accumulated, y.accumulated);
     EXPECT_EQ(x.rescaled, y.rescaled);
+    EXPECT_EQ(x.top_bin_level, y.top_bin_level);
     EXPECT_EQ(x.n_eval, y.n_eval);
     EXPECT_EQ(x.n_nonzero, y.n_nonzero);
   }
@@ -154,25 +155,36 @@ TEST(DeterminismCpu, MoreSubCubesThanChunks) {
   EXPECT_NEAR(r.estimate, 12.3, 5 * r.error + 1e-12);
 }
 
-// A spike of height 1e6 filling most of one sub-cube that the bin-scale probe (one chunk in
-// n_chunks/1024) does not visit: the first pass's largest bin term is ~1e12 times the probe's, so
-// the iteration is re-accumulated with a new scale (record.rescaled). That path is deterministic too.
+// A spike of height H filling most of one sub-cube that the bin-scale probe (one chunk in
+// n_chunks/1024) does not visit. H = 1e6: the first pass's largest bin term is ~1e12 (2^40) times
+// the probe's, beyond the 2^22 headroom of the scale, so those terms go to overflow bin levels
+// (record.top_bin_level > 0) and nothing is re-sampled. H = 1e120: ~1e240 times the probe's,
+// beyond the top level (2^662 of headroom), so the iteration is re-accumulated with a new scale
+// (record.rescaled). Both paths are deterministic too.
 struct hidden_spike_2d {
+  double height;
   double operator()(const mcubes::point<2>& x) const {
     const bool in = x[0] > 0.4081 && x[0] < 0.4125 && x[1] > 0.6996 && x[1] < 0.7040;
-    return in ? 1e6 : 1.0;
+    return in ? height : 1.0;
   }
 };
 
-TEST(DeterminismCpu, RescaledIterations) {
+TEST(DeterminismCpu, OverflowBinLevelsAndRescaledIterations) {
   mcubes::vegas_options opt = adapting_options(100000);
   const auto st = mcubes::make_stratification(2, opt.calls_per_iteration);
   ASSERT_EQ(st.g, 223u);                     // the spike fills most of sub-cube (91, 156) = 34879,
   ASSERT_NE(34879u % (st.n_chunks / 1024), 0u);  // which the probe skips
-  const auto r = check_thread_invariance<2>(hidden_spike_2d{}, mcubes::region<2>::unit(), opt, "2-D hidden spike");
-  bool any_rescaled = false;
-  for (const auto& rec : r.records) any_rescaled = any_rescaled || rec.rescaled;
-  EXPECT_TRUE(any_rescaled) << "no iteration was rescaled: the test does not cover that path";
+  {
+    const auto r = check_thread_invariance<2>(hidden_spike_2d{1e6}, mcubes::region<2>::unit(), opt, "2-D hidden spike 1e6");
+    ASSERT_FALSE(r.records.empty());
+    EXPECT_GE(r.records[0].top_bin_level, 1) << "the first pass did not use an overflow level";
+    for (const auto& rec : r.records) EXPECT_FALSE(rec.rescaled) << "iteration " << rec.index << " was re-sampled";
+  }
+  {
+    const auto r = check_thread_invariance<2>(hidden_spike_2d{1e120}, mcubes::region<2>::unit(), opt, "2-D hidden spike 1e120");
+    ASSERT_FALSE(r.records.empty());
+    EXPECT_TRUE(r.records[0].rescaled) << "the first pass was not rescaled: the test does not cover that path";
+  }
 }
 
 TEST(DeterminismCpu, DifferentSeedsGiveDifferentEstimates) {

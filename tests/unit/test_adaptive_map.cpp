@@ -397,6 +397,49 @@ TEST(AdaptiveMap, AdaptSymmetricCopiesAxisZero) {
     for (int k = 0; k <= 4; ++k) EXPECT_EQ(m.edge(j, k), one.edge(0, k)) << "axis " << j << " edge " << k;
 }
 
+// adapt() on bins with overflow levels folds each bin's levels from the top down
+// (combine_bin_level) before adapting: the same edges as adapting to the folded doubles.
+TEST(AdaptiveMap, AdaptFoldsOverflowLevels) {
+  constexpr int D = 2, n = 6;
+  std::vector<mcubes::bin_accumulator> bins(3 * D * n);  // levels 0, 1, 2
+  for (std::size_t i = 0; i < bins.size(); ++i) bins[i].add((i * 2654435761u) % 1000003u);
+  bins[2 * D * n + 3].hi = 5;  // a high word at the top level
+  std::vector<double> folded(D * n);
+  for (int i = 0; i < D * n; ++i) {
+    double c = mcubes::combine_bin_level(0, bins[2 * D * n + i], true);
+    c = mcubes::combine_bin_level(c, bins[D * n + i], false);
+    folded[i] = mcubes::combine_bin_level(c, bins[i], false);
+    EXPECT_NEAR(folded[i], std::ldexp(bins[2 * D * n + i].to_double(), 80) + std::ldexp(bins[D * n + i].to_double(), 40) +
+                               bins[i].to_double(), 1e-15 * folded[i]);
+  }
+  mcubes::adaptive_map<D> a(n), b(n);
+  a.adapt(bins.data(), 1.5, false, 2);
+  b.adapt(folded, 1.5);
+  EXPECT_EQ(a.edges(), b.edges());
+  // m-Cubes1D: the rows are summed exactly per level, then folded.
+  std::vector<double> sym(n);
+  for (int k = 0; k < n; ++k) {
+    double c = 0;
+    for (int level = 2; level >= 0; --level) {
+      mcubes::bin_accumulator s = bins[level * D * n + k];
+      s.add(bins[level * D * n + n + k]);
+      c = mcubes::combine_bin_level(c, s, level == 2);
+    }
+    sym[k] = c;
+  }
+  mcubes::adaptive_map<D> c1(n), c2(n);
+  c1.adapt(bins.data(), 1.5, true, 2);
+  c2.adapt_symmetric(sym.data(), 1.5);
+  EXPECT_EQ(c1.edges(), c2.edges());
+  // Without levels: the same as before (level 0 only).
+  mcubes::adaptive_map<D> d1(n), d2(n);
+  d1.adapt(bins.data(), 1.5, false);
+  std::vector<double> level0(D * n);
+  for (int i = 0; i < D * n; ++i) level0[i] = bins[i].to_double();
+  d2.adapt(level0, 1.5);
+  EXPECT_EQ(d1.edges(), d2.edges());
+}
+
 TEST(AdaptiveMap, TooFewBinsThrow) {
   EXPECT_THROW(mcubes::adaptive_map<2>(1), mcubes::invalid_input);
   EXPECT_THROW(mcubes::adaptive_map<2>(0), mcubes::invalid_input);

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "mcubes/core/reduction.hpp"
@@ -262,14 +264,135 @@ TEST(ScaleFor, NeedsRescale) {
   const double s = mcubes::scale_for(1.0);  // 2^40
   EXPECT_FALSE(mcubes::needs_rescale(0.0, s));                        // nothing sampled: nothing to fix
   EXPECT_FALSE(mcubes::needs_rescale(1.0, s));                        // the reference itself
-  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 22), s));        // 2^62 units: fits
-  EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, 23), s));         // 2^63 units: clamped
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 22), s));        // 2^62 units: fits level 0
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 23), s));        // 2^63 units: level 1
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 23 + 600), s));  // 2^663 units: level 16
+  EXPECT_FALSE(mcubes::needs_rescale(std::nextafter(std::ldexp(1.0, 23 + 640), 0.0), s));  // just below 2^703
+  EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, 23 + 640), s));   // 2^703 units: beyond the top level
   EXPECT_TRUE(mcubes::needs_rescale(1e300, s));
+  EXPECT_TRUE(mcubes::needs_rescale(std::numeric_limits<double>::infinity(), s));
   EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, -24), s));       // 2^16 units: still fine
   EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, -25), s));        // 2^15 units: too coarse
   EXPECT_TRUE(mcubes::needs_rescale(1e-20, s));
   // After rescaling to the new maximum, no further rescale is needed.
   for (double m : {1e-20, 3e-7, 1.0, 7e5, 1e30}) EXPECT_FALSE(mcubes::needs_rescale(m, mcubes::scale_for(m))) << m;
+}
+
+// Overflow levels of the bins: level L holds terms t (in units of the scale) with
+// 2^(63 + 40 (L-1)) <= t < 2^(63 + 40 L) as floor(t 2^-40L + u); level 0 is exactly t < 2^63.
+TEST(BinLevels, LevelOfATerm) {
+  auto level_of = [](double t, double* scaled = nullptr) {
+    const int l = mcubes::bin_level(t);
+    if (scaled) *scaled = t;
+    return l;
+  };
+  EXPECT_EQ(level_of(0.0), 0);
+  EXPECT_EQ(level_of(1.0), 0);
+  EXPECT_EQ(level_of(std::nextafter(std::ldexp(1.0, 63), 0.0)), 0);
+  double scaled = 0;
+  EXPECT_EQ(level_of(std::ldexp(1.0, 63), &scaled), 1);
+  EXPECT_EQ(scaled, std::ldexp(1.0, 23));  // the smallest term of level 1: 2^23 units of 2^40
+  EXPECT_EQ(level_of(std::nextafter(std::ldexp(1.0, 103), 0.0)), 1);
+  EXPECT_EQ(level_of(std::ldexp(1.0, 103)), 2);
+  EXPECT_EQ(level_of(std::ldexp(1.5, 700), &scaled), 16);
+  EXPECT_EQ(scaled, std::ldexp(1.5, 60));
+  EXPECT_EQ(level_of(std::ldexp(1.0, 703)), 16);  // beyond the top level: stays at 16 (clamped by quantize)
+  EXPECT_EQ(level_of(std::numeric_limits<double>::infinity()), mcubes::max_bin_level);
+  EXPECT_EQ(level_of(std::numeric_limits<double>::quiet_NaN()), mcubes::max_bin_level);
+  // Monotone, and the scaled value is exact: t 2^-40L.
+  std::mt19937_64 rng(test_seed + 7);
+  std::uniform_real_distribution<double> expo(0, 720);
+  double prev_t = 0;
+  int prev_level = 0;
+  std::vector<double> ts(20000);
+  for (auto& t : ts) t = std::pow(2.0, expo(rng));
+  std::sort(ts.begin(), ts.end());
+  for (double t : ts) {
+    const int l = level_of(t, &scaled);
+    EXPECT_GE(l, prev_level) << t << " after " << prev_t;
+    if (l < mcubes::max_bin_level) {
+      EXPECT_LT(scaled, std::ldexp(1.0, 63));
+    }
+    if (l >= 1) {
+      EXPECT_GE(scaled, std::ldexp(1.0, 23)) << t;
+    }
+    EXPECT_EQ(scaled, std::ldexp(t, -40 * l));
+    EXPECT_EQ(mcubes::top_bin_level(t, 1.0), l);
+    prev_t = t;
+    prev_level = l;
+  }
+  EXPECT_EQ(mcubes::top_bin_level(0.0, 1.0), 0);
+}
+
+// A sink that records what add_bin_term hands it (through a pointer: the overflow path gets a
+// copy of the sink, as the real sinks allow).
+struct recording_sink {
+  static constexpr bool enabled = true;
+  std::vector<std::tuple<int, int, int, u64>>* out;  // level, axis, bin, q
+  void add(int axis, int bin, u64 q) { out->emplace_back(0, axis, bin, q); }
+  void add_level(int level, int axis, int bin, u64 q) { out->emplace_back(level, axis, bin, q); }
+};
+
+TEST(BinLevels, AddBinTermMatchesQuantizeAtLevelZeroAndScalesAbove) {
+  std::mt19937_64 rng(test_seed + 8);
+  std::uniform_real_distribution<double> unit(0.0, 1.0), expo(-60, 300);
+  for (int i = 0; i < 50000; ++i) {
+    const double c = unit(rng) * std::pow(2.0, expo(rng));
+    const double scale = std::ldexp(1.0, static_cast<int>(rng() % 80) - 20);
+    const double u = mcubes::quantization_dither(rng());
+    std::vector<std::tuple<int, int, int, u64>> got;
+    recording_sink sink{&got};
+    const int bins[3] = {4, 0, 7};
+    mcubes::add_bin_term<3>(sink, c * scale, u, [&](int j) { return bins[j]; });
+    const double t = c * scale;
+    if (t < std::ldexp(1.0, 63)) {
+      const u64 q = mcubes::quantize(c, scale, u);  // the old level-0 integer, bit for bit
+      if (q == 0) {
+        EXPECT_TRUE(got.empty());
+        continue;
+      }
+      ASSERT_EQ(got.size(), 3u);
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(got[j], std::make_tuple(0, j, bins[j], q));
+    } else {
+      double scaled = t;
+      const int l = mcubes::bin_level(scaled);
+      ASSERT_GE(l, 1);
+      const u64 q = static_cast<u64>(std::floor(std::ldexp(t, -40 * l) + u));
+      ASSERT_EQ(got.size(), 3u);
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(got[j], std::make_tuple(l, j, bins[j], q)) << t;
+      EXPECT_GE(q, u64(1) << 23);
+    }
+  }
+  // Beyond the top level: clamped to 2^63 - 1 at level 16.
+  std::vector<std::tuple<int, int, int, u64>> got;
+  recording_sink sink{&got};
+  const int bins[1] = {2};
+  mcubes::add_bin_term<1>(sink, std::ldexp(1.0, 800), 0.5, [&](int j) { return bins[j]; });
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], std::make_tuple(mcubes::max_bin_level, 0, 2, (~u64(0)) >> 1));
+}
+
+TEST(BinLevels, CombineFoldsLevelsFromTheTop) {
+  using mcubes::bin_accumulator;
+  bin_accumulator a0, a1, a2;
+  a0.add(12345);
+  a1.add(u64(1) << 40);
+  a2.add(3);
+  // level 0 only: the value of the accumulator
+  EXPECT_EQ(mcubes::combine_bin_level(0.0, a0, true), 12345.0);
+  // 3 * 2^80 + 2^40 * 2^40 + 12345 = 4 * 2^80 + 12345, rounded once per level
+  double c = mcubes::combine_bin_level(0.0, a2, true);
+  c = mcubes::combine_bin_level(c, a1, false);
+  c = mcubes::combine_bin_level(c, a0, false);
+  EXPECT_EQ(c, 4.0 * std::ldexp(1.0, 80) + 12345.0);
+  // A full 128-bit accumulator at the top of 16 levels stays finite.
+  bin_accumulator big;
+  big.lo = ~u64(0);
+  big.hi = ~u64(0);
+  double v = mcubes::combine_bin_level(0.0, big, true);
+  for (int l = 15; l >= 0; --l) v = mcubes::combine_bin_level(v, big, false);
+  EXPECT_TRUE(std::isfinite(v));
+  EXPECT_NEAR(v / std::ldexp(1.0, 128 + 640), 1.0, 1e-12);
 }
 
 }  // namespace

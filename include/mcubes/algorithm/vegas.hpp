@@ -120,6 +120,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
       rec.rescaled = true;
     }
 
+    rec.top_bin_level = sums.top_level;
     rec.estimate = cube_weight * sums.estimate;
     const double variance = cube_weight * cube_weight * sums.variance;
     if (!std::isfinite(rec.estimate) || !std::isfinite(variance))

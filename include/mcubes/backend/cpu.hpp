@@ -55,12 +55,24 @@
 
 namespace mcubes {
 
-/// Bin sink over a thread-private array of D * n_bins accumulators.
+/// Bin sink over a thread-private array of D * n_bins accumulators (level 0) and, allocated at the
+/// first term that needs one, max_bin_level more such arrays for the overflow levels (`over`,
+/// level-major: level L at (L - 1) * n_values). Host only.
 struct bin_array_sink {
   static constexpr bool enabled = true;
   bin_accumulator* bins;
   int n_bins;
+  std::vector<bin_accumulator>* over = nullptr;
+  std::size_t n_values = 0;  ///< D * n_bins
   MCUBES_HOST_DEVICE void add(int axis, int bin, std::uint64_t q) { bins[static_cast<std::size_t>(axis) * n_bins + bin].add(q); }
+  MCUBES_HOST_DEVICE void add_level(int level, int axis, int bin, std::uint64_t q) {
+#if !defined(__CUDA_ARCH__)
+    if (over->empty()) over->assign(static_cast<std::size_t>(max_bin_level) * n_values, bin_accumulator{});
+    (*over)[(static_cast<std::size_t>(level) - 1) * n_values + static_cast<std::size_t>(axis) * n_bins + bin].add(q);
+#else
+    (void)level, (void)axis, (void)bin, (void)q;
+#endif
+  }
 };
 
 namespace cpu_detail {
@@ -458,9 +470,7 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
       s2 += fj2;
       if constexpr (Bins::enabled) {
         if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-        const std::uint64_t q = quantize(fj2, sp.bin_scale, quantization_dither(index));
-        if (q != 0)
-          for (int j = 0; j < D; ++j) bins.add(j, bin[j][i], q);
+        add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), [&](int j) { return bin[j][i]; });
       }
       if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
         const double mean = s1 / pd;
@@ -512,7 +522,7 @@ class cpu_backend {
     std::vector<double> tile_est(n_tiles), tile_var(n_tiles);
     const int n_workers = static_cast<int>(std::min<std::uint64_t>(threads_, n_tiles));
     std::vector<chunk_partial> worker_flags(n_workers);
-    std::vector<std::vector<bin_accumulator>> worker_bins(n_workers);
+    std::vector<std::vector<bin_accumulator>> worker_bins(n_workers), worker_over(n_workers);
     std::atomic<std::uint64_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
@@ -522,7 +532,7 @@ class cpu_backend {
       try {
         std::vector<double> est(tile), var(tile);
         worker_bins[w].assign(n_bin_values, bin_accumulator{});
-        bin_array_sink sink{worker_bins[w].data(), map.n_bins};
+        bin_array_sink sink{worker_bins[w].data(), map.n_bins, &worker_over[w], n_bin_values};
         no_bins none;
         chunk_partial& flags = worker_flags[w];
         for (std::uint64_t t = next++; t < n_tiles; t = next++) {
@@ -567,9 +577,13 @@ class cpu_backend {
     out.variance = pairwise_sum(tile_var.data(), n_tiles, width / tile);
     for (const auto& fl : worker_flags) merge_flags(out.flags, fl);
     if (adapt) {
-      out.bins.assign(n_bin_values, bin_accumulator{});
+      out.top_level = top_bin_level(out.flags.max_contribution, sp.bin_scale);
+      out.bins.assign((static_cast<std::size_t>(out.top_level) + 1) * n_bin_values, bin_accumulator{});
       for (const auto& wb : worker_bins)
         for (std::size_t i = 0; i < n_bin_values; ++i) out.bins[i].add(wb[i]);
+      for (const auto& wo : worker_over)  // levels 1..top_level of the workers that have any
+        if (!wo.empty())
+          for (std::size_t i = n_bin_values; i < out.bins.size(); ++i) out.bins[i].add(wo[i - n_bin_values]);
     }
     return out;
   }
@@ -589,7 +603,7 @@ class cpu_backend {
   /// Adapts the map to the bins of the last V-Sample pass (sums.bins; adaptive_map::adapt).
   template <int D>
   void adapt_map(adaptive_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) const {
-    map.adapt(sums.bins.data(), alpha, symmetric);
+    map.adapt(sums.bins.data(), alpha, symmetric, sums.top_level);
   }
   /// The map's edges (D * (n_bins + 1), axis-major).
   template <int D>

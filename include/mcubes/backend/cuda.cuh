@@ -121,10 +121,11 @@ class cuda_backend {
   }
 
   /// Adapts `map` on the device to the bins of the last V-Sample pass (which stay on the device;
-  /// sums.bins is empty here): the edges of adaptive_map::adapt, bit for bit. Asynchronous (the
-  /// next pass in the stream sees the new map); zeroes the bins.
+  /// sums.bins is empty here; sums.top_level says how many overflow levels it filled): the edges
+  /// of adaptive_map::adapt, bit for bit. Asynchronous (the next pass in the stream sees the new
+  /// map); zeroes the bins. @throws invalid_input if sums is not the last pass's.
   template <int D>
-  void adapt_map(device_map<D>& map, const iteration_sums&, double alpha, bool symmetric) const {
+  void adapt_map(device_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) const {
     const int n = map.n_bins;
     ensure_bins(static_cast<std::size_t>(D) * n);
     const std::size_t scratch = cuda_detail::adapt_scratch_doubles(n) * sizeof(double);
@@ -142,17 +143,30 @@ class cuda_backend {
       global_scratch = adapt_scratch_.data();
       smem = 0;
     }
+    MCUBES_EXPECTS(sums.top_level == last_top_, "adapt_map: the sums' top bin level ", sums.top_level,
+                   " is not that of the last adapting pass (", last_top_, ")");
     cuda_detail::adapt_map_kernel<cuda_detail::adapt_threads><<<blocks, cuda_detail::adapt_threads, smem, stream_>>>(
-        map.edges.data(), bins_.data(), n, D, symmetric, alpha, global_scratch);
+        map.edges.data(), bins_.data(), over_.data(), sums.top_level, n, D, symmetric, alpha, global_scratch);
     MCUBES_CUDA_CHECK_LAUNCH("adapt_map_kernel");
     bins_clean_ = true;
+    over_dirty_ = 0;  // the kernel zeroed the levels it read, the only ones the last pass wrote
   }
 
-  /// Test hook: copies `bins` (D * n_bins exact sums) to the device bins that adapt_map reads.
-  void upload_bins(const std::vector<bin_accumulator>& bins) const {
-    ensure_bins(bins.size());
-    MCUBES_CUDA_CHECK(cudaMemcpy(bins_.data(), bins.data(), bins.size() * sizeof(bin_accumulator), cudaMemcpyHostToDevice));
+  /// Test hook: copies `bins` (levels 0..top_level of n_values = bins.size() / (top_level + 1)
+  /// exact sums each, level-major: iteration_sums::bins) to the device bins that adapt_map reads;
+  /// pass top_level in the sums given to adapt_map.
+  void upload_bins(const std::vector<bin_accumulator>& bins, int top_level = 0) const {
+    MCUBES_EXPECTS(top_level >= 0 && top_level <= max_bin_level && bins.size() % (top_level + 1) == 0,
+                   "upload_bins: bad top level ", top_level, " for ", bins.size(), " sums");
+    const std::size_t n_values = bins.size() / (top_level + 1);
+    ensure_bins(n_values);
+    MCUBES_CUDA_CHECK(cudaMemcpy(bins_.data(), bins.data(), n_values * sizeof(bin_accumulator), cudaMemcpyHostToDevice));
+    if (top_level > 0)
+      MCUBES_CUDA_CHECK(cudaMemcpy(over_.data(), bins.data() + n_values, top_level * n_values * sizeof(bin_accumulator),
+                                   cudaMemcpyHostToDevice));
     bins_clean_ = false;
+    over_dirty_ = top_level * n_values;
+    last_top_ = top_level;
   }
 
   /// One sampling pass over the device map (same contract as cpu_backend::sample, except that the
@@ -177,7 +191,10 @@ class cuda_backend {
       ensure_bins(n_bin_values);
       if (!bins_clean_)
         MCUBES_CUDA_CHECK(cudaMemsetAsync(bins_.data(), 0, n_bin_values * sizeof(bin_accumulator), stream_));
+      if (over_dirty_ > 0)  // overflow levels of a pass that was not adapted to (the probe, a rescaled pass)
+        MCUBES_CUDA_CHECK(cudaMemsetAsync(over_.data(), 0, over_dirty_ * sizeof(bin_accumulator), stream_));
       bins_clean_ = false;
+      over_dirty_ = 0;
     }
 
     const map_view<D> dmap = map.view();
@@ -214,6 +231,11 @@ class cuda_backend {
     double maxc;
     std::memcpy(&maxc, &r.flags.max_contribution_bits, sizeof maxc);
     out.flags.max_contribution = maxc;
+    if (adapt) {
+      out.top_level = top_bin_level(maxc, sp.bin_scale);  // the highest level any term of the pass reached
+      last_top_ = out.top_level;
+      over_dirty_ = static_cast<std::size_t>(out.top_level) * n_bin_values;
+    }
     if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
       cuda_detail::replay_sample_kernel<D, F><<<1, 1, 0, stream_>>>(f, sp, dmap, r.flags.first_non_finite, replay_.data());
       MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
@@ -267,17 +289,23 @@ class cuda_backend {
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
     grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
     kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, sp, dmap, stride, n_sel, n_tiles, tile_est_.data(),
-                                                              tile_var_.data(), bins_.data(), shared_bins, flags_.data(),
+                                                              tile_var_.data(), bins_.data(), over_.data(), shared_bins,
+                                                              flags_.data(),
                                                               philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
     MCUBES_CUDA_CHECK_LAUNCH("v_sample_kernel");
     return static_cast<int>(grid);
   }
 
+  /// Device bins for n values: level 0 (bins_) and the max_bin_level overflow levels (over_,
+  /// 256 bytes per bin in all, zeroed once here; only levels a pass reached are zeroed again).
   void ensure_bins(std::size_t n) const {
     if (bins_.size() < n) {
       bins_ = device_array<bin_accumulator>(n);
+      over_ = device_array<bin_accumulator>(static_cast<std::size_t>(max_bin_level) * n);
       MCUBES_CUDA_CHECK(cudaMemsetAsync(bins_.data(), 0, n * sizeof(bin_accumulator), stream_));
+      MCUBES_CUDA_CHECK(cudaMemsetAsync(over_.data(), 0, over_.size() * sizeof(bin_accumulator), stream_));
       bins_clean_ = true;
+      over_dirty_ = 0;
     }
   }
 
@@ -293,8 +321,10 @@ class cuda_backend {
   mutable device_array<double> tile_est_, tile_var_, replay_, adapt_scratch_, map_storage_;
   mutable pinned_array<double> host_edges_;
   mutable device_array<cuda_detail::pass_result> result_;
-  mutable device_array<bin_accumulator> bins_;
+  mutable device_array<bin_accumulator> bins_, over_;
   mutable bool bins_clean_ = false;  ///< bins_ all zero (after adapt_map_kernel or allocation)
+  mutable std::size_t over_dirty_ = 0;  ///< over_ is zero beyond its first over_dirty_ accumulators
+  mutable int last_top_ = 0;            ///< top bin level of the last adapting pass
   mutable device_array<cuda_detail::device_flags> flags_;
   mutable pinned_array<cuda_detail::pass_result> host_result_;
   mutable pinned_array<double> host_replay_;

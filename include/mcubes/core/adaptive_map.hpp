@@ -12,6 +12,7 @@
 
 #include "../config.hpp"
 #include "../error.hpp"
+#include "float_bits.hpp"
 #include "portable_math.hpp"
 #include "reduction.hpp"
 
@@ -95,14 +96,23 @@ struct map_view {
 
   /// Maps u in (0,1) on axis j to the unit coordinate x_unit; returns the bin index and multiplies
   /// `jacobian` by n_bins * bin width.
+  /// The bin is b = min((int)(u n_bins), n_bins - 1) (u < 1, but u * n_bins may round up to
+  /// n_bins) and t - b uses (double)b; on the device both come from float_bits::clamped_floor (the
+  /// same values, without the two double <-> int conversions; tests/unit/test_float_bits.cpp).
   MCUBES_HOST_DEVICE int map(int j, double u, double& x_unit, double& jacobian) const {
     const double t = u * n_bins;
+#if defined(__CUDA_ARCH__) && MCUBES_FLOAT_BITS
+    double bd;
+    const int b = float_bits::clamped_floor(t, n_bins - 1, bd);
+#else
     int b = static_cast<int>(t);
-    b = b < n_bins - 1 ? b : n_bins - 1;  // u < 1, but u * n_bins may round up to n_bins (a min: one instruction on GPUs)
+    b = b < n_bins - 1 ? b : n_bins - 1;
+    const double bd = static_cast<double>(b);
+#endif
     const double* e = edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
     const double lo = e[b];
     const double w = e[b + 1] - lo;
-    x_unit = lo + w * (t - b);
+    x_unit = lo + w * (t - bd);
     jacobian *= w * n_bins;
     return b;
   }
@@ -199,21 +209,34 @@ class adaptive_map {
       for (int k = 0; k <= n_bins_; ++k) edge(j, k) = edge(0, k);
   }
 
-  /// Adapts to the exact bin sums of a V-Sample pass (D * n_bins, axis-major): each axis to its
-  /// own row (adapt), or, for m-Cubes1D (`symmetric`), every axis to the exact sum of the rows
-  /// (adapt_symmetric). The CUDA backend does the same on the device (adapt_kernels.cuh).
-  void adapt(const bin_accumulator* bins, double alpha, bool symmetric) {
+  /// Adapts to the exact bin sums of a V-Sample pass: levels 0..top_level of D * n_bins sums each
+  /// (level-major, each level axis-major; iteration_sums::bins), folded per bin from the top level
+  /// down (combine_bin_level, reduction.hpp): each axis to its own row (adapt), or, for m-Cubes1D
+  /// (`symmetric`), every axis to the exact sum of the rows, level by level (adapt_symmetric).
+  /// The CUDA backend does the same on the device (adapt_kernels.cuh).
+  void adapt(const bin_accumulator* bins, double alpha, bool symmetric, int top_level = 0) {
     const int nb = n_bins_;
+    const std::size_t n_values = static_cast<std::size_t>(D) * nb;
     contributions_.resize(static_cast<std::size_t>(symmetric ? 1 : D) * nb);
     if (symmetric) {
       for (int k = 0; k < nb; ++k) {
-        bin_accumulator a = bins[k];
-        for (int j = 1; j < D; ++j) a.add(bins[static_cast<std::size_t>(j) * nb + k]);
-        contributions_[k] = a.to_double();
+        double c = 0;
+        for (int level = top_level; level >= 0; --level) {
+          const bin_accumulator* row = bins + static_cast<std::size_t>(level) * n_values;
+          bin_accumulator a = row[k];
+          for (int j = 1; j < D; ++j) a.add(row[static_cast<std::size_t>(j) * nb + k]);
+          c = combine_bin_level(c, a, level == top_level);
+        }
+        contributions_[k] = c;
       }
       adapt_symmetric(contributions_.data(), alpha);
     } else {
-      for (std::size_t i = 0; i < contributions_.size(); ++i) contributions_[i] = bins[i].to_double();
+      for (std::size_t i = 0; i < contributions_.size(); ++i) {
+        double c = 0;
+        for (int level = top_level; level >= 0; --level)
+          c = combine_bin_level(c, bins[static_cast<std::size_t>(level) * n_values + i], level == top_level);
+        contributions_[i] = c;
+      }
       for (int j = 0; j < D; ++j) adapt_axis(j, contributions_.data() + static_cast<std::size_t>(j) * nb, alpha);
     }
   }

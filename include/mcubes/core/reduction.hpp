@@ -13,11 +13,15 @@
 ///    they are accumulated as exact 128-bit unsigned fixed-point integers (bin_accumulator): each
 ///    term is quantized to an integer with a per-iteration power-of-two scale, and integer addition
 ///    is associative, so any order of atomics or merges gives the same bits, on CPU and GPU alike.
+///    Terms too large for the scale go to overflow levels (bin_level): the same exact integers,
+///    in units 2^40, 2^80, ... times larger, so no term is clamped or re-sampled for growing by up
+///    to 2^640 over the scale's reference (combine_bin_level folds the levels into one double).
 
 #include <cstdint>
 #include <cmath>
 
 #include "../config.hpp"
+#include "portable_math.hpp"
 
 namespace mcubes {
 
@@ -93,13 +97,86 @@ inline double scale_for(double reference) {
   return std::ldexp(1.0, s);
 }
 
+/// Bits between successive bin levels: level L counts in units of 2^(40 L) of level 0.
+inline constexpr int bin_level_bits = 40;
+/// Highest overflow level: terms up to 2^(63 + 40 * 16) = 2^703 units of the scale fit.
+inline constexpr int max_bin_level = 16;
+
+/// The bin level of a scaled term t = c * scale >= 0, and t in that level's units: the smallest
+/// L in [0, max_bin_level] with t 2^(-40 L) < 2^63 (max_bin_level if there is none, and for
+/// t = Inf or NaN). `t` is replaced by t 2^(-40 L) (exact: products by powers of two of numbers
+/// >= 2^63 neither round nor underflow). A term of level L >= 1 is at least 2^(63-40) = 2^23 of
+/// its level's units, so it keeps >= 23 significant bits before dithered rounding.
+/// Monotone in t, and independent of the dither: level 0 is exactly t < 2^63 (below 2^63 the
+/// doubles are 1024 apart, so t + u with u in [0,1) stays below 2^63). So the host knows the
+/// highest level of a pass from its largest term alone (top_bin_level).
+MCUBES_HOST_DEVICE inline int bin_level(double& t) {
+  int level = 0;
+  while (level < max_bin_level && !(t < max_quantized_term)) {
+    t *= 0x1p-40;
+    ++level;
+  }
+  return level;
+}
+
+/// Highest bin level of a pass whose largest unscaled term is max_c, with scale `scale`.
+MCUBES_HOST_DEVICE inline int top_bin_level(double max_c, double scale) {
+  double t = max_c * scale;
+  return max_c > 0 ? bin_level(t) : 0;
+}
+
+/// Adds the scaled term t = c * scale with dither u to the bins of its sample (bin_of(j): its bin
+/// on axis j, j < D) in `bins` (a sink: add(axis, bin, q) for level 0, add_level(level, axis, bin,
+/// q) for levels >= 1): q = floor(t + u) at level 0 (the same integer as quantize(c, scale, u)),
+/// else floor(t 2^(-40 L) + u) at level L = bin_level(t), clamped to 2^63 - 1 beyond the top level
+/// (the caller re-accumulates then, needs_rescale). Zero quanta are not added. The overflow path
+/// gets a copy of the sink (add_overflow_term), so a sink must write through pointers.
+template <int D>
+struct bin_indices {
+  int b[D];
+};
+
+/// The rare part of add_bin_term: a term of an overflow level. Not inlined, and given copies of
+/// the sink and of the bin indices, so that the registers of the sampling loop are allocated as if
+/// it were not there (inlined, it made the 8-D V-Sample kernel spill 200 bytes at 80 registers).
+template <int D, class Bins>
+MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, double u, bin_indices<D> bin) {
+  const int level = bin_level(t);
+  const std::uint64_t q = quantize(t, 1.0, u);  // t + u < 2^63, or clamped above the top level
+  for (int j = 0; j < D; ++j) bins.add_level(level, j, bin.b[j], q);
+}
+
+template <int D, class Bins, class BinOf>
+MCUBES_HOST_DEVICE inline void add_bin_term(Bins& bins, double t, double u, const BinOf& bin_of) {
+  if (t < max_quantized_term) {  // the common case: level 0
+    const std::uint64_t q = static_cast<std::uint64_t>(t + u);
+    if (q != 0)
+      for (int j = 0; j < D; ++j) bins.add(j, bin_of(j), q);
+    return;
+  }
+  bin_indices<D> bin;
+  for (int j = 0; j < D; ++j) bin.b[j] = bin_of(j);
+  add_overflow_term<D>(bins, t, u, bin);
+}
+
+/// One step of folding the levels of a bin into a double, from the top level down:
+/// acc = (levels above, in units of this level) -> acc * 2^40 + a (this level's integer), and
+/// `first` for the top level (acc = a). The same operations on host and device (never fused), so
+/// the same bits; for a bin with level 0 only, a.to_double() as before. Exact up to the rounding of
+/// the additions (relative 2^-53 per level); at most 2^(127 + 640) < DBL_MAX.
+MCUBES_HOST_DEVICE inline double combine_bin_level(double acc, const bin_accumulator& a, bool first) {
+  const double v = a.to_double();
+  if (first) return v;
+  return portable::det_add(portable::det_mul(acc, 0x1p40), v);  // acc * 2^40 + v
+}
+
 /// Whether the terms of a pass whose largest term is `max_c` must be re-accumulated under a new
-/// scale: some were clamped (max_c * scale >= 2^63), or the largest is below 2^16 units so the
-/// quantization is too coarse.
+/// scale: some were clamped beyond the top bin level (max_c * scale >= 2^703), or the largest is
+/// below 2^16 units, so the quantization is too coarse.
 inline bool needs_rescale(double max_c, double scale) {
   if (!(max_c > 0)) return false;
   const double q = max_c * scale;
-  return q >= max_quantized_term || q < 65536.0;
+  return !(std::ldexp(q, -bin_level_bits * max_bin_level) < max_quantized_term) || q < 65536.0;
 }
 
 }  // namespace mcubes

@@ -55,13 +55,20 @@ struct iteration_sums {
   double estimate = 0;          ///< sum over sub-cubes of I_c (fixed tree)
   double variance = 0;          ///< sum over sub-cubes of var_c (fixed tree)
   chunk_partial flags;          ///< n_nonzero, first_non_finite, max_contribution
-  std::vector<bin_accumulator> bins;  ///< D * n_bins exact fixed-point sums (V-Sample only)
+  /// Highest bin level of the pass (top_bin_level of its largest term; V-Sample only): 0 unless
+  /// some term reached 2^63 units of the scale.
+  int top_level = 0;
+  /// (top_level + 1) * D * n_bins exact fixed-point sums, level-major: level L's D * n_bins sums
+  /// (axis-major) in units of 2^(40 L) (V-Sample on the CPU backend; the CUDA backend keeps them
+  /// on the device).
+  std::vector<bin_accumulator> bins;
 };
 
 /// Bin sink that discards contributions: selects V-Sample-No-Adjust at compile time.
 struct no_bins {
   static constexpr bool enabled = false;
   MCUBES_HOST_DEVICE void add(int, int, std::uint64_t) {}
+  MCUBES_HOST_DEVICE void add_level(int, int, int, std::uint64_t) {}
 };
 
 /// The uniforms of the Vegas stream (random.hpp), one sample_stream per sample. The CUDA kernels
@@ -182,9 +189,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
       s2 += fj2;
       if constexpr (Bins::enabled) {
         if (fj2 > out.max_contribution) out.max_contribution = fj2;
-        const std::uint64_t q = quantize(fj2, sp.bin_scale, quantization_dither(index));
-        if (q != 0)
-          for (int j = 0; j < D; ++j) bins.add(j, bin[j], q);
+        add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), [&](int j) { return bin[j]; });
       }
     }
     const double mean = s1 / pd;

@@ -37,13 +37,16 @@ struct max_of {
 };
 
 /// Adapts the map `edges` (n_axes rows of n + 1 edges, axis-major) to `bins` (n_axes rows of n
-/// exact sums): block j adapts axis j; with `symmetric` (m-Cubes1D, one block) the rows of all axes
+/// exact sums) and, for top_level >= 1, the overflow levels 1..top_level (`over`, level L at
+/// (L - 1) * n_axes * n), folded per bin as adaptive_map::adapt does: block j adapts axis j; with `symmetric` (m-Cubes1D, one block) the rows of all axes
 /// are summed exactly into one and every axis gets its edges. alpha = 0 only zeroes the bins.
+/// Every level read is left zero.
 /// Scratch: adapt_scratch_doubles(n) doubles per block, in dynamic shared memory when
 /// `global_scratch` is null, else at global_scratch + blockIdx.x * adapt_scratch_doubles(n).
 template <int T>
-__global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, int n, int n_axes,
-                                                      bool symmetric, double alpha, double* global_scratch) {
+__global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, bin_accumulator* over,
+                                                      int top_level, int n, int n_axes, bool symmetric, double alpha,
+                                                      double* global_scratch) {
   extern __shared__ double adapt_smem[];
   using scan_u64 = cub::BlockScan<unsigned long long, T>;
   using scan_f64 = cub::BlockScan<double, T>;
@@ -66,16 +69,23 @@ __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumul
   double* e_old = reinterpret_cast<double*>(p + n);
   const std::size_t row = static_cast<std::size_t>(axis) * n;
 
-  // 1. contributions, and the bins zeroed for the next adapting pass (each thread its own entries)
+  // 1. contributions, folded from the top bin level down (combine_bin_level), and the bins of
+  //    every level read zeroed for the next adapting pass (each thread its own entries)
+  const std::size_t n_values = static_cast<std::size_t>(n_axes) * n;
   for (int k = tid; k < n; k += T) {
-    bin_accumulator a = bins[row + k];
-    bins[row + k] = bin_accumulator{};
-    if (symmetric)
-      for (int j = 1; j < n_axes; ++j) {
-        a.add(bins[static_cast<std::size_t>(j) * n + k]);
-        bins[static_cast<std::size_t>(j) * n + k] = bin_accumulator{};
-      }
-    c[k] = a.to_double();
+    double ck = 0;
+    for (int level = top_level; level >= 0; --level) {
+      bin_accumulator* lv = level == 0 ? bins : over + static_cast<std::size_t>(level - 1) * n_values;
+      bin_accumulator a = lv[row + k];
+      lv[row + k] = bin_accumulator{};
+      if (symmetric)
+        for (int j = 1; j < n_axes; ++j) {
+          a.add(lv[static_cast<std::size_t>(j) * n + k]);
+          lv[static_cast<std::size_t>(j) * n + k] = bin_accumulator{};
+        }
+      ck = combine_bin_level(ck, a, level == top_level);
+    }
+    c[k] = ck;
   }
   if (alpha == 0) return;  // frozen map (uniform over the block)
   __syncthreads();

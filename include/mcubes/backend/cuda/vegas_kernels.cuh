@@ -86,12 +86,25 @@ __device__ __forceinline__ void atomic_add_128(bin_accumulator* a, unsigned long
 /// sum q - 2^64 sum c2, and the global bin receives 2^64 sum c2 (carries) + the word (flush) =
 /// sum q, exactly. Integer additions in any order: the bits are those of one serial 128-bit
 /// accumulation.
+///
+/// Terms of the overflow levels (bin_level >= 1; rare: only while the largest term grows past the
+/// scale's headroom) go with atomic_add_128 straight into the global level arrays `over` (level L
+/// at (L - 1) * n_values, D * n_bins bins each).
 struct shared_bin_sink {
   static constexpr bool enabled = true;
   unsigned long long* lo;    ///< shared memory, D * n_bins words (when shared)
   bin_accumulator* global;   ///< the global 128-bit bins
+  bin_accumulator* over;     ///< the global overflow levels 1..max_bin_level
+  unsigned n_values;         ///< D * n_bins
   int n_bins;
   bool shared;               ///< the block's bins are in shared memory
+  MCUBES_HOST_DEVICE void add_level(int level, int axis, int bin, std::uint64_t q) {
+#if defined(__CUDA_ARCH__)
+    atomic_add_128(over + static_cast<std::size_t>(level - 1) * n_values + axis * n_bins + bin, q);
+#else
+    (void)level, (void)axis, (void)bin, (void)q;
+#endif
+  }
   MCUBES_HOST_DEVICE void add(int axis, int bin, std::uint64_t q) {
 #if defined(__CUDA_ARCH__)
     const int i = axis * n_bins + bin;
@@ -294,15 +307,16 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 /// memory after the bins when the launch gave room for them (the kernel reads the size it was
 /// given; see v_sample_dynamic_smem_bytes), else read from global memory.
 ///
-/// Preconditions: `bins` is zero before the pass (the kernel adds into it); `flags` holds
+/// Preconditions: `bins` and the overflow levels `over` (max_bin_level * D * n_bins) are zero
+/// before the pass (the kernel adds into them); `flags` holds
 /// initial_flags() (tree_reduce_kernel resets it after each pass); blockDim.x is a power of two in
 /// [32, MaxThreads]. MaxThreads (256 or 1024) bounds blockDim.x, so that the compiler keeps the
 /// registers within what such a block can have (v_sample_min_blocks).
 template <int D, class F, bool Adapt, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads>)
     v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
-                    std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins, bool shared_bins,
-                    device_flags* flags, philox_schedule rng) {
+                    std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
+                    bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng) {
   extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
   __shared__ double s_red[2][2][32];                    // warp sums of a tile, double buffered
   __shared__ warp_flags s_flags[32];
@@ -324,7 +338,7 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
     for (unsigned i = tid; i < n_edges; i += B) s_edges[i] = map.edges[i];
   __syncthreads();
 
-  shared_bin_sink sink{v_sample_dyn, bins, map.n_bins, shared_bins};
+  shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
   // Two instantiations of the tile loop, so that the shared-memory one reads the edges with LDS and
   // 32-bit addresses (a single one through a generic pointer measured 5-8% slower).
   if (edges_in_smem)
