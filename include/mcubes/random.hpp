@@ -22,7 +22,6 @@
 #include <cstdint>
 
 #include "config.hpp"
-#include "core/float_bits.hpp"
 
 namespace mcubes {
 
@@ -57,15 +56,8 @@ class sample_stream {
     ctr_.v[3] = b;
     return philox()(ctr_, key_);
   }
-  /// Maps a 32-bit word w to the double (w + 1/2) 2^-32 in (0,1) (r123::u01; exact). On the device
-  /// by bits (float_bits::u01: one DADD, no I2F.F64.U32 conversion), the same bits.
-  MCUBES_HOST_DEVICE static double to_double(std::uint32_t w) {
-#if defined(__CUDA_ARCH__) && MCUBES_FLOAT_BITS
-    return float_bits::u01(w);
-#else
-    return r123::u01<double>(w);
-#endif
-  }
+  /// Maps a 32-bit word w to the double (w + 1/2) 2^-32 in (0,1) (r123::u01; exact).
+  MCUBES_HOST_DEVICE static double to_double(std::uint32_t w) { return r123::u01<double>(w); }
 
  private:
   philox::key_type key_;

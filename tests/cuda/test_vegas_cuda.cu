@@ -114,14 +114,24 @@ void expect_suite(const char* name, const F& f, std::uint64_t seed) {
   const result r = integrate<D>(f, region<D>::cube(e.lower, e.upper), o);
   const double exact = e.exact(D);
   SCOPED_TRACE(testing::Message() << name << " seed " << seed << ": " << r.estimate << " +- " << r.error << ", exact "
-                                  << exact << ", " << to_string(r.status) << " after " << r.iterations);
-  if (std::string(name) != "fA") EXPECT_EQ(r.status, status::converged);  // fA: 10 iterations of 2e9, as the reference
+                                  << exact << ", " << to_string(r.status) << " after " << r.iterations << ", chi2/dof "
+                                  << r.chi2_dof << " (dof " << r.dof << ")");
+  if (std::string(name) != "fA") {  // fA: 10 iterations of 2e9, as the reference, never reach 1e-3
+    if (seed == default_seed) {
+      EXPECT_EQ(r.status, status::converged);  // the reference configuration (REFERENCE.md, mcubes-bench reference)
+    } else {
+      // Other seeds: the error must reach the tolerance; the chi2/dof <= 2 cut may fail by chance
+      // (with 4 degrees of freedom, P(chi2/dof > 2) = 9% for exact errors), which is not a bug.
+      EXPECT_LE(r.error, o.rel_tol * std::fabs(r.estimate));
+      if (r.status != status::converged) EXPECT_GT(r.chi2_dof, o.max_chi2_dof);
+    }
+  }
   EXPECT_LE(std::fabs(r.estimate - exact), kSigmas * r.error);
 }
 
 TEST(CudaVegas, SuiteAtReferenceSettingsWithin4Sigma) {
   MCUBES_REQUIRE_DEVICE();
-  for (std::uint64_t seed : {1ull, 2ull, 3ull}) {
+  for (std::uint64_t seed : {std::uint64_t{default_seed}, std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}}) {
     expect_suite<6>("f2", suite::f2_product_peak{}, seed);
     expect_suite<3>("f3", suite::f3_corner_peak{}, seed);
     expect_suite<8>("f4", suite::f4_gaussian{}, seed);
@@ -217,8 +227,8 @@ TEST(CudaSanitizer, SmallRunOfEveryKernel) {
 }
 }  // namespace
 
-// The sampling arithmetic of the device (core/float_bits.hpp: u01 by bits, the bin by a round-down
-// addition instead of the conversions) against the host's conversions, bit for bit:
+// The sampling arithmetic of the device (u01 of the Philox words, the map's bin, point and jacobian)
+// against the host's, bit for bit:
 // sample_stream::to_double and map_view::map on a uniform and a non-uniform axis, for bin counts up
 // to 2^20 and u on and next to every bin boundary (this file is built with --fmad=false, so that
 // map's lo + w (t - b) is not contracted on the device).

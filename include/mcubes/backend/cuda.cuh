@@ -74,7 +74,9 @@ class cuda_backend {
     host_result_ = pinned_array<cuda_detail::pass_result>(1);
     host_replay_ = pinned_array<double>(1);
     const cuda_detail::device_flags init{0ull, ~0ull, 0ull};
-    MCUBES_CUDA_CHECK(cudaMemcpy(flags_.data(), &init, sizeof init, cudaMemcpyHostToDevice));  // reset after each pass by tree_reduce_kernel
+    // reset after each pass by tree_reduce_kernel; in the backend's stream, so that its kernels see it
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(flags_.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   cuda_backend(const cuda_backend&) = delete;
   cuda_backend& operator=(const cuda_backend&) = delete;
@@ -160,10 +162,14 @@ class cuda_backend {
                    "upload_bins: bad top level ", top_level, " for ", bins.size(), " sums");
     const std::size_t n_values = bins.size() / (top_level + 1);
     ensure_bins(n_values);
-    MCUBES_CUDA_CHECK(cudaMemcpy(bins_.data(), bins.data(), n_values * sizeof(bin_accumulator), cudaMemcpyHostToDevice));
+    // in the backend's (non-blocking) stream: a plain cudaMemcpy from pageable memory may return
+    // before its DMA is done, and the adapt kernel would not wait for it
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(bins_.data(), bins.data(), n_values * sizeof(bin_accumulator), cudaMemcpyHostToDevice,
+                                      stream_));
     if (top_level > 0)
-      MCUBES_CUDA_CHECK(cudaMemcpy(over_.data(), bins.data() + n_values, top_level * n_values * sizeof(bin_accumulator),
-                                   cudaMemcpyHostToDevice));
+      MCUBES_CUDA_CHECK(cudaMemcpyAsync(over_.data(), bins.data() + n_values, top_level * n_values * sizeof(bin_accumulator),
+                                        cudaMemcpyHostToDevice, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
     bins_clean_ = false;
     over_dirty_ = top_level * n_values;
     last_top_ = top_level;

@@ -12,7 +12,6 @@
 
 #include "../config.hpp"
 #include "../error.hpp"
-#include "float_bits.hpp"
 #include "portable_math.hpp"
 #include "reduction.hpp"
 
@@ -96,23 +95,14 @@ struct map_view {
 
   /// Maps u in (0,1) on axis j to the unit coordinate x_unit; returns the bin index and multiplies
   /// `jacobian` by n_bins * bin width.
-  /// The bin is b = min((int)(u n_bins), n_bins - 1) (u < 1, but u * n_bins may round up to
-  /// n_bins) and t - b uses (double)b; on the device both come from float_bits::clamped_floor (the
-  /// same values, without the two double <-> int conversions; tests/unit/test_float_bits.cpp).
   MCUBES_HOST_DEVICE int map(int j, double u, double& x_unit, double& jacobian) const {
     const double t = u * n_bins;
-#if defined(__CUDA_ARCH__) && MCUBES_FLOAT_BITS
-    double bd;
-    const int b = float_bits::clamped_floor(t, n_bins - 1, bd);
-#else
     int b = static_cast<int>(t);
-    b = b < n_bins - 1 ? b : n_bins - 1;
-    const double bd = static_cast<double>(b);
-#endif
+    b = b < n_bins - 1 ? b : n_bins - 1;  // u < 1, but u * n_bins may round up to n_bins (a min: one instruction on GPUs)
     const double* e = edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
     const double lo = e[b];
     const double w = e[b + 1] - lo;
-    x_unit = lo + w * (t - bd);
+    x_unit = lo + w * (t - b);
     jacobian *= w * n_bins;
     return b;
   }

@@ -67,6 +67,15 @@ inline constexpr double max_quantized_term = 9223372036854775807.0;  // 2^63 (as
 /// Dither in [0,1) for sample `index`: the top 53 bits of splitmix64(index) (Steele et al. 2014),
 /// a cheap, deterministic, well-mixed function of the index, independent of the integrand.
 MCUBES_HOST_DEVICE inline double quantization_dither(std::uint64_t index) {
+#if defined(MCUBES_EXPERIMENT_DITHER32)
+  std::uint32_t h = static_cast<std::uint32_t>(index) ^ (static_cast<std::uint32_t>(index >> 32) * 0x9E3779B9u);
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return static_cast<double>(h) * 0x1p-32;
+#endif
   std::uint64_t z = index + 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -91,7 +100,11 @@ inline double scale_for(double reference) {
   if (!(reference > 0) || !std::isfinite(reference)) return 1.0;
   int e = 0;
   std::frexp(reference, &e);  // reference = f * 2^e, f in [0.5, 1)
+#if defined(MCUBES_EXPERIMENT_SCALE_TOP)
+  int s = MCUBES_EXPERIMENT_SCALE_TOP - e;
+#else
   int s = 41 - e;             // reference * 2^s in [2^40, 2^41)
+#endif
   if (s > 1000) s = 1000;
   if (s < -1000) s = -1000;
   return std::ldexp(1.0, s);

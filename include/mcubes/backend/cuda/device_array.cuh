@@ -62,9 +62,13 @@ class device_array {
   device_span<T> view() const noexcept { return {ptr_, n_}; }
   device_span<const T> const_view() const noexcept { return {ptr_, n_}; }
 
-  /// Copies count elements from host memory (synchronous).
+  /// Copies count elements from host memory (synchronous: complete on the device when it returns,
+  /// so that kernels in any stream, non-blocking ones included, see the data. cudaMemcpy from
+  /// pageable memory alone may return before its DMA to the device is done, and a non-blocking
+  /// stream does not wait for the legacy default stream; hence the synchronisation).
   void copy_from_host(const T* src, std::size_t count) {
     MCUBES_CUDA_CHECK(cudaMemcpy(ptr_, src, count * sizeof(T), cudaMemcpyHostToDevice));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
   /// Copies the whole array to a new host vector (synchronous).
   std::vector<T> to_host() const {
