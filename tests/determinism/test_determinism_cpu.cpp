@@ -157,9 +157,9 @@ TEST(DeterminismCpu, MoreSubCubesThanChunks) {
 
 // A spike of height H filling most of one sub-cube that the bin-scale probe (one chunk in
 // n_chunks/1024) does not visit. H = 1e6: the first pass's largest bin term is ~1e12 (2^40) times
-// the probe's, beyond the 2^22 headroom of the scale, so those terms go to overflow bin levels
+// the probe's, beyond the 2^32 headroom of the scale, so those terms go to overflow bin levels
 // (record.top_bin_level > 0) and nothing is re-sampled. H = 1e120: ~1e240 times the probe's,
-// beyond the top level (2^662 of headroom), so the iteration is re-accumulated with a new scale
+// beyond the top level (2^672 of headroom), so the iteration is re-accumulated with a new scale
 // (record.rescaled). Both paths are deterministic too.
 struct hidden_spike_2d {
   double height;

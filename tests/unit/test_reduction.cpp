@@ -232,8 +232,8 @@ TEST(Quantize, DitherIsUniformAndDeterministic) {
   EXPECT_NEAR(qsum / n, 0.3, max_sigmas * std::sqrt(0.3 * 0.7 / n));
 }
 
-TEST(ScaleFor, PutsReferenceIn2To40And2To41) {
-  const double lo = std::ldexp(1.0, 40), hi = std::ldexp(1.0, 41);
+TEST(ScaleFor, PutsReferenceIn2To31And2To32) {
+  const double lo = std::ldexp(1.0, 31), hi = std::ldexp(1.0, 32);
   std::mt19937_64 rng(test_seed + 2);
   std::uniform_real_distribution<double> mant(0.5, 1.0);
   for (int e = -950; e <= 1000; e += 7) {
@@ -245,9 +245,9 @@ TEST(ScaleFor, PutsReferenceIn2To40And2To41) {
       EXPECT_LT(ref * s, hi) << ref;
     }
   }
-  EXPECT_EQ(mcubes::scale_for(1.0), std::ldexp(1.0, 40));
-  EXPECT_EQ(mcubes::scale_for(1.5), std::ldexp(1.0, 40));
-  EXPECT_EQ(mcubes::scale_for(2.0), std::ldexp(1.0, 39));
+  EXPECT_EQ(mcubes::scale_for(1.0), std::ldexp(1.0, 31));
+  EXPECT_EQ(mcubes::scale_for(1.5), std::ldexp(1.0, 31));
+  EXPECT_EQ(mcubes::scale_for(2.0), std::ldexp(1.0, 30));
   EXPECT_EQ(mcubes::scale_for(DBL_MAX) * DBL_MAX >= lo, true);
   // Not finite and positive: scale 1.
   EXPECT_EQ(mcubes::scale_for(0.0), 1.0);
@@ -261,18 +261,18 @@ TEST(ScaleFor, PutsReferenceIn2To40And2To41) {
 }
 
 TEST(ScaleFor, NeedsRescale) {
-  const double s = mcubes::scale_for(1.0);  // 2^40
+  const double s = mcubes::scale_for(1.0);  // 2^31
   EXPECT_FALSE(mcubes::needs_rescale(0.0, s));                        // nothing sampled: nothing to fix
   EXPECT_FALSE(mcubes::needs_rescale(1.0, s));                        // the reference itself
-  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 22), s));        // 2^62 units: fits level 0
-  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 23), s));        // 2^63 units: level 1
-  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 23 + 600), s));  // 2^663 units: level 16
-  EXPECT_FALSE(mcubes::needs_rescale(std::nextafter(std::ldexp(1.0, 23 + 640), 0.0), s));  // just below 2^703
-  EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, 23 + 640), s));   // 2^703 units: beyond the top level
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 31), s));        // 2^62 units: fits level 0
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 32), s));        // 2^63 units: level 1
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, 32 + 600), s));  // 2^663 units: level 16
+  EXPECT_FALSE(mcubes::needs_rescale(std::nextafter(std::ldexp(1.0, 32 + 640), 0.0), s));  // just below 2^703
+  EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, 32 + 640), s));   // 2^703 units: beyond the top level
   EXPECT_TRUE(mcubes::needs_rescale(1e300, s));
   EXPECT_TRUE(mcubes::needs_rescale(std::numeric_limits<double>::infinity(), s));
-  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, -24), s));       // 2^16 units: still fine
-  EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, -25), s));        // 2^15 units: too coarse
+  EXPECT_FALSE(mcubes::needs_rescale(std::ldexp(1.0, -24), s));       // 2^7 units: still fine
+  EXPECT_TRUE(mcubes::needs_rescale(std::ldexp(1.0, -25), s));        // 2^6 units: too coarse
   EXPECT_TRUE(mcubes::needs_rescale(1e-20, s));
   // After rescaling to the new maximum, no further rescale is needed.
   for (double m : {1e-20, 3e-7, 1.0, 7e5, 1e30}) EXPECT_FALSE(mcubes::needs_rescale(m, mcubes::scale_for(m))) << m;
