@@ -4,9 +4,12 @@
 //       the configurations of shared/REFERENCE.md table 1 (same calls per iteration, iterations,
 //       adapting iterations, skip, rel_tol 1e-3); per integrand: median of `runs` runs after one
 //       warm-up run: time, iterations, evaluations, evaluations/s, estimate, error, true rel. error.
-//   mcubes-bench throughput [--backend cuda|cpu] [--calls N]
+//   mcubes-bench throughput [--backend cuda|cpu] [--calls N] [--breakdown]
 //       one adapting iteration of f4 8-D (default 3e9 calls on CUDA) and non-adapting iterations of
-//       fA 6-D (2e9 calls), in evaluations/s per iteration.
+//       fA 6-D (2e9 calls), in evaluations/s per iteration. --breakdown adds No-Adjust runs of 6-D
+//       integrands over fA's region that cost less than fA: f = 1 (random numbers, bins and
+//       jacobian; the points are not needed) and f = sum x_i (the whole map), so that the cost of
+//       each part of fA's sample is measured, not guessed.
 //   mcubes-bench cpu [--threads N] [--calls N] [--runs 5]
 //       evaluations per CPU-second per thread (process CPU time / evaluations, robust to load) and
 //       per wall second of the CPU backend for f4 8-D and f2 6-D, 10 iterations of 1e6 calls, the
@@ -184,7 +187,20 @@ void throughput_row(const char* label, const F& f, const region<D>& reg, vegas_o
   std::printf("%-34s median %.3g evaluations/s per iteration (%zu iterations timed)\n", label, median(per_iter), per_iter.size());
 }
 
-int throughput(vegas_options o, std::uint64_t calls, int runs) {
+/// f = 1 (throughput --breakdown): what a No-Adjust sample costs without its point and integrand.
+struct bench_one {
+  MCUBES_HOST_DEVICE double operator()(const point<6>&) const { return 1.0; }
+};
+/// f = x_1 + ... + x_6 (throughput --breakdown): fA without the sine.
+struct bench_sum {
+  MCUBES_HOST_DEVICE double operator()(const point<6>& x) const {
+    double s = 0;
+    for (int i = 0; i < 6; ++i) s += x[i];
+    return s;
+  }
+};
+
+int throughput(vegas_options o, std::uint64_t calls, int runs, bool breakdown) {
   print_header(o);
   vegas_options a = o;  // adapting iterations of f4 8-D; the first iteration (with the scale probe) is not timed
   a.calls_per_iteration = calls ? calls : (o.backend == backend_kind::cuda ? 3000000000ull : 20000000ull);
@@ -201,6 +217,10 @@ int throughput(vegas_options o, std::uint64_t calls, int runs) {
   n.skip = 0;
   n.rel_tol = 1e-12;
   throughput_row<6>("fA 6-D, non-adapting (No-Adjust)", suite::fA_sin_sum{}, region<6>::cube(0, 10), n, runs);
+  if (breakdown) {
+    throughput_row<6>("f=sum x 6-D, non-adapting", bench_sum{}, region<6>::cube(0, 10), n, runs);
+    throughput_row<6>("f=1 6-D, non-adapting", bench_one{}, region<6>::cube(0, 10), n, runs);
+  }
   return 0;
 }
 
@@ -588,6 +608,8 @@ int main(int argc, char** argv) {
                 "end a level as soon as fewer than half of its seeds can converge (the rest are not run)");
   acc->add_flag("--dry-run", acc_args.dry_run,
                 "print every level's calls, iterations and budget (and write them to --csv as a plan); run nothing");
+  bool breakdown = false;
+  thr->add_flag("--breakdown", breakdown, "also f = sum x_i and f = 1, 6-D No-Adjust (what each part of fA costs)");
   std::string trace_name;
   trc->add_option("integrand", trace_name, "f2..f6, fA, fB")->required();
   for (auto* s : {ref, thr, cpu, trc}) {
@@ -628,7 +650,7 @@ int main(int argc, char** argv) {
     if (ref->parsed()) return reference(o, runs);
     if (trc->parsed()) return trace(trace_name, o);
     if (acc->parsed()) return accuracy(o, acc_args);
-    if (thr->parsed()) return throughput(o, calls, runs);
+    if (thr->parsed()) return throughput(o, calls, runs, breakdown);
     return cpu_rates(o, calls, runs);
   } catch (const mcubes::invalid_input& e) {
     std::fprintf(stderr, "mcubes-bench: error: %s\n", e.what());
