@@ -38,8 +38,9 @@ struct max_of {
 
 /// Adapts the map `edges` (n_axes rows of n + 1 edges, axis-major) to `bins` (n_axes rows of n
 /// exact sums) and, for top_level >= 1, the overflow levels 1..top_level (`over`, level L at
-/// (L - 1) * n_axes * n), folded per bin as adaptive_map::adapt does: block j adapts axis j; with `symmetric` (m-Cubes1D, one block) the rows of all axes
-/// are summed exactly into one and every axis gets its edges. alpha = 0 only zeroes the bins.
+/// (L - 1) * n_axes * n), folded per bin as adaptive_map::adapt does: block j adapts axis j; with
+/// `symmetric` (m-Cubes1D, one block) the rows of all axes are summed exactly into one, level by
+/// level, and every axis gets its edges. alpha = 0 only zeroes the bins.
 /// Every level read is left zero.
 /// Scratch: adapt_scratch_doubles(n) doubles per block, in dynamic shared memory when
 /// `global_scratch` is null, else at global_scratch + blockIdx.x * adapt_scratch_doubles(n).
