@@ -34,6 +34,7 @@ struct run_request {
   int dim = 0;                          ///< dimension d
   vegas_options options;                ///< options of the run (options.backend = the requested one)
   backend_choice backend;               ///< resolved backend (run_backend.hpp)
+  iteration_callback on_iteration;      ///< called after every iteration (may stop the run); may be empty
 };
 
 /// Runs one suite integrand: dispatches on rq.dim and calls run_on_backend.
@@ -63,7 +64,8 @@ namespace detail {
 /// vegas<D> of F over [lower, upper]^D on the requested backend.
 template <class F, int D>
 result run_with_dim(const run_request& rq) {
-  return run_on_backend<D>(F{}, region<D>::cube(rq.entry->lower, rq.entry->upper), rq.options, rq.backend);
+  return run_on_backend<D>(F{}, region<D>::cube(rq.entry->lower, rq.entry->upper), rq.options, rq.backend,
+                           rq.on_iteration);
 }
 
 /// Table of run_with_dim<F, 1..N>, indexed by D - 1.

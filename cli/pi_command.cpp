@@ -25,6 +25,7 @@
 #include <mcubes/error.hpp>
 #include <mcubes/options.hpp>
 
+#include "parse.hpp"
 #include "pi_cuda.hpp"
 
 namespace mcubes::cli {
@@ -33,74 +34,12 @@ namespace {
 
 constexpr double pi_value = 3.141592653589793238462643383279502884;
 
-/// Parses a non-negative integer written as digits, optionally with a fraction and a decimal
-/// exponent, as long as the value is an exact integer below 2^64: "1000", "1e9", "2.5e6".
-/// @throws invalid_input otherwise (sign, other characters, non-integer or too large values).
-std::uint64_t parse_count(const std::string& what, const std::string& s) {
-  auto bad = [&](const char* why) { mcubes::detail::throw_invalid(what, " must be ", why, ", got '", s, "'"); };
-  std::size_t i = 0;
-  std::string digits;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') digits += s[i++];
-  long long exp10 = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      digits += s[i++];
-      --exp10;
-    }
-  }
-  if (digits.empty()) bad("a non-negative integer (e.g. 1000000 or 1e6)");
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && s[i] == '+') ++i;
-    if (i >= s.size()) bad("a non-negative integer (e.g. 1000000 or 1e6)");
-    long long e = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      e = e * 10 + (s[i++] - '0');
-      if (e > 1000) bad("below 2^64");
-    }
-    exp10 += e;
-  }
-  if (i != s.size()) bad("a non-negative integer (e.g. 1000000 or 1e6)");
-  // drop trailing zeros of the digits against a negative exponent, then require exp10 >= 0
-  while (exp10 < 0 && digits.size() > 1 && digits.back() == '0') {
-    digits.pop_back();
-    ++exp10;
-  }
-  if (exp10 < 0) {
-    bool all_zero = digits.find_first_not_of('0') == std::string::npos;
-    if (!all_zero) bad("an integer");
-    exp10 = 0;
-  }
-  std::uint64_t v = 0;
-  const std::uint64_t max = ~std::uint64_t(0);
-  for (char c : digits) {
-    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (v > (max - d) / 10) bad("below 2^64");
-    v = v * 10 + d;
-  }
-  for (long long k = 0; k < exp10 && v != 0; ++k) {
-    if (v > max / 10) bad("below 2^64");
-    v *= 10;
-  }
-  return v;
-}
-
-backend_kind parse_backend(const std::string& s) {
-  if (s == "cpu") return backend_kind::cpu;
-  if (s == "cuda") return backend_kind::cuda;
-  if (s == "auto") return backend_kind::automatic;
-  mcubes::detail::throw_invalid("--backend must be cpu, cuda or auto, got '", s, "'");
-}
-
 struct pi_args {
   std::string method;
   std::string samples;
-  std::string backend = "auto";
-  std::string seed = std::to_string(default_seed);
-  int threads_per_block = 256;
-  int threads = 0;
+  common_args common;
   bool compare = false;
+  CLI::Option* threads_opt = nullptr;
 };
 
 /// One printed row.
@@ -137,14 +76,15 @@ int run_pi(const pi_args& a) {
   // 1. Check everything before running anything.
   const bool mc = a.method == "mc";
   if (!mc && a.method != "midpoint") mcubes::detail::throw_invalid("--method must be mc or midpoint, got '", a.method, "'");
-  const std::uint64_t n = parse_count("--samples", a.samples);
-  const std::uint64_t seed = parse_count("--seed", a.seed);
-  const backend_kind requested = parse_backend(a.backend);
+  const std::uint64_t n = parse_count(a.samples, "--samples");
+  const common_values c = parse_common(a.common, a.threads_opt->count() > 0);
+  const std::uint64_t seed = c.seed;
+  const backend_kind requested = c.backend;
   pi_options mo;
   mo.samples = n;
   mo.seed = seed;
-  mo.threads = a.threads;
-  mo.cuda_threads_per_block = a.threads_per_block;
+  mo.threads = c.threads;
+  mo.cuda_threads_per_block = c.threads_per_block;
   if (mc) {
     validate(mo);
   } else {
@@ -152,8 +92,8 @@ int run_pi(const pi_args& a) {
     MCUBES_EXPECTS(n <= midpoint_max_points, "--samples must be at most 2^52 = ", midpoint_max_points,
                    " for the midpoint rule, got ", n);
     midpoint_options o;
-    o.threads = a.threads;
-    o.cuda_threads_per_block = a.threads_per_block;
+    o.threads = c.threads;
+    o.cuda_threads_per_block = c.threads_per_block;
     validate(o);
   }
 
@@ -200,7 +140,7 @@ int run_pi(const pi_args& a) {
     std::printf("mcubes pi: composite midpoint rule for int_0^1 4/(1+x^2) dx, N = %llu points\n",
                 static_cast<unsigned long long>(n));
   if (!note.empty()) std::printf("  %s\n", note.c_str());
-  if (run_cpu) std::printf("  cpu: %d thread%s\n", resolve_cpu_threads(a.threads), resolve_cpu_threads(a.threads) == 1 ? "" : "s");
+  if (run_cpu) std::printf("  cpu: %d thread%s\n", resolve_cpu_threads(c.threads), resolve_cpu_threads(c.threads) == 1 ? "" : "s");
   std::fflush(stdout);
 
   // 4. Run.
@@ -212,7 +152,7 @@ int run_pi(const pi_args& a) {
       const pi_mc_result r = pi_cuda::monte_carlo(mo, &launch);
       gpu_row = row{"cuda", r.estimate, r.error, r.samples, r.hits, r.seconds};
     } else {
-      const result r = pi_cuda::midpoint(n, a.threads_per_block, &launch);
+      const result r = pi_cuda::midpoint(n, c.threads_per_block, &launch);
       gpu_row = row{"cuda", r.estimate, std::nan(""), r.n_eval, 0, r.seconds};
     }
     print_launch(launch);
@@ -224,7 +164,7 @@ int run_pi(const pi_args& a) {
       cpu_row = row{"cpu", r.estimate, r.error, r.samples, r.hits, r.seconds};
     } else {
       midpoint_options o;
-      o.threads = a.threads;
+      o.threads = c.threads;
       const result r = pi_midpoint(n, o);
       cpu_row = row{"cpu", r.estimate, std::nan(""), r.n_eval, 0, r.seconds};
     }
@@ -259,16 +199,15 @@ std::function<int()> add_pi_command(CLI::App& app) {
   sub->add_option("--samples", args->samples,
                   "N: Monte Carlo samples (2 .. 2^62) or midpoint points (1 .. 2^52); integers or e.g. 1e9")
       ->required();
-  sub->add_option("--backend", args->backend, "cpu, cuda or auto (cuda when a device is present)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  sub->add_option("--seed", args->seed, "Seed of the Philox stream (Monte Carlo), an integer in [0, 2^64)")
+  sub->add_option("--backend", args->common.backend, "cpu, cuda or auto (cuda when a device is present)")
       ->capture_default_str();
-  sub->add_option("--threads-per-block", args->threads_per_block,
+  sub->add_option("--seed", args->common.seed, "Seed of the Philox stream (Monte Carlo), an integer in [0, 2^64)")
+      ->capture_default_str();
+  sub->add_option("--threads-per-block", args->common.threads_per_block,
                   "CUDA block size, a power of two in [32, 1024]; never changes the result")
       ->capture_default_str();
-  sub->add_option("--threads", args->threads, "CPU threads (0 = all cores); never changes the result")
-      ->capture_default_str();
+  args->threads_opt = sub->add_option("--threads", args->common.threads,
+                                      "CPU threads, at least 1 (default: all cores); never changes the result");
   sub->add_flag("--compare", args->compare, "Run on the GPU and on the CPU and print both rows");
   return [args]() { return run_pi(*args); };
 }

@@ -3,6 +3,7 @@
 #include "report.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <mcubes/config.hpp>
@@ -39,39 +40,97 @@ accuracy compare_with_exact(const run_report& r) {
 
 int exit_code(status s) { return s == status::converged ? 0 : 1; }
 
+std::string format_with_error(double estimate, double error) {
+  char buf[96];
+  if (!(error > 0) || !std::isfinite(error) || !std::isfinite(estimate)) {
+    std::snprintf(buf, sizeof buf, "%.17g", estimate);
+    return buf;
+  }
+  int last = static_cast<int>(std::floor(std::log10(error))) - 1;  // decimal place of the error's 2nd digit
+  long long units = std::llround(error / std::pow(10.0, last));
+  if (units >= 100) {  // 99.6 -> 100: one place up
+    ++last;
+    units = std::llround(error / std::pow(10.0, last));
+  }
+  int e = estimate != 0 ? static_cast<int>(std::floor(std::log10(std::fabs(estimate)))) : last + 1;
+  if (e < last + 1) e = last + 1;  // an estimate smaller than the error: show it at the error's scale
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int decimals = e - last;
+    const double mantissa = estimate / std::pow(10.0, e);
+    char m[64];
+    std::snprintf(m, sizeof m, "%.*f", decimals, mantissa);
+    if (std::fabs(std::atof(m)) >= 10 && attempt == 0) {  // rounding carried into a new digit: 9.99 -> 10.0
+      ++e;
+      continue;
+    }
+    if (e == 0)
+      std::snprintf(buf, sizeof buf, "%s(%lld)", m, units);
+    else
+      std::snprintf(buf, sizeof buf, "%s(%lld)e%+03d", m, units, e);
+    return buf;
+  }
+  return buf;
+}
+
 void print_header(std::FILE* out, const run_report& r) {
   std::fprintf(out, "integrand %s (%s), d = %d, region [%.17g, %.17g]^%d\n", r.entry->name.c_str(),
                r.entry->description.c_str(), r.dim, r.entry->lower, r.entry->upper, r.dim);
   const vegas_options& o = r.res.options;
+  const stratification& g = r.plan.grid;
   std::fprintf(out,
-               "calls/iteration %llu, max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, "
-               "abs_tol %.6g, max chi2/dof %.6g, bins %d, alpha %.6g%s\n",
+               "evaluations/iteration %llu (%llu sub-cubes = %llu^%d x %llu samples; at most %llu asked), "
+               "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
+               "max chi2/dof %.6g, bins %d, alpha %.6g%s\n",
+               static_cast<unsigned long long>(r.plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
+               static_cast<unsigned long long>(g.g), r.dim, static_cast<unsigned long long>(g.samples_per_cube),
                static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, o.adapt_iterations, o.skip,
                o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, o.n_bins, o.alpha,
                o.symmetric_map ? ", symmetric map" : "");
 }
 
-void print_iteration_table(std::FILE* out, const result& res) {
+void print_table_header(std::FILE* out) {
   std::fprintf(out, "%4s %-5s %18s %11s %18s %11s %10s %9s %10s\n", "iter", "flags", "estimate", "error",
                "weighted est.", "weighted err", "chi2/dof", "Q", "time [s]");
-  for (const iteration_record& it : res.records) {
-    char flags[5] = {it.adapted ? 'a' : '-', it.accumulated ? '*' : '-', it.rescaled ? 'r' : '-',
-                     it.top_bin_level > 0 ? 'o' : '-', '\0'};
+}
+
+void print_iteration_row(std::FILE* out, const iteration_record& it) {
+  const char flags[6] = {it.adapted ? 'a' : '-', it.accumulated ? '*' : '-', it.rescaled ? 'r' : '-',
+                         it.top_bin_level > 0 ? 'o' : '-', it.underflow ? 'u' : '-', '\0'};
+  if (std::isnan(it.weighted_estimate))
+    std::fprintf(out, "%4d %-5s %18.10g %11.4g %18s %11s %10s %9s %10.4f\n", it.index, flags, it.estimate, it.error,
+                 "-", "-", "-", "-", it.seconds);
+  else
     std::fprintf(out, "%4d %-5s %18.10g %11.4g %18.10g %11.4g %10.4g %9.3g %10.4f\n", it.index, flags, it.estimate,
                  it.error, it.weighted_estimate, it.weighted_error, it.chi2_dof, it.q, it.seconds);
-  }
+}
+
+void print_table_legend(std::FILE* out) {
   std::fprintf(out, "flags: a = map adapted with this iteration's samples, * = accumulated in the weighted estimate, "
                     "r = bin contributions re-accumulated with a new scale, o = bin contributions beyond the scale's "
-                    "range kept in overflow levels\n");
+                    "range kept in overflow levels, u = estimate below 2^-460 (underflow, left out); "
+                    "- in the weighted columns: nothing accumulated yet\n");
+}
+
+void print_iteration_table(std::FILE* out, const result& res) {
+  print_table_header(out);
+  for (const iteration_record& it : res.records) print_iteration_row(out, it);
+  print_table_legend(out);
 }
 
 void print_result(std::FILE* out, const run_report& r) {
   const result& res = r.res;
   const double rel = res.estimate != 0 ? res.error / std::fabs(res.estimate) : nan_value;
-  std::fprintf(out, "result: %.17g +- %.6g (relative %s)\n", res.estimate, res.error, short_number(rel).c_str());
-  std::fprintf(out, "status: %s after %d iteration%s (%d accumulated, chi2/dof %.4g, dof %d, Q %.4g)\n",
-               to_string(res.status), res.iterations, res.iterations == 1 ? "" : "s", res.accumulated, res.chi2_dof,
-               res.dof, res.q);
+  std::fprintf(out, "result: %s  (%.17g +- %.6g, relative %s)\n", format_with_error(res.estimate, res.error).c_str(),
+               res.estimate, res.error, short_number(rel).c_str());
+  std::string why = describe(res.status);
+  if (res.status == status::not_converged && res.iterations >= res.options.max_iterations)
+    why = "stopped at max_iterations (" + std::to_string(res.options.max_iterations) + ") without meeting the tolerance";
+  if (res.status == status::interrupted && r.signal != 0)
+    why = std::string("stopped by signal ") + (r.signal == 2 ? "SIGINT" : r.signal == 15 ? "SIGTERM" : std::to_string(r.signal)) +
+          " at an iteration boundary; the estimate is that of the completed iterations";
+  std::fprintf(out, "status: %s: %s\n", to_string(res.status), why.c_str());
+  std::fprintf(out, "iterations: %d (%d accumulated, chi2/dof %s, dof %d, Q %s)\n", res.iterations, res.accumulated,
+               short_number(res.chi2_dof).c_str(), res.dof, short_number(res.q).c_str());
   std::fprintf(out, "evaluations: %llu in %.4g s (%s evaluations/s)\n", static_cast<unsigned long long>(res.n_eval),
                res.seconds, short_number(evals_per_second(res)).c_str());
   std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(res.seed));
@@ -110,6 +169,7 @@ nlohmann::ordered_json to_json(const run_report& r) {
                           {"n_eval", it.n_eval},
                           {"n_nonzero", it.n_nonzero},
                           {"rescaled", it.rescaled},
+                          {"underflow", it.underflow},
                           {"top_bin_level", it.top_bin_level},
                           {"seconds", json_number(it.seconds)}});
   }
@@ -141,9 +201,16 @@ nlohmann::ordered_json to_json(const run_report& r) {
   j["chi2_dof"] = json_number(res.chi2_dof);
   j["q"] = json_number(res.q);
   j["dof"] = res.dof;
-  j["status"] = to_string(res.status);
+  j["status"] = r.run_state.empty() ? std::string(to_string(res.status)) : r.run_state;
+  j["status_detail"] = r.run_state == "running" ? std::string("the run is in progress; the iterations so far")
+                       : r.run_state == "failed" ? r.failure
+                                                  : std::string(describe(res.status));
+  if (r.signal != 0) j["signal"] = r.signal;
+  j["result_text"] = format_with_error(res.estimate, res.error);
   j["n_eval"] = res.n_eval;
   j["n_iterations"] = res.iterations;
+  j["evaluations_per_iteration"] = r.plan.n_eval;
+  j["grid"] = {{"g", r.plan.grid.g}, {"sub_cubes", r.plan.grid.n_cubes}, {"samples_per_cube", r.plan.grid.samples_per_cube}};
   j["accumulated"] = res.accumulated;
   j["iterations"] = std::move(iterations);
   j["seed"] = res.seed;

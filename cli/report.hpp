@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <mcubes/plan.hpp>
 #include <mcubes/result.hpp>
 #include <mcubes/suite.hpp>
 
@@ -20,7 +21,19 @@ struct run_report {
   result res;                           ///< what mcubes::vegas returned
   std::string backend_description;      ///< e.g. "cpu (auto: no CUDA backend in this build)"
   int threads = 0;                      ///< CPU worker threads actually used (options.threads resolved)
+  vegas_plan plan;                      ///< the sub-cube grid and evaluations per iteration actually used
+  /// Overrides the JSON "status" while the run is not finished ("running") or after a failure
+  /// ("failed"); empty: res.status.
+  std::string run_state;
+  std::string failure;                  ///< the error message of a failed run ("failed")
+  int signal = 0;                       ///< the signal that interrupted the run (SIGINT 2, SIGTERM 15), or 0
 };
+
+/// estimate(error) with the digits the error supports: two significant digits of the error, the
+/// estimate rounded to the same decimal place, a common power of ten: 6.3850(13)e-10 means
+/// 6.3850e-10 +- 0.0013e-10. The full-precision values are in the JSON. For an error that is not
+/// finite and positive, the estimate with 17 significant digits.
+std::string format_with_error(double estimate, double error);
 
 /// Comparison of a run with the integrand's exact value I (suite::entry::exact).
 struct accuracy {
@@ -38,10 +51,20 @@ int exit_code(status s);
 /// Prints the header line ("integrand f4 (...), d = 8, region [0, 1]^8, backend cpu, 2 threads").
 void print_header(std::FILE* out, const run_report& r);
 
-/// Prints one row per iteration: index, estimate, error, weighted estimate, weighted error,
-/// chi2/dof, Q, seconds, and flags (a = the map was adapted with its samples, * = accumulated in
-/// the weighted estimate, r = bin contributions rescaled, o = overflow bin levels used), followed
-/// by a legend line.
+/// Prints the column titles of the iteration table.
+void print_table_header(std::FILE* out);
+
+/// Prints one row of the iteration table: index, flags (a = the map was adapted with its samples,
+/// * = accumulated in the weighted estimate, r = bin contributions rescaled, o = overflow bin levels
+/// used, u = estimate below 2^-460: underflow, left out), estimate, error, weighted estimate,
+/// weighted error, chi2/dof, Q, seconds. Weighted fields that do not exist yet (nothing
+/// accumulated) print as "-".
+void print_iteration_row(std::FILE* out, const iteration_record& it);
+
+/// Prints the legend of the flags.
+void print_table_legend(std::FILE* out);
+
+/// The whole table: header, one row per iteration, legend.
 void print_iteration_table(std::FILE* out, const result& res);
 
 /// Prints the result lines: estimate +- error (estimate with 17 significant digits, so the printed

@@ -38,13 +38,15 @@ inline const cuda_backend& cached_cuda_backend(int threads_per_block) {
 /// Integrates f over `reg` with m-Cubes on the backend chosen by opt.backend (see vegas_with for
 /// the algorithm, determinism and exceptions; backend/cuda.cuh for the CUDA contract).
 /// @throws cuda_error for backend cuda without a device, or when a CUDA call fails.
+/// `on_iteration`, if given, is called after every iteration and may stop the run (result.hpp).
 template <int D, class F>
-result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {}) {
+result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {},
+                 const iteration_callback& on_iteration = {}) {
   validate(opt, D);
   const bool use_cuda = opt.backend == backend_kind::cuda ||
                         (opt.backend == backend_kind::automatic && cuda_device_count() > 0);
-  if (use_cuda) return vegas_with<D>(f, reg, opt, cached_cuda_backend(opt.cuda_threads_per_block));
-  return vegas_with<D>(f, reg, opt, cpu_backend(opt.threads));
+  if (use_cuda) return vegas_with<D>(f, reg, opt, cached_cuda_backend(opt.cuda_threads_per_block), on_iteration);
+  return vegas_with<D>(f, reg, opt, cpu_backend(opt.threads), on_iteration);
 }
 
 }  // namespace mcubes

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mcubes {
@@ -57,11 +58,54 @@ class non_finite_integrand : public error {
   double value_;
 };
 
-/// A numerical failure that is not the integrand's fault (e.g. a non-finite iteration variance
-/// from products of finite values that overflow).
+/// A numerical failure that is not the integrand's fault: a quantity of the algorithm that is not
+/// representable in double precision (an iteration variance or a running sum that overflows, an
+/// estimate too large for an error estimate). The message names the iteration.
 class numerical_error : public error {
  public:
   using error::error;
+};
+
+/// A finite integrand value whose weighted value f(x) J(x), or its square, overflows
+/// double precision at one sample (J: the adaptive map's jacobian). Carries the first such sample
+/// in sample-index order (deterministic whatever the parallelism), its point, f(x) and J(x).
+/// Remedy: rescale the integrand (e.g. divide by a known order of magnitude).
+class overflow_error : public numerical_error {
+ public:
+  overflow_error(int iteration, std::uint64_t sample_index, std::vector<double> point, double value, double jacobian)
+      : numerical_error(make_message(iteration, sample_index, point, value, jacobian)),
+        iteration_(iteration),
+        sample_index_(sample_index),
+        point_(std::move(point)),
+        value_(value),
+        jacobian_(jacobian) {}
+  /// Iteration (0-based) in which the overflow happened.
+  int iteration() const noexcept { return iteration_; }
+  /// Global sample index (sub-cube index * samples per sub-cube + sample within the sub-cube).
+  std::uint64_t sample_index() const noexcept { return sample_index_; }
+  /// The point x (in the integration region).
+  const std::vector<double>& point() const noexcept { return point_; }
+  /// f(x), finite.
+  double value() const noexcept { return value_; }
+  /// The map's jacobian J(x) at that sample (region volume not included).
+  double jacobian() const noexcept { return jacobian_; }
+
+ private:
+  static std::string make_message(int iteration, std::uint64_t index, const std::vector<double>& x, double value,
+                                  double jacobian) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "overflow: f(x) * J = " << value << " * " << jacobian
+      << " or its square exceeds the double range at x = (";
+    for (std::size_t i = 0; i < x.size(); ++i) s << (i ? ", " : "") << x[i];
+    s << ") (iteration " << iteration << ", sample " << index << "); rescale the integrand";
+    return s.str();
+  }
+  int iteration_;
+  std::uint64_t sample_index_;
+  std::vector<double> point_;
+  double value_;
+  double jacobian_;
 };
 
 namespace detail {

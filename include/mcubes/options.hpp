@@ -26,6 +26,11 @@ inline const char* to_string(backend_kind b) {
 /// Default seed of every random stream: fixed and documented, never the clock.
 inline constexpr std::uint64_t default_seed = 20211231;
 
+/// Largest damping exponent alpha of the map adaptation. Lepage recommends 0.5 to 2 (m-Cubes uses
+/// 1.5). The damped weight of a bin, ((1 - f)/ln(1/f))^alpha with f >= 1e-300, is at least
+/// 691^-alpha, so up to alpha = 64 (2^-604 at worst) no weight can underflow.
+inline constexpr double max_alpha = 64;
+
 /// Options of mcubes::vegas (m-Cubes, paper Algorithms 2-3; Lepage 1978 for the map).
 struct vegas_options {
   double rel_tol = 1e-3;                     ///< stop when error <= max(abs_tol, rel_tol*|estimate|)
@@ -37,7 +42,7 @@ struct vegas_options {
   int min_iterations = 5;                    ///< accumulated (non-skipped) iterations needed before convergence is declared
   double max_chi2_dof = 2.0;                 ///< convergence also needs chi2/dof <= this (iterations must agree)
   int n_bins = 500;                          ///< bins per axis of the adaptive map
-  double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978); 0 freezes the map
+  double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map
   bool symmetric_map = false;                ///< m-Cubes1D: one map shared by every axis (fully symmetric integrands)
   std::uint64_t seed = default_seed;         ///< key of the Philox streams (see random.hpp)
   int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
@@ -68,11 +73,11 @@ inline void validate(const vegas_options& o, int dim) {
   MCUBES_EXPECTS(o.adapt_iterations >= 0, "adapt_iterations must be non-negative, got ", o.adapt_iterations);
   MCUBES_EXPECTS(o.skip >= 0, "skip must be non-negative, got ", o.skip);
   MCUBES_EXPECTS(o.min_iterations >= 1, "min_iterations must be at least 1, got ", o.min_iterations);
-  MCUBES_EXPECTS(o.skip + o.min_iterations <= o.max_iterations, "skip (", o.skip, ") + min_iterations (",
+  MCUBES_EXPECTS(static_cast<long long>(o.skip) + o.min_iterations <= o.max_iterations, "skip (", o.skip, ") + min_iterations (",
                  o.min_iterations, ") exceeds max_iterations (", o.max_iterations, "): the run could never converge");
   MCUBES_EXPECTS(o.max_chi2_dof > 0, "max_chi2_dof must be positive, got ", o.max_chi2_dof);
   MCUBES_EXPECTS(o.n_bins >= 2 && o.n_bins <= (1 << 20), "n_bins must be in [2, 2^20], got ", o.n_bins);
-  MCUBES_EXPECTS(std::isfinite(o.alpha) && o.alpha >= 0, "alpha must be a finite non-negative number, got ", o.alpha);
+  MCUBES_EXPECTS(o.alpha >= 0 && o.alpha <= max_alpha, "alpha must be in [0, ", max_alpha, "], got ", o.alpha);
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
   validate_block_size(o.cuda_threads_per_block);
 }

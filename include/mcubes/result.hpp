@@ -4,6 +4,7 @@
 /// per iteration.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,19 +12,43 @@
 
 namespace mcubes {
 
-/// How a run ended.
-///  - converged: error <= max(abs_tol, rel_tol*|estimate|) with chi2/dof acceptable after at
-///    least min_iterations accumulated iterations;
-///  - not_converged: max_iterations reached without that (the estimate is still reported);
-///  - not_resolved: no accumulated iteration had a single non-zero sample, so the estimate 0 carries
-///    no information (e.g. a narrow peak never found). Never reported as converged.
-enum class status { converged, not_converged, not_resolved };
+/// How a run ended. Every status but `converged` means the estimate must not be used as a
+/// converged result; the result's other fields still say what was seen.
+///  - converged: error <= max(abs_tol, rel_tol*|estimate|) with chi2/dof <= max_chi2_dof after at
+///    least min_iterations accumulated iterations (plain Monte Carlo: the error test alone);
+///  - not_converged: stopped at max_iterations without that (the estimate is still reported);
+///  - not_resolved: no sample was non-zero, so the estimate 0 carries no information (e.g. a
+///    narrow peak never found);
+///  - underflow: non-zero samples were seen, but every iteration that had them had an estimate
+///    below underflow_estimate (2^-460) in magnitude, or exactly 0 (values below the smallest double,
+///    or samples the adaptive map gives zero weight): no variance is representable, nothing was
+///    accumulated. Rescale the integrand;
+///  - interrupted: stopped before its end by an iteration callback (e.g. on SIGINT); the estimate is
+///    that of the iterations completed.
+enum class status { converged, not_converged, not_resolved, underflow, interrupted };
 
+/// The status as one or two words ("converged", "not converged", "not resolved", "underflow",
+/// "interrupted"), as printed and written to JSON.
 inline const char* to_string(status s) {
   switch (s) {
     case status::converged: return "converged";
     case status::not_converged: return "not converged";
-    default: return "not resolved";
+    case status::not_resolved: return "not resolved";
+    case status::underflow: return "underflow";
+    default: return "interrupted";
+  }
+}
+
+/// A sentence that explains the status (for reports).
+inline const char* describe(status s) {
+  switch (s) {
+    case status::converged: return "the error met the tolerance";
+    case status::not_converged: return "stopped at max_iterations without meeting the tolerance";
+    case status::not_resolved: return "no sample was non-zero: the estimate 0 carries no information";
+    case status::underflow:
+      return "non-zero values were seen, but every iteration estimate was below 2^-460 in magnitude (or got zero "
+             "weight from the adaptive map): no error estimate is possible; rescale the integrand";
+    default: return "stopped before the end; the estimate is that of the completed iterations";
   }
 }
 
@@ -64,5 +89,16 @@ struct result {
   std::vector<iteration_record> records;  ///< one per iteration, in order
   bool converged() const noexcept { return status == status::converged; }
 };
+
+/// What an iteration callback tells the integrator: go on, or stop after this iteration (the
+/// result then has status interrupted, with every completed iteration in it).
+enum class run_control { proceed, stop };
+
+/// Called by the integrator after every iteration, on the calling thread, with that iteration's
+/// record and the result so far (estimate, error, chi2_dof, q, iterations, records up to this one;
+/// status not_converged until the run ends). Returning run_control::stop ends the run at this
+/// iteration boundary (cf. Boost.Math naive_monte_carlo::cancel, vegas's analyzer). An exception
+/// thrown by the callback propagates out of the integrator. Never changes the numbers of the run.
+using iteration_callback = std::function<run_control(const iteration_record&, const result&)>;
 
 }  // namespace mcubes

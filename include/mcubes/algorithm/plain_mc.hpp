@@ -9,6 +9,20 @@
 /// are merged with the pairwise update of Chan, Golub and LeVeque (core/tree_reduce.hpp), never
 /// with the cancelling one-pass difference of the whole run.
 ///
+/// Status (result.hpp), one pass of N samples:
+///  - converged: error <= max(abs_tol, rel_tol |estimate|); not_converged otherwise (the standard
+///    error is that of N samples: take more samples or loosen the tolerance);
+///  - not_resolved: every sample was 0 (estimate 0, error +Inf: nothing is known);
+///  - underflow: non-zero samples were seen, but the root mean square of the values,
+///    rms = sqrt(mean^2 + M2 / N), or rms times the volume, is below underflow_scale (2^-460, as
+///    Vegas's underflow_estimate): squares of such values are near the underflow threshold, so M2
+///    and the error cannot be trusted (e.g. f = 1e-300). The estimate is reported, the error is
+///    +Inf. (An estimate of exactly 0 from non-zero values that cancel is not an underflow: its
+///    error is well defined.)
+/// The estimate and the error are never NaN: a sum that overflows the double range throws
+/// numerical_error (naming the sample at which a chunk's sums overflow, with its point and value,
+/// or the merged moments).
+///
 /// Random numbers (random.hpp): sample k uses sample_stream(seed, stream_id::plain_mc, 0, k), its
 /// D coordinates are the first D uniforms of that stream: the point does not depend on who
 /// computes it.
@@ -25,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,12 +67,20 @@ struct plain_mc_options {
   int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
   backend_kind backend = backend_kind::cpu;  ///< cpu; cuda and automatic need a translation unit compiled by nvcc
   int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
+  double rel_tol = 1e-3;                     ///< converged when error <= max(abs_tol, rel_tol |estimate|); finite, >= 0
+  double abs_tol = 0.0;                      ///< absolute tolerance (same test); finite, >= 0; rel_tol or abs_tol > 0
 };
 
 /// Checks every field of `o`. @throws invalid_input naming the first offending option.
 inline void validate(const plain_mc_options& o) {
   MCUBES_EXPECTS(o.samples >= 2, "plain Monte Carlo needs at least 2 samples (the standard error divides by N - 1), got ",
                  o.samples);
+  MCUBES_EXPECTS(std::isfinite(o.rel_tol) && o.rel_tol >= 0, "rel_tol must be a finite non-negative number, got ",
+                 o.rel_tol);
+  MCUBES_EXPECTS(std::isfinite(o.abs_tol) && o.abs_tol >= 0, "abs_tol must be a finite non-negative number, got ",
+                 o.abs_tol);
+  MCUBES_EXPECTS(o.rel_tol > 0 || o.abs_tol > 0, "at least one of rel_tol and abs_tol must be positive (rel_tol = ",
+                 o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
   MCUBES_EXPECTS(o.samples <= plain_mc_max_samples, "plain Monte Carlo takes at most 2^62 samples, got ", o.samples);
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
   validate_block_size(o.cuda_threads_per_block);
@@ -90,25 +113,29 @@ struct plain_mc_params {
 };
 
 /// Partial result of a set of chunks: moments of f, the number of non-zero values, and the first
-/// (smallest index) non-finite value. The identity is the default value.
+/// (smallest index) failing sample: one where f returned NaN or +-Inf (failure_value non-finite),
+/// or the one at which its chunk's sums overflow the double range (failure_value = f there,
+/// finite). The identity is the default value. 48 bytes: the CUDA block tree keeps 1024 of them in
+/// 48 KiB of static shared memory (backend/cuda/launch.cuh).
 struct mc_partial {
   moments m;
   std::uint64_t n_nonzero = 0;
-  std::uint64_t first_non_finite = ~std::uint64_t(0);
-  double non_finite_value = 0;
+  std::uint64_t first_failure = ~std::uint64_t(0);
+  double failure_value = 0;
 };
+static_assert(sizeof(mc_partial) <= 48, "mc_partial must fit 1024 times in 48 KiB of shared memory");
 
-/// Merges two partials (moments: Chan et al.; counts: sum; first non-finite: smallest index).
+/// Merges two partials (moments: Chan et al.; counts: sum; first failure: smallest index).
 MCUBES_HOST_DEVICE inline mc_partial merge(const mc_partial& a, const mc_partial& b) {
   mc_partial r;
   r.m = merge(a.m, b.m);
   r.n_nonzero = a.n_nonzero + b.n_nonzero;
-  if (b.first_non_finite < a.first_non_finite) {
-    r.first_non_finite = b.first_non_finite;
-    r.non_finite_value = b.non_finite_value;
+  if (b.first_failure < a.first_failure) {
+    r.first_failure = b.first_failure;
+    r.failure_value = b.failure_value;
   } else {
-    r.first_non_finite = a.first_non_finite;
-    r.non_finite_value = a.non_finite_value;
+    r.first_failure = a.first_failure;
+    r.failure_value = a.failure_value;
   }
   return r;
 }
@@ -121,8 +148,27 @@ MCUBES_HOST_DEVICE inline void plain_mc_point(const plain_mc_params<D>& p, std::
   for (int j = 0; j < D; ++j) x[j] = p.lower[j] + p.width[j] * u[j];
 }
 
+namespace detail {
+/// True if x is finite (no NaN, no +-Inf); host and device.
+MCUBES_HOST_DEVICE inline bool finite(double x) { return x - x == 0; }
+
+/// True if the shifted sums of n values give finite moments: s1, s2, the mean shift + s1/n and the
+/// product s1 (s1/n) of moments::from_shifted_sums (whose M2 would otherwise be clamped to 0).
+MCUBES_HOST_DEVICE inline bool sums_finite(double shift, double s1, double s2, double n) {
+  return finite(s1) && finite(s2) && finite(shift + s1 / n) && finite(s1 * (s1 / n));
+}
+
+/// The first sample of [begin, end) after which the running shifted sums of plain_mc_chunk are not
+/// sums_finite, and f there (`value`). Only called for a chunk whose sums overflowed; returns
+/// end - 1 if the running sums never fail (they overflow in the final combination only).
+template <int D, class F>
+MCUBES_HOST_DEVICE std::uint64_t plain_mc_first_overflow(const F& f, const plain_mc_params<D>& p, std::uint64_t begin,
+                                                         std::uint64_t end, double& value);
+}  // namespace detail
+
 /// Computes chunk `chunk` serially in sample order. A non-finite value is recorded (first index)
-/// and counted as 0 so the sums stay finite; the caller raises it.
+/// and counted as 0 so the sums stay finite; if the chunk's sums overflow, the first sample at
+/// which they do is recorded instead of the moments. The caller raises both.
 template <int D, class F>
 MCUBES_HOST_DEVICE inline mc_partial plain_mc_chunk(const F& f, const plain_mc_params<D>& p, std::uint64_t chunk) {
   mc_partial out;
@@ -136,9 +182,9 @@ MCUBES_HOST_DEVICE inline mc_partial plain_mc_chunk(const F& f, const plain_mc_p
     plain_mc_point<D>(p, k, x);
     double v = f(x);
     if (!(v - v == 0)) {  // NaN or +-Inf
-      if (k < out.first_non_finite) {
-        out.first_non_finite = k;
-        out.non_finite_value = v;
+      if (k < out.first_failure) {
+        out.first_failure = k;
+        out.failure_value = v;
       }
       v = 0;
     }
@@ -148,11 +194,39 @@ MCUBES_HOST_DEVICE inline mc_partial plain_mc_chunk(const F& f, const plain_mc_p
     s1 += d;
     s2 += d * d;
   }
+  if (!detail::sums_finite(shift, s1, s2, static_cast<double>(end - begin))) {  // overflow: find where
+    double v = 0;
+    const std::uint64_t k = detail::plain_mc_first_overflow<D>(f, p, begin, end, v);
+    if (k < out.first_failure) {
+      out.first_failure = k;
+      out.failure_value = v;
+    }
+    return out;
+  }
   out.m = moments::from_shifted_sums(end - begin, shift, s1, s2);
   return out;
 }
 
 namespace detail {
+
+template <int D, class F>
+MCUBES_HOST_DEVICE std::uint64_t plain_mc_first_overflow(const F& f, const plain_mc_params<D>& p, std::uint64_t begin,
+                                                         std::uint64_t end, double& value) {
+  double shift = 0, s1 = 0, s2 = 0;
+  for (std::uint64_t k = begin; k < end; ++k) {
+    point<D> x;
+    plain_mc_point<D>(p, k, x);
+    double v = f(x);
+    value = v;
+    if (!(v - v == 0)) v = 0;
+    if (k == begin) shift = v;
+    const double d = v - shift;
+    s1 += d;
+    s2 += d * d;
+    if (!sums_finite(shift, s1, s2, static_cast<double>(k - begin + 1))) return k;
+  }
+  return end - 1;
+}
 
 template <int D>
 plain_mc_params<D> make_plain_mc_params(const region<D>& reg, const plain_mc_options& opt) {
@@ -169,36 +243,77 @@ plain_mc_params<D> make_plain_mc_params(const region<D>& reg, const plain_mc_opt
   return p;
 }
 
-/// Turns the merged partial of all chunks into the result.
-/// @throws non_finite_integrand (first sample in index order, with its point), numerical_error
-///         if the estimate or the error overflows.
+/// x with 6 significant digits (for messages).
+inline std::string plain_mc_format(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+/// Turns the merged partial of all chunks into the result (status: file comment).
+/// @throws non_finite_integrand (first sample in index order, with its point); numerical_error if
+///         a chunk's sums overflow (the first such sample, with its point and value), or the merged
+///         moments, the estimate or the error overflow.
 template <int D>
 result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, const region<D>& reg,
                        const plain_mc_options& opt, const std::string& backend, double seconds) {
-  if (total.first_non_finite != ~std::uint64_t(0)) {
+  if (total.first_failure != ~std::uint64_t(0)) {
     point<D> x;
-    plain_mc_point<D>(p, total.first_non_finite, x);
-    throw non_finite_integrand(0, total.first_non_finite, std::vector<double>(x.x, x.x + D), total.non_finite_value);
+    plain_mc_point<D>(p, total.first_failure, x);
+    std::vector<double> xs(x.x, x.x + D);
+    if (!std::isfinite(total.failure_value))
+      throw non_finite_integrand(0, total.first_failure, std::move(xs), total.failure_value);
+    std::ostringstream m;
+    m.precision(17);
+    m << "plain Monte Carlo: the sums of the values of f (sum of f - f0 or of (f - f0)^2 over a chunk of "
+      << p.chunk_samples << " samples, f0 its first value) overflow the double range at sample " << total.first_failure
+      << ", x = (";
+    for (int j = 0; j < D; ++j) m << (j ? ", " : "") << xs[static_cast<std::size_t>(j)];
+    m << "), f(x) = " << total.failure_value << "; rescale the integrand";
+    throw numerical_error(m.str());
   }
+  const moments& mo = total.m;
+  if (!std::isfinite(mo.mean) || !std::isfinite(mo.m2))
+    throw numerical_error("plain Monte Carlo: merging the moments of the chunks overflows the double range (mean = " +
+                          plain_mc_format(mo.mean) + ", M2 = " + plain_mc_format(mo.m2) +
+                          "): the values of f are too large; rescale the integrand");
   const double n = static_cast<double>(p.samples);
   const double v = reg.volume();
   result r;
-  r.estimate = v * total.m.mean;
-  r.error = v * std::sqrt(total.m.m2 / (n * (n - 1.0)));
-  if (!std::isfinite(r.estimate) || !std::isfinite(r.error))
-    throw numerical_error("plain Monte Carlo: estimate or error is not finite (values of f times the volume overflow)");
+  r.estimate = v * mo.mean;
+  r.error = v * std::sqrt(mo.m2 / (n * (n - 1.0)));
+  if (!std::isfinite(r.estimate))
+    throw numerical_error("plain Monte Carlo: the estimate V mean(f) = " + plain_mc_format(v) + " * " +
+                          plain_mc_format(mo.mean) + " overflows the double range; rescale the integrand");
+  if (!std::isfinite(r.error))
+    throw numerical_error("plain Monte Carlo: the error V sqrt(M2 / (N (N - 1))) with V = " + plain_mc_format(v) +
+                          ", M2 = " + plain_mc_format(mo.m2) + " overflows the double range; rescale the integrand");
   r.n_eval = p.samples;
   r.seed = opt.seed;
   r.iterations = 1;
   r.accumulated = 1;
-  r.status = status::converged;
+  bool underflow = false;
   if (total.n_nonzero == 0) {  // every sample was 0: no information, never reported as converged
     r.status = status::not_resolved;
     r.error = std::numeric_limits<double>::infinity();
     r.accumulated = 0;
+  } else {
+    const double rms = std::hypot(mo.mean, std::sqrt(mo.m2 / n));  // no square of a tiny mean
+    if (std::fmin(rms, v * rms) < underflow_scale) {
+      underflow = true;
+      r.status = status::underflow;
+      r.error = std::numeric_limits<double>::infinity();
+      r.accumulated = 0;
+    } else {
+      const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(r.estimate));
+      r.status = r.error <= tol ? status::converged : status::not_converged;
+    }
   }
   r.backend = backend;
   r.seconds = seconds;
+  r.options.rel_tol = opt.rel_tol;
+  r.options.abs_tol = opt.abs_tol;
   r.options.calls_per_iteration = opt.samples;
   r.options.max_iterations = 1;
   r.options.seed = opt.seed;
@@ -209,6 +324,7 @@ result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, con
   rec.estimate = r.estimate;
   rec.error = r.error;
   rec.accumulated = r.accumulated == 1;
+  rec.underflow = underflow;
   rec.weighted_estimate = r.estimate;
   rec.weighted_error = r.error;
   rec.n_eval = p.samples;
@@ -223,7 +339,7 @@ result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, con
 /// Plain Monte Carlo on the CPU (std::threads, backend/cpu_tiles.hpp); see the file comment for
 /// the formula and the determinism contract. opt.backend is ignored.
 /// @throws invalid_input for bad options; non_finite_integrand if f returns NaN or +-Inf (the first
-///         sample in index order, with its point); numerical_error on overflow.
+///         sample in index order, with its point); numerical_error on overflow (file comment).
 template <int D, class F>
 result plain_mc_cpu(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
   static_assert(D >= 1, "dimension must be at least 1");

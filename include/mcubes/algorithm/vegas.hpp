@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +29,19 @@ namespace mcubes {
 /// their squares are within 2^100 of the smallest normal double, so no variance can be trusted.
 inline constexpr double underflow_estimate = 3.3589380537835444e-139;
 
+/// Iteration estimates at or above this magnitude (2^560, about 3.8e168) have no representable
+/// error: the smallest error the weighted average admits, 4 eps |I| (running_average), squared,
+/// would exceed the double range near 2^562. Such an iteration throws numerical_error.
+inline constexpr double overflow_estimate = 0x1p560;
+
 namespace detail {
+
+/// x with 6 significant digits (for messages).
+inline std::string format_double(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
 
 /// Number of chunks the bin-scale probe visits (1 in `stride` chunks).
 inline std::uint64_t probe_stride(const stratification& st) {
@@ -36,16 +49,22 @@ inline std::uint64_t probe_stride(const stratification& st) {
   return st.n_chunks > target ? st.n_chunks / target : 1;
 }
 
+/// Throws for the first failing sample of an iteration (flags.first_non_finite): non_finite_integrand
+/// if f returned NaN or +-Inf there, overflow_error if f was finite but f J or (f J)^2 overflowed.
+/// The point and the jacobian are recomputed on the host from the sample index (the same point on
+/// every backend, random.hpp).
 template <int D, class F>
-[[noreturn]] void throw_non_finite(const F&, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins,
-                                   int iteration, std::uint64_t index, double value) {
+[[noreturn]] void throw_sample_failure(const F&, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins,
+                                       int iteration, std::uint64_t index, double value) {
   const map_view<D> map{edges.data(), n_bins};
   std::uint64_t coord[D];
   cube_coordinates<D>(index / sp.p, sp.g, coord);
   point<D> x;
   int bin[D];
-  make_sample<D>(sp, map, coord, index, x, bin);
-  throw non_finite_integrand(iteration, index, std::vector<double>(x.x, x.x + D), value);
+  const double jac = make_sample<D>(sp, map, coord, index, x, bin);
+  std::vector<double> xs(x.x, x.x + D);
+  if (std::isfinite(value)) throw overflow_error(iteration, index, std::move(xs), value, jac);
+  throw non_finite_integrand(iteration, index, std::move(xs), value);
 }
 
 }  // namespace detail
@@ -61,16 +80,30 @@ template <int D, class F>
 /// reported, not averaged; so is an iteration whose |estimate| is below 2^-460, whose variance
 /// underflows). The run stops as converged at the first iteration where at least
 /// min_iterations are accumulated, error <= max(abs_tol, rel_tol |estimate|) and
-/// chi2/dof <= max_chi2_dof; otherwise after max_iterations as not converged, or as not resolved
-/// if no iteration was accumulated.
+/// chi2/dof <= max_chi2_dof; as interrupted when `on_iteration` returns run_control::stop; otherwise
+/// after max_iterations as not_converged, or (nothing accumulated) as not_resolved when no sample
+/// was non-zero and as underflow when non-zero samples gave only underflowing estimates (result.hpp).
+///
+/// Before anything is accumulated, the records' weighted_estimate, weighted_error, chi2_dof and q
+/// are NaN (there is no weighted estimate yet), never a misleading 0 +- 0; so are the result's
+/// chi2_dof and q when nothing was accumulated, with error = +Inf.
+///
+/// Honest numerics: the error of an iteration is never below the rounding level 4 eps |I_k|
+/// (running_average's floor), a sub-cube variance that is NaN (inf - inf) is never clamped to 0,
+/// and the estimate, the error and chi2 are never NaN: any overflow throws.
 ///
 /// Determinism: for a given (f, region, options less threads/block size) the result is bitwise
-/// identical on every run and for any number of threads (see backend/cpu.hpp, reduction.hpp).
+/// identical on every run and for any number of threads (see backend/cpu.hpp, reduction.hpp); the
+/// callback only observes (or stops at an iteration boundary).
 /// @throws invalid_input for bad options (validate()); non_finite_integrand if f returns NaN or
-///         Inf (first sample in index order, with its point); numerical_error if an iteration's
-///         estimate or variance overflows.
+///         Inf (first sample in index order, with its point); overflow_error if f is finite but
+///         f J or (f J)^2 overflows at a sample (the first in index order, with its point);
+///         numerical_error if an iteration's estimate, variance or the weighted average overflows
+///         (|I_k| >= overflow_estimate = 2^560, or a sum of finite terms beyond the double range);
+///         whatever `on_iteration` throws.
 template <int D, class F, class Backend>
-result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, const Backend& backend) {
+result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, const Backend& backend,
+                  const iteration_callback& on_iteration = {}) {
   static_assert(D >= 1, "dimension must be at least 1");
   validate(opt, D);
   const auto run_start = std::chrono::steady_clock::now();
@@ -89,6 +122,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
   sp.chunk_cubes = st.chunk_cubes;
   sp.seed = opt.seed;
   const double cube_weight = reg.volume() / static_cast<double>(st.n_cubes);  // V/m
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
   result res;
   res.seed = opt.seed;
@@ -96,6 +130,17 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
   res.backend = backend.name();
   running_average avg;
   double reference = -1;  // largest bin-contribution term of the last adapting pass (unknown yet)
+  bool stopped = false;
+  // The summary fields of `res` from the running average (NaN before anything is accumulated).
+  auto summarise = [&]() {
+    const bool any = avg.count() > 0;
+    res.estimate = avg.mean();
+    res.error = any ? avg.sdev() : std::numeric_limits<double>::infinity();
+    res.chi2_dof = any ? avg.chi2_dof() : nan;
+    res.q = any ? avg.q() : nan;
+    res.dof = avg.dof();
+    res.accumulated = avg.count();
+  };
 
   for (int it = 0; it < opt.max_iterations; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -113,7 +158,8 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     iteration_sums sums = backend.sample(f, sp, st, map, adapt);
     const chunk_partial& fl = sums.flags;
     if (fl.first_non_finite != ~std::uint64_t(0))
-      detail::throw_non_finite<D>(f, sp, backend.map_edges(map), opt.n_bins, it, fl.first_non_finite, fl.non_finite_value);
+      detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), opt.n_bins, it, fl.first_non_finite,
+                                      fl.non_finite_value);
     if (adapt && needs_rescale(fl.max_contribution, sp.bin_scale)) {
       sp.bin_scale = scale_for(fl.max_contribution);  // same samples, exact re-accumulation
       sums = backend.sample(f, sp, st, map, adapt);
@@ -123,9 +169,19 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     rec.top_bin_level = sums.top_level;
     rec.estimate = cube_weight * sums.estimate;
     const double variance = cube_weight * cube_weight * sums.variance;
-    if (!std::isfinite(rec.estimate) || !std::isfinite(variance))
-      throw numerical_error("iteration " + std::to_string(it) + ": estimate or variance is not finite (values of f times the map's jacobian overflow)");
-    rec.error = std::sqrt(variance);
+    const std::string where = "iteration " + std::to_string(it) + ": ";
+    if (!std::isfinite(rec.estimate))
+      throw numerical_error(where + "the estimate is not finite (a sum of values of f times the map's jacobian "
+                                    "overflows the double range); rescale the integrand");
+    if (!std::isfinite(variance))
+      throw numerical_error(where + "the variance of the estimate is not finite (squares of f times the map's "
+                                    "jacobian overflow the double range, estimate " +
+                            detail::format_double(rec.estimate) + "); rescale the integrand");
+    if (std::fabs(rec.estimate) >= overflow_estimate)
+      throw numerical_error(where + "|estimate| = " + detail::format_double(std::fabs(rec.estimate)) +
+                            " is at or above 2^560 (3.8e168), beyond which no error estimate is representable in "
+                            "double precision; rescale the integrand");
+    rec.error = std::sqrt(std::fmax(variance, running_average::variance_floor(rec.estimate)));
     rec.n_eval = st.n_eval();
     rec.n_nonzero = sums.flags.n_nonzero;
     res.n_eval += rec.n_eval;
@@ -138,11 +194,14 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     if (it >= opt.skip && rec.n_nonzero > 0 && !rec.underflow) {
       avg.add(rec.estimate, variance);
       rec.accumulated = true;
+      if (!std::isfinite(avg.mean()) || !std::isfinite(avg.sdev()))
+        throw numerical_error(where + "the weighted average of the iterations overflows the double range");
     }
-    rec.weighted_estimate = avg.mean();
-    rec.weighted_error = avg.sdev();
-    rec.chi2_dof = avg.chi2_dof();
-    rec.q = avg.q();
+    const bool any = avg.count() > 0;
+    rec.weighted_estimate = any ? avg.mean() : nan;
+    rec.weighted_error = any ? avg.sdev() : nan;
+    rec.chi2_dof = any ? avg.chi2_dof() : nan;
+    rec.q = any ? avg.q() : nan;
 
     if (adapt) {
       backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map);  // on the host or the device
@@ -157,17 +216,34 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
       res.status = status::converged;
       break;
     }
+    if (on_iteration) {
+      summarise();
+      res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+      if (on_iteration(res.records.back(), res) == run_control::stop) {
+        stopped = true;
+        break;
+      }
+    }
   }
-  res.estimate = avg.mean();
-  res.error = avg.sdev();
-  res.chi2_dof = avg.chi2_dof();
-  res.q = avg.q();
-  res.dof = avg.dof();
-  res.accumulated = avg.count();
-  if (avg.count() == 0) {
-    res.status = status::not_resolved;
-    res.error = std::numeric_limits<double>::infinity();
+  summarise();
+  if (res.status != status::converged) {
+    bool any_nonzero = false, any_underflow = false;
+    for (const iteration_record& r : res.records) {
+      any_nonzero = any_nonzero || r.n_nonzero > 0;
+      any_underflow = any_underflow || r.underflow;
+    }
+    if (stopped)
+      res.status = status::interrupted;
+    else if (avg.count() > 0)
+      res.status = status::not_converged;
+    else if (!any_nonzero)
+      res.status = status::not_resolved;
+    else if (any_underflow)
+      res.status = status::underflow;
+    else
+      res.status = status::not_converged;  // non-zero samples only in skipped iterations
   }
+  if (res.status == status::converged && on_iteration) on_iteration(res.records.back(), res);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   return res;
 }

@@ -459,13 +459,13 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
     for (int i = 0; i < n; ++i) {
       const std::uint64_t index = index0 + static_cast<std::uint64_t>(i);
       double v = f(xs[i]);
-      if (!(v - v == 0)) {  // NaN or +-Inf
+      double fj = v * jac[i];
+      double fj2 = fj * fj;
+      if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows (as sample_chunk)
         if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v;
-        v = 0;
+        v = fj = fj2 = 0;
       }
       if (v != 0) ++flags.n_nonzero;
-      const double fj = v * jac[i];
-      const double fj2 = fj * fj;
       s1 += fj;
       s2 += fj2;
       if constexpr (Bins::enabled) {
@@ -475,7 +475,7 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
       if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
         const double mean = s1 / pd;
         double vr = (s2 - s1 * mean) / var_den;
-        if (!(vr > 0)) vr = 0;
+        if (vr <= 0) vr = 0;  // as sample_chunk: NaN stays NaN
         chunk_est += mean;
         chunk_var += vr;
         s1 = s2 = 0;

@@ -146,8 +146,9 @@ class adaptive_map {
   ///                 inside each old bin.
   /// The arithmetic is the one of map_adaptation (below), which the CUDA backend runs on the
   /// device (backend/cuda/adapt_kernels.cuh): the same edges, bit for bit, on both.
-  /// Leaves the axis unchanged when alpha = 0 (the map is frozen, options.hpp) and when the
-  /// contributions are all zero or not finite (nothing to learn).
+  /// Leaves the axis unchanged when alpha = 0 (the map is frozen, options.hpp), when the
+  /// contributions are all zero or not finite (nothing to learn), and when every damped weight
+  /// underflows to 0 (alpha far beyond max_alpha: 0/0 would follow).
   /// Uniform contributions are a fixed point (up to rounding). Never produces NaN; edges stay sorted.
   void adapt_axis(int j, const double* c, double alpha) {
     if (alpha == 0) return;  // r_k = 1 for every non-empty bin would still squeeze the empty ones
@@ -165,6 +166,7 @@ class adaptive_map {
       d[k] = map_adaptation::damped_weight(d[k], S, alpha);  // d now holds r
       if (d[k] > r_max) r_max = d[k];
     }
+    if (!map_adaptation::usable_total(r_max)) return;  // every weight underflowed: keep the axis
     const int shift = map_adaptation::weight_shift(n);
     std::uint64_t total = 0;
     for (int k = 0; k < n; ++k) {

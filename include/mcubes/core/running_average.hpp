@@ -50,8 +50,14 @@ class running_average {
  public:
   /// Adds an estimate with variance `variance` (a zero or negative variance is floored at
   /// (4 eps |estimate|)^2, and at DBL_MIN, so every weight is finite).
+  /// The smallest variance an estimate is given: (4 eps |estimate|)^2 (its rounding level), at
+  /// least DBL_MIN. Finite for |estimate| < 2^562; the integrator rejects estimates from 2^560 on.
+  static double variance_floor(double estimate) {
+    return std::fmax(16 * DBL_EPSILON * DBL_EPSILON * estimate * estimate, DBL_MIN);
+  }
+
   void add(double estimate, double variance) {
-    const double floor_var = std::fmax(16 * DBL_EPSILON * DBL_EPSILON * estimate * estimate, DBL_MIN);
+    const double floor_var = variance_floor(estimate);
     if (!(variance > floor_var)) variance = floor_var;
     estimates_.push_back(estimate);
     variances_.push_back(variance);

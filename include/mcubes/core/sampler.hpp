@@ -7,7 +7,7 @@
 /// (random.hpp): y_j = (c_j + u_j) * fl(1/g) (a product, not a division: cheaper on GPUs, and the
 /// same bits on every backend; y_j may round to 1, which maps to the upper edge), x_j = a_j + (b_j - a_j) * map_j(y_j), weight
 /// J(y) * V / (m p). Per sub-cube, with s1 = sum f J and s2 = sum (f J)^2 over its p samples:
-///   I_c = s1/p,   var_c = (s2 - s1 I_c) / (p (p-1))   (clamped at 0),
+///   I_c = s1/p,   var_c = (s2 - s1 I_c) / (p (p-1))   (negative rounding clamped at 0; NaN kept),
 /// and the iteration estimate is I = V/m sum_c I_c with variance V^2/m^2 sum_c var_c (stratified
 /// variance). V-Sample also adds (f J)^2, quantized (reduction.hpp), to the bin of x_j on each axis.
 
@@ -45,8 +45,9 @@ struct chunk_partial {
   double estimate = 0;                    ///< sum_c I_c (unscaled)
   double variance = 0;                    ///< sum_c var_c (unscaled)
   std::uint64_t n_nonzero = 0;            ///< samples with f != 0
-  std::uint64_t first_non_finite = ~std::uint64_t(0);  ///< smallest sample index with non-finite f
-  double non_finite_value = 0;            ///< the value f returned at that sample
+  /// Smallest sample index where f is non-finite or f J or (f J)^2 overflows (the sample adds 0)
+  std::uint64_t first_non_finite = ~std::uint64_t(0);
+  double non_finite_value = 0;            ///< the value f returned at that sample (finite: an overflow)
   double max_contribution = 0;            ///< max over samples of (f J)^2 (V-Sample only)
 };
 
@@ -178,13 +179,13 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
       int bin[D];
       const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
       double v = f(x);
-      if (!(v - v == 0)) {  // NaN or +-Inf
+      double fj = v * jac;
+      double fj2 = fj * fj;
+      if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows: recorded, never summed
         if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
-        v = 0;
+        v = fj = fj2 = 0;
       }
       if (v != 0) ++out.n_nonzero;
-      const double fj = v * jac;
-      const double fj2 = fj * fj;
       s1 += fj;
       s2 += fj2;
       if constexpr (Bins::enabled) {
@@ -194,7 +195,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
     }
     const double mean = s1 / pd;
     double var = (s2 - s1 * mean) / (pd * (pd - 1));
-    if (!(var > 0)) var = 0;
+    if (var <= 0) var = 0;  // rounding; a NaN (inf - inf: sums that overflow) stays NaN and is reported
     out.estimate += mean;
     out.variance += var;
   }

@@ -121,6 +121,7 @@ __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumul
   const double r_max = reduce_f64(tmp.reduce).Reduce(local_max, max_of{});
   if (tid == 0) s_r_max = r_max;
   __syncthreads();
+  if (!map_adaptation::usable_total(s_r_max)) return;  // every weight underflowed: the axis keeps its edges (as on the host)
 
   // 5. integer weights and their inclusive prefix sums (exact)
   const int shift = map_adaptation::weight_shift(n);
