@@ -1,0 +1,212 @@
+/// @file tests/cli/test_interrupt.cpp
+/// Nothing lost: `mcubes integrate` interrupted by SIGINT or SIGTERM stops at the next iteration
+/// boundary, prints the completed iterations and the result with status "interrupted", writes
+/// them to --json and exits 130 / 143; killed outright (SIGKILL) it leaves a complete JSON record
+/// of the iterations so far (status "running"); an existing --json file is never left truncated.
+/// The program runs as a child process (fork/exec), its stdout in a file that is polled.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string temp_path(const std::string& suffix) {
+  static int counter = 0;
+  return ::testing::TempDir() + "mcubes_interrupt_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
+         suffix;
+}
+
+/// Rows of the iteration table in `out` ("   3 a*---  ...").
+int count_rows(const std::string& out) {
+  static const std::regex row(R"(^\s*\d+ [a-][*-][r-][o-][u-] )");
+  int n = 0;
+  std::istringstream s(out);
+  for (std::string l; std::getline(s, l);)
+    if (std::regex_search(l, row)) ++n;
+  return n;
+}
+
+struct child {
+  pid_t pid = -1;
+  std::string out, err;
+};
+
+/// Starts `mcubes args...` with stdout and stderr in files.
+child start(const std::vector<std::string>& args) {
+  child c;
+  c.out = temp_path(".out");
+  c.err = temp_path(".err");
+  c.pid = fork();
+  if (c.pid == 0) {
+    const int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> argv;
+    std::string prog = MCUBES_CLI_PATH;
+    argv.push_back(prog.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(prog.c_str(), argv.data());
+    _exit(127);
+  }
+  return c;
+}
+
+/// Waits until stdout holds at least `rows` rows (or the child ended, or 60 s passed).
+void wait_for_rows(const child& c, int rows) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (count_rows(read_file(c.out)) >= rows) return;
+    int status = 0;
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid) FAIL() << "the run ended early:\n" << read_file(c.out) << read_file(c.err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL() << "no " << rows << " rows within 60 s";
+}
+
+/// A run long enough to be interrupted: about 0.1 s per iteration, 300 iterations at most, never
+/// converging.
+std::vector<std::string> long_run(const std::string& json_path) {
+  return {"integrate", "f4",       "--calls-per-iter", "1e6", "--max-iterations", "300", "--rel-tol", "1e-14",
+          "--threads", "1",        "--backend",        "cpu", "--json",           json_path};
+}
+
+void expect_interrupted(int sig, int expected_exit) {
+  const std::string path = temp_path(".json");
+  const child c = start(long_run(path));
+  wait_for_rows(c, 3);
+  ASSERT_EQ(kill(c.pid, sig), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), expected_exit);
+  const std::string out = read_file(c.out);
+  const int rows = count_rows(out);
+  EXPECT_GE(rows, 3);
+  EXPECT_NE(out.find("status: interrupted"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nresult: "), std::string::npos) << out;
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j.at("status"), "interrupted");
+  EXPECT_EQ(j.at("signal"), sig);
+  EXPECT_EQ(j.at("n_iterations").get<int>(), rows);
+  EXPECT_EQ(j.at("iterations").size(), static_cast<std::size_t>(rows));
+  EXPECT_TRUE(j.at("estimate").is_number());
+  EXPECT_EQ(read_file(c.err), "");
+  std::remove(path.c_str());
+  std::remove(c.out.c_str());
+  std::remove(c.err.c_str());
+}
+
+TEST(Interrupt, SigintKeepsTheCompletedIterationsOnStdoutAndInTheJson) { expect_interrupted(SIGINT, 130); }
+
+TEST(Interrupt, SigtermKeepsTheCompletedIterationsOnStdoutAndInTheJson) { expect_interrupted(SIGTERM, 143); }
+
+// Killed outright: the JSON file, replaced atomically after each iteration, is complete and holds
+// the iterations done so far with status "running"; it was never truncated.
+TEST(Interrupt, SigkillLeavesACompleteRecordOfTheIterationsSoFar) {
+  const std::string path = temp_path(".json");
+  { std::ofstream(path) << "previous content"; }
+  const child c = start(long_run(path));
+  wait_for_rows(c, 3);
+  kill(c.pid, SIGKILL);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  const json j = json::parse(read_file(path));  // throws (fails) if incomplete
+  EXPECT_EQ(j.at("status"), "running");
+  EXPECT_GE(j.at("iterations").size(), 2u);
+  EXPECT_EQ(j.at("iterations").size(), j.at("n_iterations").get<std::size_t>());
+  std::remove(path.c_str());
+  std::remove(c.out.c_str());
+  std::remove(c.err.c_str());
+}
+
+/// Runs to completion and returns the exit code.
+int run_to_end(const std::vector<std::string>& args, child& c) {
+  c = start(args);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Bad input leaves an existing file untouched; a failed run replaces it only by a complete record
+// that says "failed" and why.
+TEST(Interrupt, FailuresNeverTruncateAnExistingJsonFile) {
+  const std::string path = temp_path(".json");
+  { std::ofstream(path) << "previous content"; }
+  child c;
+  EXPECT_EQ(run_to_end({"integrate", "f4", "--alpha", "-1", "--json", path}, c), 2);
+  EXPECT_EQ(read_file(path), "previous content");
+  EXPECT_EQ(run_to_end({"integrate", "f6", "--dim", "28", "--backend", "cpu", "--calls-per-iter", "1e5", "--json", path}, c),
+            3);
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j.at("status"), "failed");
+  EXPECT_NE(j.at("status_detail").get<std::string>().find("overflow"), std::string::npos) << j.dump();
+  std::remove(path.c_str());
+  std::remove(c.out.c_str());
+  std::remove(c.err.c_str());
+}
+
+// Write errors on stdout are failures (exit 3), not success.
+TEST(Interrupt, FullStdoutIsARuntimeFailure) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+  const std::string cmd = std::string("'") + MCUBES_CLI_PATH + "' integrate f4 --calls-per-iter 1e4 --backend cpu >/dev/full 2>/dev/null";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
+}  // namespace
+
+namespace {
+
+// Resources: --dry-run prints the plan (grid, evaluations per iteration, memory, estimated time
+// from a quick calibration) and exits 0 without running; a request of about two years per
+// iteration says so in the plan.
+TEST(Resources, DryRunPrintsThePlanWithoutRunning) {
+  child c;
+  EXPECT_EQ(run_to_end({"integrate", "f4", "--calls-per-iter", "1e15", "--backend", "cpu", "--dry-run"}, c), 0);
+  const std::string out = read_file(c.out);
+  EXPECT_NE(out.find("sub-cubes m = g^d"), std::string::npos) << out;
+  EXPECT_NE(out.find("evaluations per iteration"), std::string::npos) << out;
+  EXPECT_NE(out.find("memory: about"), std::string::npos) << out;
+  EXPECT_TRUE(out.find("years") != std::string::npos || out.find("days") != std::string::npos) << out;
+  EXPECT_EQ(count_rows(out), 0);
+  std::remove(c.out.c_str());
+  std::remove(c.err.c_str());
+}
+
+// The memory estimate is checked before the run: a limit below it is refused (exit 2).
+TEST(Resources, MemoryAboveTheLimitIsRefusedBeforeTheRun) {
+  child c;
+  EXPECT_EQ(run_to_end({"integrate", "f4", "--bins", "1048576", "--max-memory", "64M", "--backend", "cpu"}, c), 2);
+  EXPECT_EQ(read_file(c.out), "");
+  EXPECT_NE(read_file(c.err).find("of memory"), std::string::npos) << read_file(c.err);
+  std::remove(c.out.c_str());
+  std::remove(c.err.c_str());
+}
+
+}  // namespace
