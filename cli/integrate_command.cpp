@@ -257,9 +257,10 @@ int run_integrate(const integrate_args& a) {
   // 3. Resources: memory against the limit, time from a quick calibration.
   const double available = available_memory_bytes();
   const double limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : available;
-  if (limit > 0 && report.plan.typical_bytes > limit)
-    mcubes::detail::throw_invalid("the run needs about ", format_bytes(report.plan.typical_bytes), " of memory for ", opts.n_bins,
-                                  " bins x ", dim, " axes x ", on_cuda ? 1 : cpu_threads, " threads, above the ",
+  if (limit > 0 && report.plan.worst_bytes > limit)
+    mcubes::detail::throw_invalid("the run may need up to ", format_bytes(report.plan.worst_bytes), " of memory for ",
+                                  opts.n_bins, " bins x ", dim, " axes x ", on_cuda ? 1 : cpu_threads,
+                                  " threads with every overflow bin level, above the ",
                                   a.max_memory_opt->count() ? "--max-memory limit " : "free memory ",
                                   format_bytes(limit), " (use fewer --bins or --threads)");
   double rate = 0;

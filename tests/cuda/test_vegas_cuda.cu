@@ -186,6 +186,34 @@ TEST(CudaVegas, NonFiniteIntegrandSameFirstSampleAsCpu) {
   EXPECT_EQ(gpu_index, cpu_index);
 }
 
+struct huge_beyond {  // finite, but (f J)^2 overflows where x0 + x1 > 1.9
+  __host__ __device__ double operator()(const point<3>& x) const { return x[0] + x[1] > 1.9 ? 1e200 : 1.0; }
+};
+
+// The overflow of f J or (f J)^2 at a finite value is reported like a non-finite value: the first
+// sample in index order, the same on the device as on the host (it was summed as a NaN variance
+// clamped to 0 before).
+TEST(CudaVegas, OverflowSameFirstSampleAsCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  std::uint64_t gpu_index = 0, cpu_index = 1;
+  try {
+    integrate<3>(huge_beyond{}, region<3>::unit(), o);
+    FAIL() << "no exception";
+  } catch (const overflow_error& e) {
+    gpu_index = e.sample_index();
+    EXPECT_EQ(e.value(), 1e200);
+  }
+  o.backend = backend_kind::cpu;
+  try {
+    integrate<3>(huge_beyond{}, region<3>::unit(), o);
+    FAIL() << "no exception";
+  } catch (const overflow_error& e) {
+    cpu_index = e.sample_index();
+  }
+  EXPECT_EQ(gpu_index, cpu_index);
+}
+
 TEST(CudaVegas, BadBlockSizeIsInvalidInput) {
   MCUBES_REQUIRE_DEVICE();
   cuda_launch_policy p;
