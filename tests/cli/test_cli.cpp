@@ -1,12 +1,15 @@
 /// @file tests/cli/test_cli.cpp
 /// Tests of the `mcubes` command, run as a program (path in MCUBES_CLI_PATH): exit codes, the
-/// one-line error messages of every bad input, `mcubes list`, the JSON record (keys, exact round
-/// trip of doubles, null for non-finite values) and thread-count invariance of the result.
-/// Every run is seeded; total run time is a few seconds.
+/// one-line error messages of every bad input (the catalogue tests/cli/bad_inputs.tsv, path in
+/// MCUBES_BAD_INPUTS), `mcubes list`, the text report (rows, result, status and iterations lines),
+/// the JSON record (keys, exact round trip of doubles, null for non-finite values) and thread-count
+/// invariance of the result. Every run is seeded; total run time is a few seconds.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +27,9 @@
 
 #ifndef MCUBES_CLI_PATH
 #error "MCUBES_CLI_PATH (path of the mcubes program) must be defined"
+#endif
+#ifndef MCUBES_BAD_INPUTS
+#error "MCUBES_BAD_INPUTS (path of tests/cli/bad_inputs.tsv) must be defined"
 #endif
 
 namespace {
@@ -71,11 +77,32 @@ std::vector<std::string> lines(const std::string& text) {
   return v;
 }
 
-/// The double written after `prefix` at the start of a line of `text` (NaN if there is none).
-double number_after(const std::string& text, const std::string& prefix) {
+/// The line of `text` that starts with `prefix` ("" if there is none).
+std::string line_starting(const std::string& text, const std::string& prefix) {
   for (const std::string& l : lines(text))
-    if (l.compare(0, prefix.size(), prefix) == 0) return std::strtod(l.c_str() + prefix.size(), nullptr);
-  return std::numeric_limits<double>::quiet_NaN();
+    if (l.compare(0, prefix.size(), prefix) == 0) return l;
+  return {};
+}
+
+/// The result line of the text report, "result: 1.084673(68)e-02  (0.01084673348898635 +- 6.77567e-07,
+/// relative ...)": the short form, the full-precision estimate and the error inside the parentheses.
+struct result_line {
+  std::string short_form;
+  double estimate = std::numeric_limits<double>::quiet_NaN();
+  double error = std::numeric_limits<double>::quiet_NaN();
+};
+
+result_line parse_result_line(const std::string& text) {
+  result_line r;
+  const std::string l = line_starting(text, "result: ");
+  const std::size_t open = l.find("  (");
+  if (open == std::string::npos) return r;
+  r.short_form = l.substr(8, open - 8);
+  const char* p = l.c_str() + open + 3;
+  char* end = nullptr;
+  r.estimate = std::strtod(p, &end);
+  if (std::strncmp(end, " +- ", 4) == 0) r.error = std::strtod(end + 4, nullptr);
+  return r;
 }
 
 /// The raw text of the number that follows the first `"key": ` in a JSON document.
@@ -91,89 +118,215 @@ std::string raw_json_number(const std::string& doc, const std::string& key) {
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // ---------------------------------------------------------------------------------------------
-// Bad input: one line "mcubes: error: ..." on stderr, exit code 2, nothing on stdout.
+// The bad-input catalogue (tests/cli/bad_inputs.tsv, path in MCUBES_BAD_INPUTS): one test per line,
+// named by its label. Exit code 2: exactly one line "mcubes: error: <message>" on stderr holding
+// the fragment, nothing on stdout. Exit code 3: the same stderr line; stdout may hold what was
+// printed before the failure. The file format is described at its top.
 
-struct bad_input_case {
-  const char* label;
-  const char* args;
-  const char* message;  ///< a substring the error line must contain
+/// One line of the catalogue. A malformed line becomes a case with `problem` set: its test fails.
+struct catalogue_case {
+  std::string label;
+  int exit_code = 0;
+  bool skipped_where_a_gpu_runs_it = false;  ///< exit code "3/no-gpu"
+  std::vector<std::string> fragments;       ///< the error line must contain one of them
+  std::string fragment_text;                ///< as written ("A|B")
+  std::string args;
+  int line = 0;
+  std::string text;     ///< the line as written
+  std::string problem;  ///< non-empty: why the line is malformed
 };
 
-void PrintTo(const bad_input_case& c, std::ostream* os) { *os << "mcubes " << c.args; }
+void PrintTo(const catalogue_case& c, std::ostream* os) { *os << "line " << c.line << ": mcubes " << c.args; }
 
-class BadInput : public ::testing::TestWithParam<bad_input_case> {};
-
-TEST_P(BadInput, OneLineOnStderrExitTwoNothingOnStdout) {
-  const bad_input_case& c = GetParam();
-  const cli_run r = run_cli(c.args);
-  EXPECT_EQ(r.exit_code, 2) << c.args;
-  EXPECT_EQ(r.out, "") << c.args;
-  const std::vector<std::string> err = lines(r.err);
-  ASSERT_EQ(err.size(), 1u) << c.args << "\nstderr:\n" << r.err;
-  EXPECT_EQ(err[0].rfind("mcubes: error: ", 0), 0u) << err[0];
-  EXPECT_NE(err[0].find(c.message), std::string::npos) << "expected '" << c.message << "' in: " << err[0];
+bool valid_label(const std::string& s) {
+  if (s.empty()) return false;
+  for (const char ch : s)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) return false;
+  return true;
 }
 
-const bad_input_case bad_inputs[] = {
-    {"unknown_integrand", "integrate f9", "unknown integrand 'f9' (known: f1, f2, f3, f4, f5, f6, fA, fB)"},
-    {"no_integrand", "integrate", "integrand is required"},
-    {"no_subcommand", "", "subcommand is required"},
-    {"unknown_subcommand", "integrat f4", "unknown command 'integrat' (commands: integrate, list"},
-    {"unknown_option", "integrate f4 --bogus 3", "--bogus"},
-    {"dim_zero", "integrate f4 --dim 0", "--dim for f4 must be in [1, 32], got 0"},
-    {"dim_negative", "integrate f1 --dim -3", "--dim for f1 must be in [1, 32], got -3"},
-    {"dim_too_large", "integrate f2 --dim 33", "--dim for f2 must be in [1, 32], got 33"},
-    {"dim_wrong_for_fA", "integrate fA --dim 5", "--dim for fA must be 6"},
-    {"dim_wrong_for_fB", "integrate fB --dim 10", "--dim for fB must be 9"},
-    {"both_tolerances_zero", "integrate f4 --rel-tol 0 --abs-tol 0", "at least one of --rel-tol and --abs-tol"},
-    {"negative_rel_tol", "integrate f4 --rel-tol -1e-3", "tolerances must be non-negative"},
-    {"negative_abs_tol", "integrate f4 --abs-tol -1", "tolerances must be non-negative"},
-    {"nan_rel_tol", "integrate f4 --rel-tol nan", "tolerances must be non-negative"},
-    {"calls_one", "integrate f4 --calls-per-iter 1", "--calls-per-iter must be at least 2"},
-    {"calls_zero", "integrate f4 --calls-per-iter 0", "--calls-per-iter must be at least 2"},
-    {"calls_negative", "integrate f4 --calls-per-iter -100", "--calls-per-iter must be a non-negative integer"},
-    {"calls_fraction", "integrate f4 --calls-per-iter 1.5e0", "--calls-per-iter must be a non-negative integer"},
-    {"calls_not_a_number", "integrate f4 --calls-per-iter many", "--calls-per-iter must be a non-negative integer"},
-    {"bins_one", "integrate f4 --bins 1", "--bins must be in [2, 2^20], got 1"},
-    {"threads_zero", "integrate f4 --threads 0", "--threads must be at least 1, got 0"},
-    {"threads_negative", "integrate f4 --threads -4", "--threads must be at least 1, got -4"},
-    {"dim_not_a_number", "integrate f4 --dim eight", "--dim"},
-    {"dim_fraction", "integrate f4 --dim 3.5", "--dim"},
-    {"rel_tol_not_a_number", "integrate f4 --rel-tol small", "--rel-tol"},
-    {"max_iterations_not_a_number", "integrate f4 --max-iterations ten", "--max-iterations"},
-    {"threads_not_a_number", "integrate f4 --threads all", "--threads"},
-    {"seed_not_a_number", "integrate f4 --seed abc", "--seed must be a non-negative integer"},
-    {"seed_negative", "integrate f4 --seed -1", "--seed must be a non-negative integer"},
-    {"max_iterations_zero", "integrate f4 --max-iterations 0", "--max-iterations must be at least 1, got 0"},
-    {"skip_plus_min_exceeds_max", "integrate f4 --skip 5 --min-iterations 5 --max-iterations 9",
-     "--skip (5) + --min-iterations (5) exceeds --max-iterations (9)"},
-    {"min_iterations_zero", "integrate f4 --min-iterations 0", "--min-iterations must be at least 1"},
-    {"negative_skip", "integrate f4 --skip -1", "--skip must be non-negative"},
-    {"negative_alpha", "integrate f4 --alpha -0.5", "--alpha must be a finite non-negative number"},
-    {"max_chi2_dof_zero", "integrate f4 --max-chi2-dof 0", "--max-chi2-dof must be positive"},
-    {"unknown_backend", "integrate f4 --backend gpu", "--backend"},
-    {"json_unwritable", "integrate f4 --json /nonexistent-dir/out.json", "--json: cannot open"},
-};
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t at = s.find(sep, begin);
+    parts.push_back(s.substr(begin, at == std::string::npos ? std::string::npos : at - begin));
+    if (at == std::string::npos) return parts;
+    begin = at + 1;
+  }
+}
 
-INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(bad_inputs),
-                         [](const ::testing::TestParamInfo<bad_input_case>& info) { return info.param.label; });
+/// Reads a catalogue: every line that is neither blank (spaces only) nor a comment ('#' after
+/// optional spaces) gives one case, well formed or not.
+std::vector<catalogue_case> parse_catalogue(std::istream& in) {
+  std::vector<catalogue_case> cases;
+  std::vector<std::string> labels;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] == '#') continue;
+    catalogue_case c;
+    c.line = number;
+    c.text = line;
+    const std::vector<std::string> f = split(line, '\t');
+    if (f.size() != 4) {
+      c.problem = std::to_string(f.size()) + " TAB-separated fields, expected 4 (label, exit code, fragment, arguments)";
+    } else if (!valid_label(f[0])) {
+      c.problem = "label '" + f[0] + "' is not letters, digits and '_'";
+    } else if (std::find(labels.begin(), labels.end(), f[0]) != labels.end()) {
+      c.problem = "label '" + f[0] + "' is used by an earlier line";
+    } else if (f[1] != "2" && f[1] != "3" && f[1] != "3/no-gpu") {
+      c.problem = "exit code '" + f[1] + "' is not 2, 3 or 3/no-gpu";
+    } else {
+      c.label = f[0];
+      c.exit_code = f[1][0] - '0';
+      c.skipped_where_a_gpu_runs_it = f[1] == "3/no-gpu";
+      c.fragment_text = f[2];
+      c.fragments = split(f[2], '|');
+      c.args = f[3];
+      for (const std::string& alternative : c.fragments)
+        if (alternative.empty()) c.problem = "empty message fragment";
+    }
+    if (!c.problem.empty()) c.label = "malformed_line_" + std::to_string(number);
+    labels.push_back(c.label);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+/// The catalogue file, read once (at static initialisation, by the instantiation below). An
+/// unreadable file gives one failing case.
+const std::vector<catalogue_case>& catalogue() {
+  static const std::vector<catalogue_case> cases = [] {
+    std::ifstream in(MCUBES_BAD_INPUTS);
+    if (!in) {
+      catalogue_case c;
+      c.label = "catalogue_file_unreadable";
+      c.problem = std::string("cannot read ") + MCUBES_BAD_INPUTS;
+      return std::vector<catalogue_case>{c};
+    }
+    return parse_catalogue(in);
+  }();
+  return cases;
+}
+
+class BadInput : public ::testing::TestWithParam<catalogue_case> {};
+
+TEST_P(BadInput, FailsWithOneErrorLine) {
+  const catalogue_case& c = GetParam();
+  const std::string where = std::string(MCUBES_BAD_INPUTS) + ":" + std::to_string(c.line) + ": mcubes " + c.args;
+  ASSERT_TRUE(c.problem.empty()) << MCUBES_BAD_INPUTS << ":" << c.line << ": malformed line: " << c.problem
+                                 << "\n  " << c.text;
+  const cli_run r = run_cli(c.args);
+  if (c.skipped_where_a_gpu_runs_it && (r.exit_code == 0 || r.exit_code == 1))
+    GTEST_SKIP() << "a CUDA device ran it: the failure without one is not reachable here";
+  EXPECT_EQ(r.exit_code, c.exit_code) << where << "\nstderr:\n" << r.err;
+  if (c.exit_code == 2) {
+    EXPECT_EQ(r.out, "") << where;
+  }
+  ASSERT_TRUE(!r.err.empty() && r.err.back() == '\n' && r.err.find('\n') == r.err.size() - 1)
+      << where << ": not exactly one line on stderr:\n" << r.err;
+  const std::string prefix = "mcubes: error: ";
+  ASSERT_EQ(r.err.rfind(prefix, 0), 0u) << where << "\n" << r.err;
+  const std::string message = r.err.substr(prefix.size());
+  bool found = false;
+  for (const std::string& fragment : c.fragments) found = found || message.find(fragment) != std::string::npos;
+  EXPECT_TRUE(found) << where << "\nexpected '" << c.fragment_text << "' in: " << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BadInput, ::testing::ValuesIn(catalogue()),
+                         [](const ::testing::TestParamInfo<catalogue_case>& info) { return info.param.label; });
+
+TEST(Catalogue, HasAtLeast150WellFormedCasesForEveryCommand) {
+  const std::vector<catalogue_case>& cases = catalogue();
+  EXPECT_GE(cases.size(), 150u);
+  int malformed = 0, integrate = 0, pi = 0, list = 0, runtime = 0;
+  for (const catalogue_case& c : cases) {
+    malformed += !c.problem.empty();
+    integrate += c.args.rfind("integrate ", 0) == 0;
+    pi += c.args.rfind("pi ", 0) == 0;
+    list += c.args.rfind("list ", 0) == 0;
+    runtime += c.exit_code == 3;
+  }
+  EXPECT_EQ(malformed, 0);
+  EXPECT_GE(integrate, 100);
+  EXPECT_GE(pi, 30);
+  EXPECT_GE(list, 1);
+  EXPECT_GE(runtime, 3);
+}
+
+TEST(Catalogue, MalformedLinesAreCasesThatFailNeverSkipped) {
+  std::istringstream in(
+      "# a comment\n"
+      "\n"
+      "   \n"
+      "  # an indented comment\n"
+      "good\t2\tsome text\tintegrate f9\n"
+      "no_args\t2\tA subcommand is required\t\n"
+      "either\t3/no-gpu\tfirst|second\tpi --compare\r\n"
+      "three_fields\t2\tintegrate f9\n"
+      "five_fields\t2\tx\tintegrate f9\textra\n"
+      "bad label!\t2\tx\tintegrate f9\n"
+      "good\t2\tx\tintegrate f9\n"
+      "code_one\t1\tx\tintegrate f9\n"
+      "code_word\ttwo\tx\tintegrate f9\n"
+      "empty_fragment\t2\t\tintegrate f9\n"
+      "empty_alternative\t2\ta|\tintegrate f9\n"
+      "spaces  instead of tabs\n");
+  const std::vector<catalogue_case> cases = parse_catalogue(in);
+  ASSERT_EQ(cases.size(), 12u);
+  EXPECT_EQ(cases[0].label, "good");
+  EXPECT_EQ(cases[0].exit_code, 2);
+  EXPECT_EQ(cases[0].fragments, std::vector<std::string>{"some text"});
+  EXPECT_EQ(cases[0].args, "integrate f9");
+  EXPECT_EQ(cases[0].line, 5);
+  EXPECT_EQ(cases[1].label, "no_args");
+  EXPECT_EQ(cases[1].args, "");
+  EXPECT_EQ(cases[2].exit_code, 3);
+  EXPECT_TRUE(cases[2].skipped_where_a_gpu_runs_it);
+  EXPECT_EQ(cases[2].fragments, (std::vector<std::string>{"first", "second"}));
+  EXPECT_EQ(cases[2].args, "pi --compare");  // a CRLF line ending is not part of the arguments
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(cases[k].problem, "") << k;
+  for (std::size_t k = 3; k < cases.size(); ++k) {
+    EXPECT_NE(cases[k].problem, "") << cases[k].text;
+    EXPECT_EQ(cases[k].label, "malformed_line_" + std::to_string(cases[k].line));
+  }
+  EXPECT_NE(cases[6].problem.find("earlier line"), std::string::npos) << cases[6].problem;  // the second "good"
+}
+
+// The same option, value and message in both commands (one grammar, one set of messages).
+TEST(Catalogue, IntegrateAndPiRejectTheSameValuesWithTheSameMessage) {
+  for (const char* bad : {"--threads 0", "--threads 1.5", "--seed 0x10", "--seed -1", "--seed 1e20", "--threads-per-block 48",
+                          "--threads-per-block ''", "--backend gpu"}) {
+    const cli_run i = run_cli(std::string("integrate f4 ") + bad);
+    const cli_run p = run_cli(std::string("pi --method mc --samples 1000 ") + bad);
+    EXPECT_EQ(i.exit_code, 2) << bad;
+    EXPECT_EQ(p.exit_code, 2) << bad;
+    EXPECT_EQ(i.err, p.err) << bad;
+    EXPECT_EQ(i.err.rfind("mcubes: error: --", 0), 0u) << i.err;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Runtime failure, help, list.
 
 // Without the CUDA backend in the build, or without a device: a runtime failure (exit 3) that says
-// which. With a device the run goes through and this test does not apply.
+// which, before anything is printed. With a device the run goes through and this test does not
+// apply.
 TEST(Cli, CudaBackendWithoutCudaIsARuntimeFailure) {
-  const cli_run r = run_cli("integrate f4 --backend cuda");
-  if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device ran the integration: the failure path is not reachable here";
+  const cli_run r = run_cli("integrate f4 --backend cuda --calls-per-iter 1e4 --max-iterations 2 --skip 0 --min-iterations 1");
+  if (r.exit_code == 0 || r.exit_code == 1)
+    GTEST_SKIP() << "a CUDA device ran the integration: the failure path is not reachable here";
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.out, "");
   const std::vector<std::string> err = lines(r.err);
   ASSERT_EQ(err.size(), 1u) << r.err;
-  EXPECT_EQ(err[0].rfind("mcubes: error: ", 0), 0u);
-  EXPECT_TRUE(err[0].find("this build has no CUDA backend") != std::string::npos ||
+  EXPECT_EQ(err[0].rfind("mcubes: error: backend cuda requested, but ", 0), 0u) << err[0];
+  EXPECT_TRUE(err[0].find("no CUDA backend in this build") != std::string::npos ||
               err[0].find("no CUDA device") != std::string::npos)
       << err[0];
+  EXPECT_NE(err[0].find("(use --backend cpu or auto)"), std::string::npos) << err[0];
 }
 
 TEST(Cli, HelpExitsZero) {
@@ -186,7 +339,8 @@ TEST(Cli, HelpExitsZero) {
   const cli_run h = run_cli("integrate --help");
   for (const char* option : {"--dim", "--rel-tol", "--abs-tol", "--calls-per-iter", "--max-iterations",
                              "--adapt-iterations", "--skip", "--min-iterations", "--max-chi2-dof", "--bins", "--alpha",
-                             "--symmetric-map", "--seed", "--threads", "--backend", "--json", "--quiet"})
+                             "--symmetric-map", "--seed", "--threads", "--threads-per-block", "--backend", "--json",
+                             "--max-memory", "--dry-run", "--no-progress", "--quiet"})
     EXPECT_NE(h.out.find(option), std::string::npos) << option;
 }
 
@@ -241,7 +395,7 @@ TEST(Cli, NlohmannDumpRoundTripsDoublesExactly) {
 
 TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
   const std::string path = temp_path(".json");
-  const cli_run r = run_cli("integrate f4 --calls-per-iter 200000 --seed 3 --json '" + path + "'");
+  const cli_run r = run_cli("integrate f4 --calls-per-iter 200000 --seed 3 --backend cpu --json '" + path + "'");
   const std::string doc = read_file(path);
   std::remove(path.c_str());
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
@@ -250,11 +404,26 @@ TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
 
   for (const char* key : {"estimate", "error", "chi2_dof", "q", "dof", "status", "n_eval", "iterations", "n_iterations",
                           "seed", "backend", "options", "integrand", "exact", "true_rel_error", "seconds",
-                          "evals_per_second", "version"})
+                          "evals_per_second", "version", "status_detail", "result_text", "evaluations_per_iteration",
+                          "grid", "accumulated", "backend_description", "pull"})
     EXPECT_TRUE(j.contains(key)) << key;
   const std::string status = j.at("status").get<std::string>();
   EXPECT_EQ(r.exit_code, status == "converged" ? 0 : 1) << status;
-  EXPECT_TRUE(status == "converged" || status == "not converged" || status == "not resolved") << status;
+  EXPECT_TRUE(status == "converged" || status == "not converged" || status == "not resolved" || status == "underflow" ||
+              status == "interrupted")
+      << status;
+  EXPECT_FALSE(j.at("status_detail").get<std::string>().empty());
+
+  // the plan: evaluations per iteration = sub-cubes x samples per sub-cube = g^8 x p, at most those asked
+  const json& grid = j.at("grid");
+  const std::uint64_t g = grid.at("g").get<std::uint64_t>();
+  std::uint64_t g8 = 1;
+  for (int k = 0; k < 8; ++k) g8 *= g;
+  EXPECT_EQ(grid.at("sub_cubes").get<std::uint64_t>(), g8);
+  const std::uint64_t per_iteration = j.at("evaluations_per_iteration").get<std::uint64_t>();
+  EXPECT_EQ(per_iteration, g8 * grid.at("samples_per_cube").get<std::uint64_t>());
+  EXPECT_LE(per_iteration, 200000u);
+  EXPECT_GE(per_iteration, 2u);
 
   // every iteration_record field, one object per iteration
   ASSERT_TRUE(j.at("iterations").is_array());
@@ -266,6 +435,7 @@ TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
                             "weighted_error", "chi2_dof", "q", "n_eval", "n_nonzero", "rescaled", "top_bin_level", "seconds"})
       EXPECT_TRUE(it.contains(key)) << key;
     n_eval += it.at("n_eval").get<std::uint64_t>();
+    EXPECT_EQ(it.at("n_eval").get<std::uint64_t>(), per_iteration);
   }
   EXPECT_EQ(n_eval, j.at("n_eval").get<std::uint64_t>());
 
@@ -298,23 +468,38 @@ TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
   const std::string raw = raw_json_number(doc, "estimate");
   ASSERT_FALSE(raw.empty());
   EXPECT_TRUE(same_bits(std::strtod(raw.c_str(), nullptr), estimate)) << raw;
-  EXPECT_TRUE(same_bits(number_after(r.out, "result: "), estimate)) << r.out;
+  const result_line result = parse_result_line(r.out);
+  EXPECT_TRUE(same_bits(result.estimate, estimate)) << r.out;  // %.17g inside the parentheses
+  const double error = j.at("error").get<double>();
+  EXPECT_NEAR(result.error, error, 1e-5 * error) << r.out;      // %.6g
+  EXPECT_EQ(result.short_form, j.at("result_text").get<std::string>()) << r.out;
   const std::string raw_error = raw_json_number(doc, "error");
   EXPECT_TRUE(same_bits(std::strtod(raw_error.c_str(), nullptr), j.at("error").get<double>())) << raw_error;
   EXPECT_EQ(nlohmann::ordered_json::parse(doc).dump(2) + "\n", doc);  // dump(parse(doc)) == doc: nothing rounded
 
-  // the text report: table and result lines
+  // the text report: table, result, status and iterations lines
   EXPECT_NE(r.out.find("weighted est."), std::string::npos);
-  EXPECT_NE(r.out.find("status: " + status), std::string::npos);
+  const std::string status_line = line_starting(r.out, "status: ");
+  EXPECT_EQ(status_line.rfind("status: " + status + ": ", 0), 0u) << r.out;
+  EXPECT_GT(status_line.size(), ("status: " + status + ": ").size()) << r.out;  // the sentence
+  const std::string iterations_line = "iterations: " + std::to_string(j.at("n_iterations").get<int>()) + " (" +
+                                      std::to_string(j.at("accumulated").get<int>()) + " accumulated, ";
+  EXPECT_NE(line_starting(r.out, iterations_line), "") << r.out;
   EXPECT_NE(r.out.find("exact: "), std::string::npos);
   EXPECT_NE(r.out.find("seed: 3"), std::string::npos);
+
+  // seeded, so this can fail: the estimate within 5 reported sigma of the exact value
+  if (status == "converged") {
+    EXPECT_LT(std::fabs(estimate - exact), 5 * error) << r.out;
+  }
 }
 
 TEST(Cli, ResultIsBitwiseIdenticalForOneAndTwoThreads) {
   json runs[3];
   const char* threads[] = {"--threads 1", "--threads 2", ""};
   for (int k = 0; k < 3; ++k) {
-    const cli_run r = run_cli(std::string("integrate f4 --calls-per-iter 200000 --seed 3 -q --json - ") + threads[k]);
+    const cli_run r =
+        run_cli(std::string("integrate f4 --calls-per-iter 200000 --seed 3 --backend cpu -q --json - ") + threads[k]);
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
     runs[k] = json::parse(r.out);
   }
@@ -334,7 +519,7 @@ TEST(Cli, ResultIsBitwiseIdenticalForOneAndTwoThreads) {
 
 TEST(Cli, NotConvergedExitsOneAndStillPrintsTheResult) {
   const cli_run r = run_cli(
-      "integrate f4 --calls-per-iter 1000 --max-iterations 2 --skip 0 --min-iterations 1 --rel-tol 1e-12 --quiet");
+      "integrate f4 --calls-per-iter 1000 --max-iterations 2 --skip 0 --min-iterations 1 --rel-tol 1e-12 --seed 5 --quiet");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const std::vector<std::string> out = lines(r.out);
   ASSERT_EQ(out.size(), 1u) << r.out;  // --quiet: the result line only
@@ -344,26 +529,125 @@ TEST(Cli, NotConvergedExitsOneAndStillPrintsTheResult) {
 
 TEST(Cli, NotResolvedWritesNullErrorAndExitsOne) {
   // fB's peak (sigma 0.01 in (-1,1)^9) is never hit by 2 samples: every value underflows to 0.
-  const cli_run r = run_cli(
-      "integrate fB --calls-per-iter 2 --max-iterations 1 --adapt-iterations 0 --skip 0 --min-iterations 1 --json -");
+  const cli_run r = run_cli("integrate fB --calls-per-iter 2 --max-iterations 1 --adapt-iterations 0 --skip 0 "
+                            "--min-iterations 1 --backend cpu --json -");
   EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "");
   const json j = json::parse(r.out);  // stdout carries only the JSON: it parses as a whole
   EXPECT_EQ(j.at("status").get<std::string>(), "not resolved");
+  EXPECT_NE(j.at("status_detail").get<std::string>().find("no sample was non-zero"), std::string::npos);
   EXPECT_TRUE(j.at("error").is_null());  // infinite error -> null
   EXPECT_TRUE(j.at("pull").is_null());
   EXPECT_EQ(j.at("estimate").get<double>(), 0.0);
 }
 
-// auto: the CPU when the build has no CUDA backend or no device is present, saying why; the GPU
-// (saying so) when one is present.
-TEST(Cli, AutoBackendSaysWhichBackendRan) {
-  const cli_run r = run_cli("integrate f3 --calls-per-iter 20000 --backend auto --threads 1");
+TEST(Cli, UnderflowIsItsOwnStatusAndExitsOne) {
+  // f4 (d = 8) with 5 samples: non-zero values far below 2^-460, so no estimate carries weight.
+  const char* args = "integrate f4 --calls-per-iter 5 --max-iterations 1 --adapt-iterations 0 --skip 0 "
+                     "--min-iterations 1 --backend cpu";
+  const cli_run r = run_cli(std::string(args) + " --json -");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("status").get<std::string>(), "underflow");
+  EXPECT_NE(j.at("status_detail").get<std::string>().find("2^-460"), std::string::npos);
+  EXPECT_TRUE(j.at("error").is_null());
+  ASSERT_EQ(j.at("iterations").size(), 1u);
+  EXPECT_TRUE(j.at("iterations")[0].at("underflow").get<bool>());
+  const cli_run t = run_cli(args);
+  EXPECT_EQ(t.exit_code, 1) << t.err;
+  EXPECT_EQ(line_starting(t.out, "status: underflow: ").empty(), false) << t.out;
+  EXPECT_EQ(line_starting(t.out, "iterations: 1 (0 accumulated, ").empty(), false) << t.out;
+}
+
+// The text report: the header, the backend line, the table header, one row per iteration (printed
+// as each completes), the legend, then the result, status and iterations lines. The rows agree
+// with the JSON record of the same seeded run.
+TEST(Cli, TextReportHasOneRowPerIterationThenTheResult) {
+  const std::string path = temp_path(".json");
+  const cli_run r = run_cli("integrate f3 --calls-per-iter 20000 --seed 1 --backend cpu --threads 2 --json '" + path + "'");
+  const std::string doc = read_file(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // f3 in d = 3 converges within 100 iterations
+  EXPECT_EQ(r.err, "");
+  const json j = json::parse(doc);
+  const std::vector<std::string> out = lines(r.out);
+  ASSERT_GE(out.size(), 4u) << r.out;
+  EXPECT_EQ(out[0].rfind("integrand f3 (", 0), 0u) << out[0];
+  EXPECT_EQ(out[1].rfind("evaluations/iteration " + std::to_string(j.at("evaluations_per_iteration").get<std::uint64_t>()), 0),
+            0u)
+      << out[1];
+  EXPECT_EQ(out[2], "backend: cpu, 2 threads");
+  EXPECT_EQ(out[3].rfind("iter flags", 0), 0u) << out[3];
+  const std::size_t n = j.at("iterations").size();
+  ASSERT_GE(n, 1u);
+  ASSERT_GE(out.size(), 4 + n + 4) << r.out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& it = j.at("iterations")[i];
+    std::istringstream row(out[4 + i]);
+    int index = -1;
+    std::string flags;
+    double estimate = 0, error = 0;
+    row >> index >> flags >> estimate >> error;
+    EXPECT_EQ(index, it.at("index").get<int>()) << out[4 + i];
+    EXPECT_EQ(flags.size(), 5u) << out[4 + i];
+    EXPECT_EQ(flags[1] == '*', it.at("accumulated").get<bool>()) << out[4 + i];
+    const double e = it.at("estimate").get<double>();
+    EXPECT_NEAR(estimate, e, 1e-9 * std::fabs(e)) << out[4 + i];  // %.10g
+    EXPECT_NEAR(error, it.at("error").get<double>(), 1e-3 * it.at("error").get<double>()) << out[4 + i];  // %.4g
+  }
+  EXPECT_EQ(out[4 + n].rfind("flags: ", 0), 0u) << out[4 + n];
+  EXPECT_EQ(out[5 + n].rfind("result: " + j.at("result_text").get<std::string>() + "  (", 0), 0u) << out[5 + n];
+  EXPECT_EQ(out[6 + n], "status: converged: " + j.at("status_detail").get<std::string>());
+  EXPECT_EQ(out[7 + n].rfind("iterations: " + std::to_string(n) + " (", 0), 0u) << out[7 + n];
+  const result_line result = parse_result_line(r.out);
+  EXPECT_TRUE(same_bits(result.estimate, j.at("estimate").get<double>())) << out[5 + n];
+  // seeded, so this can fail: within 5 reported sigma of the exact value
+  EXPECT_LT(std::fabs(result.estimate - j.at("exact").get<double>()), 5 * j.at("error").get<double>()) << r.out;
+}
+
+// Integers are decimal: a leading zero never means octal ("010" is ten).
+TEST(Cli, LeadingZerosAreDecimal) {
+  const cli_run r = run_cli("integrate f1 --dim 02 --bins 010 --calls-per-iter 01000 --max-iterations 010 --skip 00 "
+                            "--min-iterations 01 --adapt-iterations 08 --seed 010 --threads 01 --backend cpu --json -");
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
-  const bool on_cpu = r.out.find("backend: cpu (auto: no CUDA") != std::string::npos;
-  const bool on_gpu = r.out.find("backend: cuda (") != std::string::npos && r.out.find("(auto: device found)") != std::string::npos;
-  EXPECT_TRUE(on_cpu || on_gpu) << r.out;
-  const cli_run q = run_cli("integrate f3 --calls-per-iter 20000 --backend auto --quiet");
-  if (on_cpu) EXPECT_NE(q.err.find("auto: no CUDA"), std::string::npos) << q.err;
+  const json j = json::parse(r.out);
+  const json& o = j.at("options");
+  EXPECT_EQ(j.at("integrand").at("dim").get<int>(), 2);
+  EXPECT_EQ(o.at("n_bins").get<int>(), 10);
+  EXPECT_EQ(o.at("calls_per_iteration").get<std::uint64_t>(), 1000u);
+  EXPECT_EQ(o.at("max_iterations").get<int>(), 10);
+  EXPECT_EQ(o.at("skip").get<int>(), 0);
+  EXPECT_EQ(o.at("min_iterations").get<int>(), 1);
+  EXPECT_EQ(o.at("adapt_iterations").get<int>(), 8);
+  EXPECT_EQ(j.at("seed").get<std::uint64_t>(), 10u);
+  EXPECT_EQ(j.at("threads").get<int>(), 1);
+}
+
+// The default backend is auto: the CPU when the build has no CUDA backend or no device is present,
+// saying why; the GPU (saying so) when one is present.
+TEST(Cli, DefaultBackendIsAutoAndSaysWhichBackendRan) {
+  for (const char* backend : {"", " --backend auto"}) {
+    const std::string args = std::string("integrate f3 --calls-per-iter 20000 --threads 1 --seed 2") + backend;
+    const cli_run r = run_cli(args + " --json -");
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << args << "\n" << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j.at("options").at("backend").get<std::string>(), "auto") << args;
+    const std::string ran = j.at("backend").get<std::string>();
+    const std::string description = j.at("backend_description").get<std::string>();
+    if (ran == "cpu") {
+      EXPECT_EQ(description.rfind("cpu (auto: no CUDA", 0), 0u) << description;
+    } else {
+      EXPECT_TRUE(ran == "cuda" && description.find("(auto: device found)") != std::string::npos) << description;
+    }
+
+    const cli_run t = run_cli(args);
+    ASSERT_TRUE(t.exit_code == 0 || t.exit_code == 1) << t.err;
+    EXPECT_NE(t.out.find("\nbackend: " + description + ", "), std::string::npos) << t.out;
+    const cli_run q = run_cli(args + " --quiet");  // the result line only; nothing on stderr
+    EXPECT_EQ(lines(q.out).size(), 1u) << q.out;
+    EXPECT_EQ(q.out.rfind("result: ", 0), 0u) << q.out;
+    EXPECT_EQ(q.err, "");
+  }
 }
 
 TEST(Cli, DimensionDefaultsAndFixedDimensionsAreAccepted) {

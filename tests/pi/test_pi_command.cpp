@@ -1,13 +1,17 @@
 // `mcubes pi` (cli/pi_command.cpp): bad input is rejected before anything runs (mcubes::invalid_input,
-// exit code 2), a missing CUDA backend is a runtime failure (exit 3), and good runs print the
-// estimate. Tested in-process (this target compiles pi_command.cpp without the CUDA backend) and
-// through the mcubes program (MCUBES_CLI_PATH).
+// exit code 2), a missing CUDA backend is a runtime failure (exit 3), the default backend is auto,
+// and good runs print the estimate. Tested in-process (this target compiles pi_command.cpp without
+// the CUDA backend) and through the mcubes program (MCUBES_CLI_PATH). The messages of every bad
+// input are in the catalogue tests/cli/bad_inputs.tsv (run by test_cli).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -60,11 +64,15 @@ TEST(PiCommand, BadOptionsAreInvalidInput) {
   EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --threads-per-block 2048"), mcubes::invalid_input);
   EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --threads -1"), mcubes::invalid_input);
   EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --seed -1"), mcubes::invalid_input);
+  EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --seed 0x10"), mcubes::invalid_input);
+  EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --threads 0"), mcubes::invalid_input);
   EXPECT_THROW(run_in_process("pi --method midpoint --samples 1000 --threads -3"), mcubes::invalid_input);
   EXPECT_THROW(run_in_process("pi --method foo --samples 1000"), CLI::ParseError);
   EXPECT_THROW(run_in_process("pi --method mc"), CLI::ParseError);
   EXPECT_THROW(run_in_process("pi --samples 1000"), CLI::ParseError);
-  EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --backend gpu"), CLI::ParseError);
+  // --backend is read by the grammar shared with integrate (cli/parse.hpp): bad input, not a parse error
+  EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --backend gpu"), mcubes::invalid_input);
+  EXPECT_THROW(run_in_process("pi --method mc --samples 1e19 --backend cpu"), mcubes::invalid_input);  // above 2^62
 }
 
 TEST(PiCommand, CudaWithoutTheCudaBackendIsARuntimeFailure) {
@@ -79,6 +87,7 @@ TEST(PiCommand, CudaWithoutTheCudaBackendIsARuntimeFailure) {
   }
   EXPECT_THROW(run_in_process("pi --method mc --samples 1000 --compare"), mcubes::error);
   EXPECT_EQ(run_in_process("pi --method mc --samples 1000 --backend auto"), 0);  // falls back to the CPU
+  EXPECT_EQ(run_in_process("pi --method mc --samples 1000"), 0);                 // auto is the default
 }
 
 TEST(PiCommand, GoodRunsSucceed) {
@@ -103,6 +112,54 @@ TEST(PiProgram, ExitCodesAndOutput) {
   EXPECT_NE(mid.output.find("3.141592653589877"), std::string::npos) << mid.output;  // 16 significant digits
   const outcome aut = run_program("pi --method midpoint --samples 1000 --backend auto");
   EXPECT_EQ(aut.exit_code, 0) << aut.output;  // GPU if present, else the CPU with a note
+}
+
+/// The estimate and standard error of the row of `backend` ("cpu" or "cuda") in the output of
+/// `mcubes pi --method mc`; false if there is no such row.
+bool mc_row(const std::string& output, const std::string& backend, double& estimate, double& std_error) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream row(line);
+    std::string name;
+    double error_vs_pi = 0;
+    if (row >> name >> estimate >> error_vs_pi >> std_error && name == backend) return true;
+  }
+  return false;
+}
+
+// The default backend is auto, for pi as for integrate: the GPU where one is present, else the CPU
+// with a note saying why.
+TEST(PiProgram, DefaultBackendIsAuto) {
+  const outcome o = run_program("pi --method mc --samples 100000 --seed 11");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  double estimate = 0, std_error = 0;
+  const bool on_cpu = mc_row(o.output, "cpu", estimate, std_error);
+  const bool on_gpu = mc_row(o.output, "cuda", estimate, std_error);
+  EXPECT_TRUE(on_cpu != on_gpu) << o.output;
+  if (on_cpu) {
+    EXPECT_NE(o.output.find("  backend auto: "), std::string::npos) << o.output;
+  }
+  EXPECT_EQ(o.output.find("error:"), std::string::npos) << o.output;
+}
+
+// Seeded, so it can fail: the Monte Carlo estimate within 5 of its reported standard errors of pi,
+// for several seeds and thread counts (the hits do not depend on the thread count).
+TEST(PiProgram, MonteCarloEstimateIsWithinFiveStandardErrors) {
+  const double pi = 3.141592653589793;
+  for (const char* args : {"--seed 1 --threads 1", "--seed 1 --threads 2", "--seed 2", "--seed 18446744073709551615"}) {
+    const outcome o = run_program(std::string("pi --method mc --samples 1e6 --backend cpu ") + args);
+    ASSERT_EQ(o.exit_code, 0) << args << "\n" << o.output;
+    double estimate = 0, std_error = 0;
+    ASSERT_TRUE(mc_row(o.output, "cpu", estimate, std_error)) << o.output;
+    EXPECT_GT(std_error, 0) << o.output;
+    EXPECT_LT(std::fabs(estimate - pi), 5 * std_error) << args << "\n" << o.output;
+  }
+  const outcome one = run_program("pi --method mc --samples 1e6 --backend cpu --seed 1 --threads 1");
+  const outcome two = run_program("pi --method mc --samples 1e6 --backend cpu --seed 1 --threads 2");
+  const std::size_t h1 = one.output.find("cpu hits:"), h2 = two.output.find("cpu hits:");
+  ASSERT_NE(h1, std::string::npos) << one.output;
+  ASSERT_NE(h2, std::string::npos) << two.output;
+  EXPECT_EQ(one.output.substr(h1), two.output.substr(h2));
 }
 
 }  // namespace
