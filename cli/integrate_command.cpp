@@ -118,11 +118,9 @@ constexpr long long max_count_option = 1000000000;
 /// The dimension of the run: --dim if given (checked against the integrand), else its default.
 int resolve_dim(const integrate_args& a, const suite::entry& e) {
   if (a.dim_opt->count() == 0) return e.default_dim;
+  if (e.any_dim) return static_cast<int>(parse_int(a.dim, "--dim for " + e.name, 1, std::min(max_cli_dim, e.max_dim)));
   const long long dim = parse_int(a.dim, "--dim", std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
-  if (e.any_dim) {
-    const int max_dim = std::min(max_cli_dim, e.max_dim);
-    MCUBES_EXPECTS(dim >= 1 && dim <= max_dim, "--dim for ", e.name, " must be in [1, ", max_dim, "], got ", dim);
-  } else {
+  {
     MCUBES_EXPECTS(dim == e.default_dim, "--dim for ", e.name, " must be ", e.default_dim,
                    " (its dimension is fixed), got ", dim);
   }
@@ -233,6 +231,7 @@ int run_integrate(const integrate_args& a) {
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   const int dim = resolve_dim(a, *e);
   const vegas_options opts = resolve_options(a, *e, dim);
+  const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
@@ -256,11 +255,12 @@ int run_integrate(const integrate_args& a) {
 
   // 3. Resources: memory against the limit, time from a quick calibration.
   const double available = available_memory_bytes();
-  const double limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : available;
+  const double limit = a.max_memory_opt->count() ? memory_limit : available;
   if (limit > 0 && report.plan.worst_bytes > limit)
     mcubes::detail::throw_invalid("the run may need up to ", format_bytes(report.plan.worst_bytes), " of memory for ",
                                   opts.n_bins, " bins x ", dim, " axes x ", on_cuda ? 1 : cpu_threads,
-                                  " threads with every overflow bin level, above the ",
+                                  (on_cuda || cpu_threads == 1) ? " thread" : " threads",
+                                  " with every overflow bin level, above the ",
                                   a.max_memory_opt->count() ? "--max-memory limit " : "free memory ",
                                   format_bytes(limit), " (use fewer --bins or --threads)");
   double rate = 0;

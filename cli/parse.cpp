@@ -96,6 +96,8 @@ std::uint64_t parse_count(const std::string& text, const std::string& option, st
 
 double parse_real(const std::string& text, const std::string& option, double min, double max) {
   auto bad = [&]() -> double {
+    if (max == std::numeric_limits<double>::max() && min == 0)
+      mcubes::detail::throw_invalid(option, " must be a finite non-negative number, got '", text, "'");
     mcubes::detail::throw_invalid(option, " must be a finite number in [", min, ", ", max, "], got '", text, "'");
   };
   // Only the characters of a decimal number: this rejects spaces, hexadecimal ("0x1p3"), "inf" and
@@ -106,7 +108,9 @@ double parse_real(const std::string& text, const std::string& option, double min
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0' || !std::isfinite(v)) return bad();
-  if (errno == ERANGE) return bad();  // beyond the double range, or below the smallest normal double
+  if (errno == ERANGE && std::fabs(v) < 1)  // below the smallest normal double (a subnormal or 0)
+    mcubes::detail::throw_invalid(option, " must be 0 or at least 2.2250738585072014e-308 in magnitude, got '", text, "'");
+  if (errno == ERANGE) return bad();  // beyond the double range
   if (!(v >= min && v <= max)) return bad();
   return v;
 }
@@ -122,8 +126,16 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& option) {
       number.pop_back();
     }
   }
-  const std::uint64_t v = parse_count(number, option, 1, ~std::uint64_t(0) >> shift);
-  return v << shift;
+  double v = 0;
+  try {
+    v = std::ldexp(parse_real(number, option, 0, 0x1p62), shift);
+  } catch (const invalid_input&) {
+    v = -1;
+  }
+  if (!(v >= 1) || v > 0x1p62 || v != std::floor(v))
+    mcubes::detail::throw_invalid(option, " must be a whole number of bytes from 1 to 2^62, optionally with a suffix K, M, ",
+                                  "G or T (e.g. 512M, 1.5G), got '", text, "'");
+  return static_cast<std::uint64_t>(v);
 }
 
 std::string format_bytes(double bytes) {

@@ -76,7 +76,8 @@ int run_pi(const pi_args& a) {
   // 1. Check everything before running anything.
   const bool mc = a.method == "mc";
   if (!mc && a.method != "midpoint") mcubes::detail::throw_invalid("--method must be mc or midpoint, got '", a.method, "'");
-  const std::uint64_t n = parse_count(a.samples, "--samples");
+  const std::uint64_t n = mc ? parse_count(a.samples, "--samples", 2, pi_max_samples)
+                             : parse_count(a.samples, "--samples", 1, midpoint_max_points);
   const common_values c = parse_common(a.common, a.threads_opt->count() > 0);
   const std::uint64_t seed = c.seed;
   const backend_kind requested = c.backend;
