@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages mcubes needs, only those missing. Needs root (or sudo).
+#   install-deps.sh           what command 1 needs (scripts/quickstart.sh: build the mcubes command)
+#   install-deps.sh --tests   also what command 2 needs (scripts/test.sh: GoogleTest, GSL for a
+#                             reference benchmark and a test, Python with matplotlib for bench/*.py)
 set -euo pipefail
-pkgs=(g++ cmake make librandom123-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgsl-dev)
+pkgs=(g++ cmake make librandom123-dev libcli11-dev nlohmann-json3-dev)
+case "${1:-}" in
+  "") ;;
+  --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib) ;;
+  *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,4 +22,4 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,9 +1,36 @@
 #!/usr/bin/env bash
 # Command 2 of the README: install what is missing, build everything (the CUDA code too where nvcc
-# exists), and run every test that needs no GPU (GPU tests skip themselves with a message).
+# exists), and run every test that needs no GPU (GPU tests skip themselves with a message); then
+# build the fast tests (CTest label `fast`) with AddressSanitizer and UndefinedBehaviorSanitizer in
+# build-asan/ and run them. Fails if either part fails; both always run.
+# Without a visible GPU the CUDA code is compiled for sm_90 alone (MCUBES_CUDA_ARCHITECTURES to
+# change it): every architecture added costs one more device compilation of every CUDA file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DMCUBES_BUILD_TESTS=ON
-cmake --build build-test -j"$(nproc)"
-ctest --test-dir build-test --output-on-failure -j"$(nproc)" --timeout 1200
+bash scripts/install-deps.sh --tests
+jobs=$(nproc)
+t0=$SECONDS
+
+arch_args=()
+if [ -n "${MCUBES_CUDA_ARCHITECTURES:-}" ]; then
+  arch_args=(-DMCUBES_CUDA_ARCHITECTURES="$MCUBES_CUDA_ARCHITECTURES")
+elif ! { [ -e /dev/nvidia0 ] || nvidia-smi -L 2> /dev/null | grep -q '^GPU [0-9]'; }; then
+  arch_args=(-DMCUBES_CUDA_ARCHITECTURES=90)
+fi
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DMCUBES_BUILD_TESTS=ON "${arch_args[@]}"
+cmake --build build-test -j"$jobs"
+rc_main=0
+ctest --test-dir build-test --output-on-failure -j"$jobs" --timeout 1200 || rc_main=$?
+echo "test.sh: build and tests: $((SECONDS - t0)) s (ctest exit $rc_main)"
+
+t1=$SECONDS
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCUBES_ENABLE_CUDA=OFF -DMCUBES_BUILD_BENCH=OFF \
+  -DMCUBES_BUILD_EXAMPLES=OFF -DMCUBES_BUILD_TESTS=ON -DMCUBES_SANITIZE=address,undefined
+cmake --build build-asan -j"$jobs" --target mcubes_fast_tests
+rc_asan=0
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1200 -L '^fast$' || rc_asan=$?
+echo "test.sh: sanitizer build and fast tests: $((SECONDS - t1)) s (ctest exit $rc_asan)"
+echo "test.sh: total $((SECONDS - t0)) s"
+[ "$rc_main" -eq 0 ] && [ "$rc_asan" -eq 0 ]
