@@ -13,6 +13,11 @@
 namespace {
 
 constexpr double pi_value = 3.141592653589793238462643383279502884;
+/// The Richardson error estimate of a smooth integrand is its true error to O(h^2) relative: within
+/// this fraction of it at the sizes tested.
+constexpr double max_estimate_deviation = 0.05;
+/// For a smooth integrand the true error lies within a factor of this of the estimate.
+constexpr double max_estimate_factor = 2.0;
 
 std::uint64_t bits(double x) {
   std::uint64_t b;
@@ -23,17 +28,36 @@ std::uint64_t bits(double x) {
 TEST(MidpointPi, ErrorAtOneMillionIsTheTruncationError) {
   const mcubes::result r = mcubes::pi_midpoint(1000000);
   // truncation: (h^2/24) (f'(0) - f'(1)) = 2/24 * 1e-12 = 8.33e-14
+  const double truncation = 2.0 / 24.0 * 1e-12;
   EXPECT_LE(std::fabs(r.estimate - pi_value), 1e-13);
-  EXPECT_NEAR(r.estimate - pi_value, 2.0 / 24.0 * 1e-12, 2e-15);
+  EXPECT_NEAR(r.estimate - pi_value, truncation, 2e-15);
   EXPECT_EQ(r.n_eval, 1000000u);
-  EXPECT_TRUE(std::isnan(r.error));  // no error estimate
+  // 1e6 = 5 x 2e5: the error estimate is |M_N - M_{N/5}| / 24 (the truncation error to O(h^4))
+  // plus the rounding level 4 eps pi
+  EXPECT_NEAR(r.error, truncation, max_estimate_deviation * truncation);
+  EXPECT_GE(r.error, std::fabs(r.estimate - pi_value));
   EXPECT_EQ(r.status, mcubes::status::converged);
   EXPECT_EQ(r.backend, "cpu");
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].n_nonzero, 1000000u);
+  EXPECT_EQ(r.records[0].error, r.error);
+  mcubes::midpoint_options o;
+  o.rel_tol = 1e-14;  // 3.1e-14 < 8.3e-14
+  EXPECT_EQ(mcubes::pi_midpoint(1000000, o).status, mcubes::status::not_converged);
+  o.rel_tol = 0;
+  o.abs_tol = 1e-13;
+  EXPECT_EQ(mcubes::pi_midpoint(1000000, o).status, mcubes::status::converged);
 }
 
 TEST(MidpointPi, ErrorAtOneBillionIsAtMachinePrecision) {
   const mcubes::result r = mcubes::pi_midpoint(1000000000);
   EXPECT_LE(std::fabs(r.estimate - pi_value), 2e-15) << r.estimate;
+  // the truncation error (8e-20) is far below the rounding level 4 eps pi, which is reported
+  const double rounding = 4 * std::numeric_limits<double>::epsilon() * pi_value;
+  EXPECT_GE(r.error, rounding);
+  EXPECT_LE(r.error, 1.1 * rounding);
+  EXPECT_LE(std::fabs(r.estimate - pi_value), r.error);
+  EXPECT_EQ(r.status, mcubes::status::converged);
 }
 
 TEST(MidpointPi, BitwiseIdenticalForAnyThreadCount) {
@@ -148,6 +172,174 @@ TEST(MidpointChunking, DependsOnThePointCountOnly) {
   const mcubes::midpoint_chunking c = mcubes::make_midpoint_chunking(std::uint64_t(1000000000000));  // 1e12
   EXPECT_LE(c.n_chunks, mcubes::max_chunks);
   EXPECT_GE(c.n_chunks * c.chunk_points, std::uint64_t(1000000000000));
+}
+
+// ---- error estimate and status
+
+struct exp1 {
+  double operator()(double x) const { return std::exp(x); }
+};
+struct exp_cos2 {  // int over [0,1]x[0,2] of e^x cos y = (e - 1) sin 2
+  double operator()(const mcubes::point<2>& x) const { return std::exp(x[0]) * std::cos(x[1]); }
+};
+
+TEST(MidpointErrorEstimate, CoarseRuleIsTheEmbeddedSubset) {
+  // f = x^2 (1-D) and x^2 + y^2 (2-D, 3-D): the midpoint error is exactly -h^2/12 per axis term
+  // (times the other widths), so |M_n - M_{n/k}| / (k^2 - 1) is the true error to rounding: the
+  // coarse values must be exactly those with index = (k-1)/2 mod k on every axis, also across
+  // chunks (64 points) that start mid-row and mid-block.
+  for (std::uint64_t n : {3u, 9u, 10u, 14u, 35u, 300u, 3003u, 100000u}) {
+    const mcubes::result r = mcubes::midpoint([](double x) { return x * x; }, 0.0, 1.0, n);
+    const double nd = static_cast<double>(n), exact_error = 1.0 / (12.0 * nd * nd);
+    EXPECT_NEAR(r.error, exact_error, 1e-9 * exact_error + 1e-15) << "N = " << n;
+    EXPECT_NEAR(1.0 / 3.0 - r.estimate, exact_error, 1e-15) << "N = " << n;
+  }
+  struct sq2 {
+    double operator()(const mcubes::point<2>& x) const { return x[0] * x[0] + x[1] * x[1]; }
+  };
+  struct sq3 {
+    double operator()(const mcubes::point<3>& x) const { return x[0] * x[0] + x[1] * x[1] + x[2] * x[2]; }
+  };
+  for (std::uint64_t n : {3u, 25u, 30u, 49u, 111u}) {  // k = 3, 5, 3, 7, 3
+    const mcubes::result r = mcubes::midpoint<2>(sq2{}, mcubes::region<2>::unit(), n);
+    const double nd = static_cast<double>(n), exact_error = 2.0 / (12.0 * nd * nd);
+    EXPECT_NEAR(r.error, exact_error, 1e-9 * exact_error) << "n = " << n;
+    EXPECT_NEAR(2.0 / 3.0 - r.estimate, exact_error, 1e-14) << "n = " << n;
+  }
+  for (std::uint64_t n : {21u, 35u}) {
+    const mcubes::result r = mcubes::midpoint<3>(sq3{}, mcubes::region<3>::unit(), n);
+    const double nd = static_cast<double>(n), exact_error = 3.0 / (12.0 * nd * nd);
+    EXPECT_NEAR(r.error, exact_error, 1e-9 * exact_error) << "n = " << n;
+  }
+}
+
+TEST(MidpointErrorEstimate, SmoothOneDimensional) {
+  const double exact = std::exp(1.0) - 1.0;
+  for (std::uint64_t n : {300u, 1000u, 4900u}) {  // k = 3, 5, 7
+    const mcubes::result r = mcubes::midpoint(exp1{}, 0.0, 1.0, n);
+    const double true_error = std::fabs(r.estimate - exact);
+    EXPECT_LE(true_error, max_estimate_factor * r.error) << "N = " << n;
+    EXPECT_GE(true_error, r.error / max_estimate_factor) << "N = " << n;
+    EXPECT_EQ(r.status, mcubes::status::converged) << "N = " << n;  // rel_tol 1e-3
+  }
+  mcubes::midpoint_options o;
+  o.rel_tol = 1e-6;  // error at N = 300: 8e-7 (relative 4.6e-7)
+  const mcubes::result r = mcubes::midpoint(exp1{}, 0.0, 1.0, 300, o);
+  EXPECT_EQ(r.status, mcubes::status::converged);
+  EXPECT_LE(std::fabs(r.estimate - exact), o.rel_tol * exact);
+  o.rel_tol = 1e-7;
+  EXPECT_EQ(mcubes::midpoint(exp1{}, 0.0, 1.0, 300, o).status, mcubes::status::not_converged);
+}
+
+TEST(MidpointErrorEstimate, SmoothTwoDimensional) {
+  const mcubes::region<2> reg({0.0, 0.0}, {1.0, 2.0});
+  const double exact = (std::exp(1.0) - 1.0) * std::sin(2.0);
+  for (std::uint64_t n : {150u, 250u, 98u}) {  // k = 3, 5, 7
+    const mcubes::result r = mcubes::midpoint<2>(exp_cos2{}, reg, n);
+    const double true_error = std::fabs(r.estimate - exact);
+    EXPECT_LE(true_error, max_estimate_factor * r.error) << "n = " << n;
+    EXPECT_GE(true_error, r.error / max_estimate_factor) << "n = " << n;
+    EXPECT_EQ(r.status, mcubes::status::converged) << "n = " << n;
+  }
+  mcubes::midpoint_options o;
+  o.rel_tol = 1e-7;  // error at n = 150: about 2e-5 relative
+  EXPECT_EQ(mcubes::midpoint<2>(exp_cos2{}, reg, 150, o).status, mcubes::status::not_converged);
+}
+
+TEST(MidpointErrorEstimate, NoEstimateUnlessDivisibleByThreeFiveOrSeven) {
+  for (std::uint64_t n : {1u, 2u, 4u, 1024u, 143u}) {
+    const mcubes::result r = mcubes::midpoint(exp1{}, 0.0, 1.0, n);
+    EXPECT_TRUE(std::isinf(r.error) && r.error > 0) << "N = " << n;
+    EXPECT_EQ(r.status, mcubes::status::not_converged) << "N = " << n;
+    EXPECT_EQ(r.records[0].error, r.error);
+  }
+  const mcubes::result r = mcubes::midpoint<2>(exp_cos2{}, mcubes::region<2>({0.0, 0.0}, {1.0, 2.0}), 64);
+  EXPECT_TRUE(std::isinf(r.error));
+  EXPECT_EQ(r.status, mcubes::status::not_converged);
+  EXPECT_NEAR(r.estimate, (std::exp(1.0) - 1.0) * std::sin(2.0), 1e-3);  // the estimate is still reported
+  EXPECT_EQ(mcubes::midpoint_coarse_ratio(1000000000), 5u);
+  EXPECT_EQ(mcubes::midpoint_coarse_ratio(1u << 20), 0u);
+}
+
+TEST(MidpointErrorEstimate, CancellingIntegrandKeepsTheRoundingFloor) {
+  // int_0^1 sin(2 pi x) = 0: M_N and M_{N/3} both cancel to rounding; the error never claims 0
+  const auto f = [](double x) { return std::sin(2 * pi_value * x); };
+  const mcubes::result r = mcubes::midpoint(f, 0.0, 1.0, 3000);
+  EXPECT_GE(r.error, 4 * std::numeric_limits<double>::epsilon() * (2 / pi_value) * 0.999);  // 4 eps mean|f|
+  EXPECT_LE(std::fabs(r.estimate), r.error);
+  EXPECT_EQ(r.status, mcubes::status::not_converged);  // rel_tol |estimate| ~ 1e-20: unreachable
+  mcubes::midpoint_options o;
+  o.abs_tol = 1e-12;
+  EXPECT_EQ(mcubes::midpoint(f, 0.0, 1.0, 3000, o).status, mcubes::status::converged);
+}
+
+TEST(MidpointStatus, ZeroIsNotResolved) {
+  const mcubes::result r = mcubes::midpoint([](double) { return 0.0; }, 0.0, 1.0, 3000);
+  EXPECT_EQ(r.status, mcubes::status::not_resolved);
+  EXPECT_EQ(r.estimate, 0.0);
+  EXPECT_TRUE(std::isinf(r.error));
+  EXPECT_EQ(r.records[0].n_nonzero, 0u);
+  // half the points non-zero: counted exactly
+  const mcubes::result h = mcubes::midpoint([](double x) { return x > 0.5 ? x : 0.0; }, 0.0, 1.0, 1000);
+  EXPECT_EQ(h.records[0].n_nonzero, 500u);
+  EXPECT_EQ(h.status, mcubes::status::converged);
+}
+
+TEST(MidpointStatus, TinyValuesAreUnderflow) {
+  const mcubes::result r = mcubes::midpoint([](double) { return 1e-300; }, 0.0, 1.0, 3000);
+  EXPECT_EQ(r.status, mcubes::status::underflow);
+  EXPECT_TRUE(std::isinf(r.error));
+  EXPECT_TRUE(r.records[0].underflow);
+  EXPECT_NEAR(r.estimate, 1e-300, 1e-314);  // still reported
+  // just above the threshold: an ordinary result
+  const double above = 4 * mcubes::underflow_scale;
+  EXPECT_EQ(mcubes::midpoint([above](double) { return above; }, 0.0, 1.0, 3000).status, mcubes::status::converged);
+}
+
+TEST(MidpointStatus, ErrorIsBitwiseIdenticalForAnyThreadCount) {
+  mcubes::midpoint_options o;
+  o.threads = 1;
+  const std::uint64_t n = 20000001;  // divisible by 3; 2^20 chunks do not divide it
+  const mcubes::result ref = mcubes::pi_midpoint(n, o);
+  EXPECT_TRUE(std::isfinite(ref.error));
+  for (int t : {2, 3, 8}) {
+    o.threads = t;
+    const mcubes::result r = mcubes::pi_midpoint(n, o);
+    EXPECT_EQ(bits(r.estimate), bits(ref.estimate)) << t << " threads";
+    EXPECT_EQ(bits(r.error), bits(ref.error)) << t << " threads";
+    EXPECT_EQ(r.records[0].n_nonzero, n);
+  }
+  o.threads = 1;
+  const mcubes::result a = mcubes::midpoint<2>(exp_cos2{}, mcubes::region<2>::unit(), 3003, o);
+  o.threads = 3;
+  const mcubes::result b = mcubes::midpoint<2>(exp_cos2{}, mcubes::region<2>::unit(), 3003, o);
+  EXPECT_EQ(bits(a.error), bits(b.error));
+  EXPECT_EQ(bits(a.estimate), bits(b.estimate));
+}
+
+TEST(MidpointErrors, BadToleranceIsRejected) {
+  const auto f = [](double x) { return x; };
+  auto expect_rejected = [&](double rel, double abs, const char* field) {
+    mcubes::midpoint_options o;
+    o.rel_tol = rel;
+    o.abs_tol = abs;
+    try {
+      mcubes::midpoint(f, 0.0, 1.0, 30, o);
+      ADD_FAILURE() << "no exception for rel_tol " << rel << ", abs_tol " << abs;
+    } catch (const mcubes::invalid_input& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  expect_rejected(-1e-3, 0, "rel_tol");
+  expect_rejected(std::nan(""), 0, "rel_tol");
+  expect_rejected(std::numeric_limits<double>::infinity(), 0, "rel_tol");
+  expect_rejected(1e-3, -1, "abs_tol");
+  expect_rejected(1e-3, std::numeric_limits<double>::infinity(), "abs_tol");
+  expect_rejected(0, 0, "at least one");
+  mcubes::midpoint_options o;
+  o.rel_tol = 0;
+  o.abs_tol = 1e-9;
+  EXPECT_EQ(mcubes::midpoint(f, 0.0, 1.0, 30, o).status, mcubes::status::converged);  // x: exact
 }
 
 TEST(TreeReduce, DoubleDoubleMergeKeepsTheLowPart) {

@@ -1,6 +1,7 @@
 // Monte Carlo pi and the midpoint rule on the GPU (backend/cuda/pi.cuh, backend/cuda/midpoint.cuh):
 // hit counts bitwise identical for every block size and equal to the CPU's, the 5-sigma bound, the
-// midpoint errors and block-size invariance. Skips (GTEST_SKIP) when no CUDA device is present;
+// midpoint errors, error estimates and status (equal to the CPU's to rounding) and block-size
+// invariance. Skips (GTEST_SKIP) when no CUDA device is present;
 // the no-device behaviour itself is tested then.
 #include <gtest/gtest.h>
 
@@ -97,6 +98,9 @@ struct gaussian3 {
     return exp(-(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]));
   }
 };
+struct zero1 {
+  __host__ __device__ double operator()(double) const { return 0.0; }
+};
 struct nan_after {
   double threshold;
   __host__ __device__ double operator()(double x) const { return x > threshold ? nan("") : 1.0; }
@@ -118,6 +122,47 @@ TEST(MidpointCuda, TensorRuleAgreesWithTheCpuAndNamesNonFiniteValues) {
     EXPECT_EQ(e.sample_index(), 3000000u);
     EXPECT_TRUE(std::isnan(e.value()));
   }
+}
+
+TEST(MidpointCuda, ErrorEstimateAndStatusAgreeWithTheCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes::midpoint_options o;
+  // pi at N = 1e6 (coarse ratio 5), 1024 (no estimate), 3e6 + 3 (ratio 3)
+  for (std::uint64_t n : {std::uint64_t(1000000), std::uint64_t(1024), std::uint64_t(3000003)}) {
+    o.backend = mcubes::backend_kind::cpu;
+    const mcubes::result cpu = mcubes::pi_midpoint(n, o);
+    o.backend = mcubes::backend_kind::cuda;
+    double ref = 0;
+    for (int b : {32, 256, 1024}) {
+      o.cuda_threads_per_block = b;
+      const mcubes::result gpu = mcubes::pi_midpoint(n, o);
+      EXPECT_EQ(gpu.status, cpu.status) << "N = " << n;
+      EXPECT_EQ(gpu.records[0].n_nonzero, n);
+      if (std::isinf(cpu.error)) {
+        EXPECT_TRUE(std::isinf(gpu.error)) << "N = " << n;
+      } else {
+        // M_N and M_{N/k} agree to rounding (FMA contraction): so do the error estimates
+        EXPECT_NEAR(gpu.error, cpu.error, 1e-3 * cpu.error + 4 * std::numeric_limits<double>::epsilon() * pi_value)
+            << "N = " << n;
+        EXPECT_LE(std::fabs(gpu.estimate - pi_value), gpu.error) << "N = " << n;
+      }
+      if (b == 32) ref = gpu.error;
+      EXPECT_EQ(bits(gpu.error), bits(ref)) << "N = " << n << ", " << b << " threads per block";
+    }
+  }
+  // 3-D, n = 301 = 7 x 43
+  o.cuda_threads_per_block = 256;
+  o.backend = mcubes::backend_kind::cpu;
+  const mcubes::result cpu = mcubes::midpoint<3>(gaussian3{}, mcubes::region<3>::unit(), 301, o);
+  o.backend = mcubes::backend_kind::cuda;
+  const mcubes::result gpu = mcubes::midpoint<3>(gaussian3{}, mcubes::region<3>::unit(), 301, o);
+  EXPECT_TRUE(std::isfinite(cpu.error));
+  EXPECT_NEAR(gpu.error, cpu.error, 1e-6 * cpu.error);
+  EXPECT_EQ(gpu.status, cpu.status);
+  // f = 0: not resolved
+  const mcubes::result z = mcubes::midpoint(zero1{}, 0.0, 1.0, 3000, o);
+  EXPECT_EQ(z.status, mcubes::status::not_resolved);
+  EXPECT_TRUE(std::isinf(z.error));
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // Plain Monte Carlo on the GPU (backend/cuda/plain_mc.cuh): suite integrands within 4 sigma,
-// bitwise identical for every block size, equal to the CPU to rounding, the first non-finite
-// sample. Skips (GTEST_SKIP) when no CUDA device is present; the no-device behaviour is tested then.
+// bitwise identical for every block size, equal to the CPU to rounding, the same status as the
+// CPU, the first non-finite sample and the first overflowing one. Skips (GTEST_SKIP) when no CUDA
+// device is present; the no-device behaviour is tested then.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include <mcubes/algorithm/plain_mc.hpp>
 #include <mcubes/backend/cuda/check.cuh>
@@ -100,6 +102,62 @@ TEST(PlainMCCuda, NonFiniteValueNamesTheSameSampleAsTheCpu) {
       gpu_index = e.sample_index();
     }
     EXPECT_EQ(gpu_index, cpu_index) << b << " threads per block";
+  }
+}
+
+struct linear2 {  // int over [1,3]x[0,2] of (x + 2y) = 16
+  __host__ __device__ double operator()(const mcubes::point<2>& x) const { return x[0] + 2 * x[1]; }
+};
+struct zero2 {
+  __host__ __device__ double operator()(const mcubes::point<2>&) const { return 0.0; }
+};
+struct tiny2 {
+  __host__ __device__ double operator()(const mcubes::point<2>& x) const { return 1e-300 * (1 + x[0]); }
+};
+struct split_huge {  // +-1e200: (f - f_first)^2 overflows
+  __host__ __device__ double operator()(const mcubes::point<1>& x) const { return x[0] < 0.5 ? 1e200 : -1e200; }
+};
+
+TEST(PlainMCCuda, StatusAgreesWithTheCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  const mcubes::region<2> reg({1, 0}, {3, 2});
+  for (std::uint64_t n : {10000u, 1000000u}) {  // not converged, converged (rel_tol 1e-3)
+    const mcubes::result cpu = mcubes::plain_mc<2>(linear2{}, reg, opts(n, 1, mcubes::backend_kind::cpu));
+    const mcubes::result gpu = mcubes::plain_mc<2>(linear2{}, reg, opts(n, 1, mcubes::backend_kind::cuda));
+    EXPECT_EQ(gpu.status, cpu.status) << "N = " << n;
+    EXPECT_LE(std::fabs(gpu.estimate - 16.0), max_pull * gpu.error);
+    EXPECT_EQ(gpu.records[0].n_nonzero, cpu.records[0].n_nonzero);
+  }
+  EXPECT_EQ(mcubes::plain_mc<2>(linear2{}, reg, opts(1000000, 1, mcubes::backend_kind::cuda)).status,
+            mcubes::status::converged);
+  const mcubes::result z = mcubes::plain_mc<2>(zero2{}, reg, opts(100000, 1, mcubes::backend_kind::cuda));
+  EXPECT_EQ(z.status, mcubes::status::not_resolved);
+  EXPECT_TRUE(std::isinf(z.error));
+  const mcubes::result t = mcubes::plain_mc<2>(tiny2{}, mcubes::region<2>::unit(), opts(100000, 1, mcubes::backend_kind::cuda));
+  EXPECT_EQ(t.status, mcubes::status::underflow);
+  EXPECT_TRUE(std::isinf(t.error));
+}
+
+TEST(PlainMCCuda, OverflowNamesTheSameSampleAsTheCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  const auto reg = mcubes::region<1>::unit();
+  std::string cpu_what, gpu_what;
+  try {
+    mcubes::plain_mc<1>(split_huge{}, reg, opts(1000000, 6, mcubes::backend_kind::cpu));
+  } catch (const mcubes::numerical_error& e) {
+    cpu_what = e.what();
+  }
+  ASSERT_NE(cpu_what.find("at sample"), std::string::npos) << cpu_what;
+  for (int b : {32, 1024}) {
+    try {
+      mcubes::plain_mc<1>(split_huge{}, reg, opts(1000000, 6, mcubes::backend_kind::cuda, b));
+      FAIL() << "no exception";
+    } catch (const mcubes::non_finite_integrand&) {
+      FAIL() << "an overflow of finite values is not a non-finite integrand";
+    } catch (const mcubes::numerical_error& e) {
+      gpu_what = e.what();
+    }
+    EXPECT_EQ(gpu_what, cpu_what) << b << " threads per block";
   }
 }
 

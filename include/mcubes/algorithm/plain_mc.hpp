@@ -41,6 +41,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../backend/cpu_tiles.hpp"

@@ -117,7 +117,7 @@ inline int cpu_tree_reduce_workers(std::uint64_t n_chunks, int threads) {
 /// with tile = min(1024, next_pow2(n_chunks)) and workers = min(threads, tiles): per worker its
 /// tile's partials, the path of the tile tree's recursion and the tile result; the window of
 /// 2 x workers finished tiles; the binary counter's 64 roots and its merge temporaries. It does not
-/// grow with n_chunks beyond 1024 chunks. @throws invalid_input if threads < 0.
+/// grow with n_chunks beyond 1024 x threads chunks. @throws invalid_input if threads < 0.
 inline std::uint64_t cpu_tree_reduce_max_partials(std::uint64_t n_chunks, int threads) {
   const std::uint64_t workers = static_cast<std::uint64_t>(cpu_tree_reduce_workers(n_chunks, threads));
   if (workers == 0) return 1;

@@ -3,7 +3,10 @@
 /// The composite midpoint rule on a CUDA device: one thread per problem-defined chunk of points
 /// (algorithm/midpoint.hpp: blocks of 8 values summed pairwise, Neumaier-compensated chunk sums,
 /// double-double merges), block-level and host-side merges over the fixed tree (launch.cuh,
-/// reduce_chunks). Usually reached through algorithm/midpoint.hpp in a .cu file.
+/// reduce_chunks). The device computes every field of midpoint_partial, as the CPU does: the sum,
+/// the embedded coarse rule's sum, the sum of |f| and the non-zero count, so the error estimate
+/// and the status are those of the CPU (to rounding). Usually reached through
+/// algorithm/midpoint.hpp in a .cu file.
 ///
 /// Determinism contract: bitwise identical for any threads-per-block in {32, ..., 1024}, any grid,
 /// on every run; equal to the CPU result to rounding (FMA contraction), not bitwise.
@@ -11,9 +14,11 @@
 #include <chrono>
 #include <cstdint>
 
-#include "../../algorithm/midpoint.hpp"
+// check.cuh first: the front end of algorithm/midpoint.hpp (reached from here when this header is
+// included first) calls cuda_device_count.
 #include "check.cuh"
 #include "launch.cuh"
+#include "../../algorithm/midpoint.hpp"
 
 namespace mcubes::cuda {
 
@@ -31,7 +36,7 @@ struct chunk_fn {
 /// device (formula, rounding and determinism: algorithm/midpoint.hpp). f: trivially copyable,
 /// __host__ __device__ call operator taking point<D>. result.seconds: wall time after device
 /// initialisation; `report` (optional): launch geometry and kernel time. opt.backend and
-/// opt.threads are ignored.
+/// opt.threads are ignored; error estimate and status as on the CPU (algorithm/midpoint.hpp).
 /// @throws invalid_input for bad options or sizes; cuda_error if no device is present or a CUDA
 ///         call fails; non_finite_integrand (first point in index order), numerical_error on overflow.
 template <int D, class F>

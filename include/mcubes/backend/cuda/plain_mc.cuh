@@ -11,9 +11,11 @@
 #include <chrono>
 #include <cstdint>
 
-#include "../../algorithm/plain_mc.hpp"
+// check.cuh first: the front end of algorithm/plain_mc.hpp (reached from here when this header is
+// included first) calls cuda_device_count.
 #include "check.cuh"
 #include "launch.cuh"
+#include "../../algorithm/plain_mc.hpp"
 
 namespace mcubes::cuda {
 
@@ -30,10 +32,11 @@ struct chunk_fn {
 /// Plain Monte Carlo of f over `reg` on the current CUDA device (formula, error and determinism:
 /// algorithm/plain_mc.hpp). f must be trivially copyable with a __host__ __device__ (or
 /// __device__) call operator. result.seconds: wall time after device initialisation; `report`
-/// (optional): launch geometry and kernel time. opt.backend and opt.threads are ignored.
+/// (optional): launch geometry and kernel time. opt.backend and opt.threads are ignored; status
+/// against opt.rel_tol / opt.abs_tol as on the CPU (algorithm/plain_mc.hpp).
 /// @throws invalid_input for bad options; cuda_error if no device is present or a CUDA call fails;
 ///         non_finite_integrand (first sample in index order; its point recomputed on the host),
-///         numerical_error on overflow.
+///         numerical_error on overflow (the first overflowing sample, found on the device).
 template <int D, class F>
 result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt, launch_report* report) {
   static_assert(D >= 1, "dimension must be at least 1");
