@@ -1,7 +1,7 @@
 // mcubes-bench: benchmark program (not a test). Prints time and accuracy together.
 //
 //   mcubes-bench reference  [--backend cuda|cpu] [--runs 5] [--threads N] [--tpb 256]
-//       the configurations of shared/REFERENCE.md table 1 (same calls per iteration, iterations,
+//       the configurations of the reference m-Cubes code table 1 (same calls per iteration, iterations,
 //       adapting iterations, skip, rel_tol 1e-3); per integrand: median of `runs` runs after one
 //       warm-up run: time, iterations, evaluations, evaluations/s, estimate, error, true rel. error.
 //   mcubes-bench throughput [--backend cuda|cpu] [--calls N] [--breakdown]
@@ -279,7 +279,7 @@ int cpu_rates(vegas_options o, std::uint64_t calls, int runs) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// accuracy: the paper's accuracy study (seeds/001 section 5.1, Figure 1).
+// accuracy: the paper's accuracy study (Sakiotis et al. 2022 section 5.1, Figure 1).
 //
 // Tolerance ladder: level 1..9 has rel_tol = 1e-3 / 5^(level-1): 1e-3, 2e-4, 4e-5, 8e-6, 1.6e-6,
 // 3.2e-7, 6.4e-8, 1.28e-8, 2.56e-9 (the next, 5.12e-10, is below the paper's 1e-9). One invocation
@@ -582,7 +582,7 @@ int main(int argc, char** argv) {
   std::string backend = "cuda";
   int runs = 5, threads = 0, tpb = 256;
   std::uint64_t calls = 0, seed = mcubes::default_seed;
-  auto* ref = app.add_subcommand("reference", "REFERENCE.md table 1 configurations");
+  auto* ref = app.add_subcommand("reference", "the reference m-Cubes code table 1 configurations");
   auto* thr = app.add_subcommand("throughput", "evaluations/s of adapting and non-adapting iterations");
   auto* cpu = app.add_subcommand("cpu", "CPU evaluations/s per thread, f4 8-D and f2 6-D");
   auto* trc = app.add_subcommand("trace", "one run at the reference settings, every iteration printed");

@@ -1,4 +1,4 @@
-// pi-bench: Monte Carlo pi and the composite midpoint rule (seeds/000) on the GPU and the CPU,
+// pi-bench: Monte Carlo pi and the composite midpoint rule (the classic GPU exercise) on the GPU and the CPU,
 // time and accuracy together (issue 4).
 //
 //   GPU  Monte Carlo pi, N = 1e11 (--mc-samples), threads per block 32 .. 1024: one warm-up run, then

@@ -1,6 +1,6 @@
 /// @file cli/pi_command.cpp
 /// `mcubes pi`: pi by Monte Carlo on the quarter circle or by the composite midpoint rule for
-/// int_0^1 4/(1+x^2) dx (seeds/000), on the GPU and/or the CPU (algorithm/pi.hpp).
+/// int_0^1 4/(1+x^2) dx (the classic GPU exercise), on the GPU and/or the CPU (algorithm/pi.hpp).
 ///
 ///   mcubes pi --method mc|midpoint --samples N [--backend cpu|cuda|auto] [--seed S]
 ///             [--threads-per-block T] [--threads N] [--compare]

@@ -1,7 +1,7 @@
 #pragma once
 /// @file options.hpp
 /// vegas_options: every option of the m-Cubes / Vegas integrator, defaulted and documented, and
-/// its validation. Names follow the paper (seeds/001, Algorithm 2): calls_per_iteration is
+/// its validation. Names follow the paper (Sakiotis et al. 2022, Algorithm 2): calls_per_iteration is
 /// maxcalls, max_iterations is itmax, adapt_iterations is ita.
 
 #include <cmath>

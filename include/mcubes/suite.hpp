@@ -1,8 +1,8 @@
 #pragma once
 /// @file suite.hpp
-/// The m-Cubes test suite (seeds/001, eqs. 1-8): the six Genz-type integrands f1..f6 over the
+/// The m-Cubes test suite (Sakiotis et al. 2022, eqs. 1-8): the six Genz-type integrands f1..f6 over the
 /// unit hypercube, fA = sin(sum x_i) over (0,10)^6 and the narrow Gaussian fB over (-1,1)^9, their
-/// exact integrals in closed form, and the paper's run settings (shared/REFERENCE.md, table 1).
+/// exact integrals in closed form, and the paper's run settings (the reference m-Cubes code, table 1).
 /// Shared by the tests, the benchmarks and the `mcubes` command.
 ///
 /// The integrands are empty, trivially copyable functors whose call operators are usable on host
@@ -130,7 +130,7 @@ struct fA_sin_sum {
 /// Typesetting issue in the paper: eq. (8) prints the normalisation as 1/(sqrt(2 pi .01))^9,
 /// i.e. sigma^2 = 0.01 in the prefactor but sigma^2 = 0.01^2 in the exponent. Taken literally its
 /// integral would be (0.01)^(9/2) = 1e-9, while the paper's table 1 quotes the true value 1.0
-/// (and shared/REFERENCE.md: "fB's normalisation makes its integral 1"). We use the consistent
+/// (and the reference m-Cubes code: "fB's normalisation makes its integral 1"). We use the consistent
 /// normalisation (2 pi sigma^2)^(-9/2) ~ 2.6e14, which gives the quoted value.
 struct fB_narrow_gaussian {
   static constexpr double sigma = 0.01;                        ///< standard deviation per axis
@@ -258,7 +258,7 @@ inline double exact_fB() {
   return static_cast<double>(std::pow(std::erf(1.0L / (sigma * std::sqrt(2.0L))), 9.0L));
 }
 
-/// Settings of one run as in the paper's reference code (shared/REFERENCE.md, table 1).
+/// Settings of one run as in the paper's reference code (the reference m-Cubes code, table 1).
 struct run_settings {
   std::uint64_t calls;   ///< ncall: integrand evaluations per iteration (vegas_options::calls_per_iteration)
   int max_iterations;    ///< titer (vegas_options::max_iterations)
@@ -273,7 +273,7 @@ struct entry {
   int default_dim;           ///< the paper's dimension (f1: 5, our choice; f1 is not in the paper's table)
   bool any_dim;              ///< true for f1..f6 (any d in 1..max_dim); false for fA (6-D) and fB (9-D)
   double lower, upper;       ///< the same bounds on every axis
-  run_settings paper;        ///< REFERENCE.md table 1 (f1: our choice, see entries())
+  run_settings paper;        ///< the reference m-Cubes code table 1 (f1: our choice, see entries())
   double (*exact)(int d);    ///< exact value in dimension d (@throws invalid_input outside 1..max_dim,
                              ///< or d != default_dim when !any_dim)
   int max_dim;               ///< largest dimension with a claimed exact value (default_dim if !any_dim)
@@ -290,7 +290,7 @@ inline double exact_fB_dim(int d) {
 }
 }  // namespace detail
 
-/// The suite in the order f1..f6, fA, fB. Settings from shared/REFERENCE.md, table 1 (ncall, titer,
+/// The suite in the order f1..f6, fA, fB. Settings from the reference m-Cubes code, table 1 (ncall, titer,
 /// ita, skip). f1 is not in that table; our choice is (1e6, 100, 20, 5), the settings of f4 and f5:
 /// f1 is smooth, so the map gains little and the error comes down through stratification. At
 /// d = 5 (value 0.0202, small against |f| <= 1) a run converges to rel_tol 1e-3 in about 50

@@ -118,7 +118,7 @@ void expect_suite(const char* name, const F& f, std::uint64_t seed) {
                                   << r.chi2_dof << " (dof " << r.dof << ")");
   if (std::string(name) != "fA") {  // fA: 10 iterations of 2e9, as the reference, never reach 1e-3
     if (seed == default_seed) {
-      EXPECT_EQ(r.status, status::converged);  // the reference configuration (REFERENCE.md, mcubes-bench reference)
+      EXPECT_EQ(r.status, status::converged);  // the reference configuration (the reference m-Cubes code, mcubes-bench reference)
     } else {
       // Other seeds: the error must reach the tolerance; the chi2/dof <= 2 cut may fail by chance
       // (with 4 degrees of freedom, P(chi2/dof > 2) = 9% for exact errors), which is not a bug.

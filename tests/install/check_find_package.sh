@@ -10,7 +10,7 @@ cp "$src/examples/basic.cpp" "$tmp/consumer/"
 cat > "$tmp/consumer/CMakeLists.txt" <<'CMK'
 cmake_minimum_required(VERSION 3.21)
 project(consumer CXX)
-find_package(mcubes 0.1 REQUIRED)
+find_package(mcubes 0.2 REQUIRED)
 add_executable(basic basic.cpp)
 target_link_libraries(basic PRIVATE mcubes::mcubes)
 CMK

@@ -1,5 +1,5 @@
 // Every integrand of the suite (mcubes/suite.hpp) integrated with mcubes::vegas on the CPU, at the
-// paper's settings (shared/REFERENCE.md, table 1; mcubes::suite::entries()) scaled down where CI
+// paper's settings (the reference m-Cubes code, table 1; mcubes::suite::entries()) scaled down where CI
 // time requires, with rel_tol 1e-3 and three fixed seeds each. Every run must end with the status
 // the settings allow (converged, except fA: see below) and an estimate within kSigmas reported
 // standard deviations of the exact value.
@@ -123,7 +123,7 @@ TEST(SuiteCpu, FBNarrowGaussian9D) {
 }
 
 // fA, paper: 2e9 calls per iteration, 10 iterations, no adaptation, skip 0; even there the
-// reference does not converge to 1e-3 (REFERENCE.md: 1.5e-3 after 1.8e10 evaluations; the paper's
+// reference does not converge to 1e-3 (the reference m-Cubes code: 1.5e-3 after 1.8e10 evaluations; the paper's
 // table 1 reports -49.27 +- 1.20). sin(sum x) over (0,10)^6 is large (|f| ~ 1 on a volume of 1e6)
 // against its integral (-49), and only stratification helps: the error falls as N^-(1/2+1/d).
 // With 2e6 calls per iteration (2e7 evaluations, 1/900 of the reference's) the error is ~1e2, so

@@ -352,7 +352,7 @@ TEST(SuiteExact, F3SmallClosedForms) {
 // fA = sin(sum x) over (0,10)^6.
 
 TEST(SuiteExact, FAAgainstPaperQuote) {
-  // seeds/001, table 1 (comparison with ZMCintegral): true value -49.165073.
+  // Sakiotis et al. 2022, table 1 (comparison with ZMCintegral): true value -49.165073.
   EXPECT_NEAR(suite::exact_fA(), -49.165073, kPaperQuoteTol);
 }
 

@@ -1,4 +1,4 @@
-// Unit tests of core/reduction.hpp: the fixed pairwise tree (seeds/002), the exact 128-bit bin
+// Unit tests of core/reduction.hpp: the fixed pairwise tree, the exact 128-bit bin
 // accumulators and the dithered fixed-point quantization of bin contributions.
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Unit tests of core/stratification.hpp: the sub-cube grid of m-Cubes (seeds/001, Algorithm 2
+// Unit tests of core/stratification.hpp: the sub-cube grid of m-Cubes (Sakiotis et al. 2022, Algorithm 2
 // lines 3-8) and the problem-defined chunking.
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #pragma once
 /// @file algorithm/vegas.hpp
-/// The m-Cubes iteration loop (seeds/001, Algorithm 2), shared by every backend:
+/// The m-Cubes iteration loop (Sakiotis et al. 2022, Algorithm 2), shared by every backend:
 ///   plan sub-cubes -> backend samples chunks (V-Sample or V-Sample-No-Adjust) -> merge ->
 ///   weighted average (Lepage eqs. 5-6) -> adapt the map (first adapt_iterations) -> stop test.
 /// The backend only decides who computes which chunk (backend/cpu.hpp, backend/cuda.cuh).

@@ -1,6 +1,6 @@
 #pragma once
 /// @file adaptive_map.hpp
-/// The Vegas adaptive map (Lepage 1978, J. Comput. Phys. 27:192; seeds/001 section 3): on each axis,
+/// The Vegas adaptive map (Lepage 1978, J. Comput. Phys. 27:192; Sakiotis et al. 2022 section 3): on each axis,
 /// n_bins bins with edges 0 = e_0 < e_1 <= ... <= e_n = 1 in unit coordinates. A uniform y in (0,1)
 /// maps to bin b = floor(y n) and to x = e_b + (e_{b+1} - e_b)(y n - b), with jacobian
 /// J = n (e_{b+1} - e_b). Adaptation moves the edges so that each bin holds an equal share of the

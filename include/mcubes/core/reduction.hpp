@@ -1,6 +1,6 @@
 #pragma once
 /// @file reduction.hpp
-/// Deterministic reductions (seeds/002): sums whose bits do not depend on the degree of
+/// Deterministic reductions: sums whose bits do not depend on the degree of
 /// parallelism.
 ///
 /// 1. Floating-point sums of per-chunk partials use ONE fixed tree: the complete binary tree over
@@ -157,6 +157,11 @@ MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, d
   for (int j = 0; j < D; ++j) bins.add_level(level, j, bin.b[j], q);
 }
 
+#if defined(__CUDACC__)
+// bin_of is a host lambda on the CPU fast path and a device one in the kernels: the call is valid
+// in each instantiation that runs, so nvcc's host/device execution-space check is disabled here.
+#pragma nv_exec_check_disable
+#endif
 template <int D, class Bins, class BinOf>
 MCUBES_HOST_DEVICE inline void add_bin_term(Bins& bins, double t, double u, const BinOf& bin_of) {
   if (t < max_quantized_term) {  // the common case: level 0

@@ -1,6 +1,6 @@
 #pragma once
 /// @file sampler.hpp
-/// The serial body of V-Sample and V-Sample-No-Adjust (seeds/001, Algorithm 3) for one chunk of
+/// The serial body of V-Sample and V-Sample-No-Adjust (Sakiotis et al. 2022, Algorithm 3) for one chunk of
 /// sub-cubes: the unit of work that every backend hands to one thread. Host and device code.
 ///
 /// For sample k of sub-cube c (global index i = c*p + k) with uniform u from the stream contract

@@ -1,6 +1,6 @@
 #pragma once
 /// @file stratification.hpp
-/// The sub-cube grid of m-Cubes (seeds/001, Algorithm 2 lines 3-8) and the fixed, problem-defined
+/// The sub-cube grid of m-Cubes (Sakiotis et al. 2022, Algorithm 2 lines 3-8) and the fixed, problem-defined
 /// chunking of sub-cubes that makes every backend's sums deterministic.
 ///
 /// In the unit hypercube each axis is cut into g = floor((maxcalls/2)^(1/d)) equal intervals,
