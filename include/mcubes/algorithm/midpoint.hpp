@@ -253,6 +253,9 @@ MCUBES_HOST_DEVICE inline midpoint_partial midpoint_chunk(const F& f, const midp
       double a[8];
       for (int q = 0; q < 8; ++q) a[q] = std::fabs(v[q]);
       abs_acc += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+#if defined(__CUDA_ARCH__)
+      for (int q = 0; q < 8; ++q) nonzero += v[q] != 0 ? 1u : 0u;  // no divergence (faster on the H100)
+#else
       // non-zero values: all 8 unless the smallest |v| is 0 (rare: then counted one by one)
       const auto lesser = [](double x, double y) { return y < x ? y : x; };  // finite here
       const double least = lesser(lesser(lesser(a[0], a[1]), lesser(a[2], a[3])), lesser(lesser(a[4], a[5]), lesser(a[6], a[7])));
@@ -261,6 +264,7 @@ MCUBES_HOST_DEVICE inline midpoint_partial midpoint_chunk(const F& f, const midp
       } else {
         for (int q = 0; q < 8; ++q) nonzero += v[q] != 0 ? 1u : 0u;
       }
+#endif
       if (coarse_row) {
 #if defined(__CUDA_ARCH__)
         // selects (no divergence between the threads of a warp, whose phases differ)
