@@ -46,20 +46,21 @@ struct pi_args {
 struct row {
   std::string backend;
   double estimate = 0;
-  double std_error = std::nan("");  // Monte Carlo only
+  double std_error = std::nan("");  // Monte Carlo: standard error; midpoint: the rule's error estimate
   std::uint64_t samples = 0;
   std::uint64_t hits = 0;           // Monte Carlo only
   double seconds = 0;
+  std::string status;               // midpoint: the status of the error estimate
 };
 
 void print_rows_header(bool mc) {
-  std::printf("  %-8s %-20s %-12s %-12s %-15s %-11s %-11s\n", "backend", "estimate", "error vs pi", mc ? "std. error" : "",
+  std::printf("  %-8s %-20s %-12s %-12s %-15s %-11s %-11s\n", "backend", "estimate", "error vs pi", mc ? "std. error" : "error est.",
               "samples", "time [s]", "samples/s");
 }
 
-void print_row(const row& r, bool mc) {
+void print_row(const row& r) {
   char stat[32] = "";
-  if (mc) std::snprintf(stat, sizeof stat, "%.3e", r.std_error);
+  std::snprintf(stat, sizeof stat, "%.3e", r.std_error);
   const double rate = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
   std::printf("  %-8s %-#20.16g %-12.3e %-12s %-15llu %-11.4g %-11.4g\n", r.backend.c_str(), r.estimate, r.estimate - pi_value,
               stat, static_cast<unsigned long long>(r.samples), r.seconds, rate);
@@ -151,10 +152,10 @@ int run_pi(const pi_args& a) {
     launch_report launch;
     if (mc) {
       const pi_mc_result r = pi_cuda::monte_carlo(mo, &launch);
-      gpu_row = row{"cuda", r.estimate, r.error, r.samples, r.hits, r.seconds};
+      gpu_row = row{"cuda", r.estimate, r.error, r.samples, r.hits, r.seconds, ""};
     } else {
       const result r = pi_cuda::midpoint(n, c.threads_per_block, &launch);
-      gpu_row = row{"cuda", r.estimate, std::nan(""), r.n_eval, 0, r.seconds};
+      gpu_row = row{"cuda", r.estimate, r.error, r.n_eval, 0, r.seconds, to_string(r.status)};
     }
     print_launch(launch);
 #endif
@@ -162,26 +163,31 @@ int run_pi(const pi_args& a) {
   if (run_cpu) {
     if (mc) {
       const pi_mc_result r = pi_monte_carlo_cpu(mo);
-      cpu_row = row{"cpu", r.estimate, r.error, r.samples, r.hits, r.seconds};
+      cpu_row = row{"cpu", r.estimate, r.error, r.samples, r.hits, r.seconds, ""};
     } else {
       midpoint_options o;
       o.threads = c.threads;
       const result r = pi_midpoint(n, o);
-      cpu_row = row{"cpu", r.estimate, std::nan(""), r.n_eval, 0, r.seconds};
+      cpu_row = row{"cpu", r.estimate, r.error, r.n_eval, 0, r.seconds, to_string(r.status)};
     }
   }
 
   // 5. Report.
   print_rows_header(mc);
-  if (run_gpu) print_row(gpu_row, mc);
-  if (run_cpu) print_row(cpu_row, mc);
+  if (run_gpu) print_row(gpu_row);
+  if (run_cpu) print_row(cpu_row);
   if (mc) {
     if (run_gpu) std::printf("  cuda hits: %llu\n", static_cast<unsigned long long>(gpu_row.hits));
     if (run_cpu) std::printf("  cpu hits:  %llu\n", static_cast<unsigned long long>(cpu_row.hits));
     if (run_gpu && run_cpu)
       std::printf("  the GPU and the CPU counted %s hits\n", gpu_row.hits == cpu_row.hits ? "the same" : "DIFFERENT");
-  } else if (run_gpu && run_cpu) {
-    std::printf("  GPU - CPU: %.3e\n", gpu_row.estimate - cpu_row.estimate);
+  } else {
+    if (run_gpu && run_cpu) std::printf("  GPU - CPU: %.3e\n", gpu_row.estimate - cpu_row.estimate);
+    // the error estimate of the rule: |M_N - M_{N/k}| / (k^2 - 1) plus the rounding level, k = 3, 5 or 7
+    // dividing N (algorithm/midpoint.hpp); none (inf, not converged) for other N
+    const row& r = run_cpu ? cpu_row : gpu_row;
+    std::printf("  status: %s (error estimate from the embedded coarse rule%s)\n", r.status.c_str(),
+                std::isinf(r.std_error) ? "; none: N has no factor 3, 5 or 7" : "");
   }
   if (run_gpu && run_cpu && mc && gpu_row.hits != cpu_row.hits)
     throw error("the GPU and the CPU counted different hits for the same samples (a bug)");
