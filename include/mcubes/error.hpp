@@ -12,6 +12,16 @@
 
 namespace mcubes {
 
+/// "(x0, x1, ...)" with 17 significant digits: a point in an error message (exact round trip).
+inline std::string point_text(const std::vector<double>& x) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "(";
+  for (std::size_t i = 0; i < x.size(); ++i) s << (i ? ", " : "") << x[i];
+  s << ")";
+  return s.str();
+}
+
 /// Base class of every exception thrown by mcubes.
 class error : public std::runtime_error {
  public:
@@ -47,9 +57,7 @@ class non_finite_integrand : public error {
   static std::string make_message(int iteration, std::uint64_t index, const std::vector<double>& x, double value) {
     std::ostringstream s;
     s.precision(17);
-    s << "integrand returned " << value << " at x = (";
-    for (std::size_t i = 0; i < x.size(); ++i) s << (i ? ", " : "") << x[i];
-    s << ") (iteration " << iteration << ", sample " << index << ")";
+    s << "integrand returned " << value << " at x = " << point_text(x) << " (iteration " << iteration << ", sample " << index << ")";
     return s.str();
   }
   int iteration_;
@@ -95,10 +103,8 @@ class overflow_error : public numerical_error {
                                   double jacobian) {
     std::ostringstream s;
     s.precision(17);
-    s << "overflow: f(x) * J = " << value << " * " << jacobian
-      << " or its square exceeds the double range at x = (";
-    for (std::size_t i = 0; i < x.size(); ++i) s << (i ? ", " : "") << x[i];
-    s << ") (iteration " << iteration << ", sample " << index << "); rescale the integrand";
+    s << "overflow: f(x) * J = " << value << " * " << jacobian << " or its square exceeds the double range at x = "
+      << point_text(x) << " (iteration " << iteration << ", sample " << index << "); rescale the integrand";
     return s.str();
   }
   int iteration_;

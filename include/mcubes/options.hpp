@@ -57,14 +57,21 @@ inline void validate_block_size(int tpb, const char* what = "cuda_threads_per_bl
                  tpb);
 }
 
+/// Checks the tolerances of every method: rel_tol and abs_tol finite and non-negative, at least one
+/// positive (the stopping test is error <= max(abs_tol, rel_tol |estimate|)).
+/// @throws invalid_input naming the field and its value.
+inline void validate_tolerances(double rel_tol, double abs_tol) {
+  MCUBES_EXPECTS(std::isfinite(rel_tol) && rel_tol >= 0, "rel_tol must be a finite non-negative number, got ", rel_tol);
+  MCUBES_EXPECTS(std::isfinite(abs_tol) && abs_tol >= 0, "abs_tol must be a finite non-negative number, got ", abs_tol);
+  MCUBES_EXPECTS(rel_tol > 0 || abs_tol > 0, "at least one of rel_tol and abs_tol must be positive (rel_tol = ", rel_tol,
+                 ", abs_tol = ", abs_tol, ")");
+}
+
 /// Checks every field of `o` for a D-dimensional problem.
 /// @throws invalid_input naming the first offending option and its value.
 inline void validate(const vegas_options& o, int dim) {
   MCUBES_EXPECTS(dim >= 1, "dimension must be at least 1 (got ", dim, ")");
-  MCUBES_EXPECTS(!std::isnan(o.rel_tol) && !std::isnan(o.abs_tol) && o.rel_tol >= 0 && o.abs_tol >= 0,
-                 "tolerances must be non-negative numbers (rel_tol = ", o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
-  MCUBES_EXPECTS(o.rel_tol > 0 || o.abs_tol > 0, "at least one of rel_tol and abs_tol must be positive (rel_tol = ",
-                 o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
+  validate_tolerances(o.rel_tol, o.abs_tol);
   MCUBES_EXPECTS(o.calls_per_iteration >= 2, "calls_per_iteration must be at least 2 (one sub-cube of 2 samples), got ",
                  o.calls_per_iteration);
   MCUBES_EXPECTS(o.calls_per_iteration <= (std::uint64_t(1) << 50), "calls_per_iteration must be at most 2^50, got ",

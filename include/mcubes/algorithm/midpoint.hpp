@@ -78,12 +78,7 @@ struct midpoint_options {
 inline void validate(const midpoint_options& o) {
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
   validate_block_size(o.cuda_threads_per_block);
-  MCUBES_EXPECTS(std::isfinite(o.rel_tol) && o.rel_tol >= 0, "rel_tol must be a finite non-negative number, got ",
-                 o.rel_tol);
-  MCUBES_EXPECTS(std::isfinite(o.abs_tol) && o.abs_tol >= 0, "abs_tol must be a finite non-negative number, got ",
-                 o.abs_tol);
-  MCUBES_EXPECTS(o.rel_tol > 0 || o.abs_tol > 0, "at least one of rel_tol and abs_tol must be positive (rel_tol = ",
-                 o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
+  validate_tolerances(o.rel_tol, o.abs_tol);
 }
 
 /// The ratio k of the embedded coarse rule for n points per axis (file comment): the smallest of

@@ -76,12 +76,7 @@ struct plain_mc_options {
 inline void validate(const plain_mc_options& o) {
   MCUBES_EXPECTS(o.samples >= 2, "plain Monte Carlo needs at least 2 samples (the standard error divides by N - 1), got ",
                  o.samples);
-  MCUBES_EXPECTS(std::isfinite(o.rel_tol) && o.rel_tol >= 0, "rel_tol must be a finite non-negative number, got ",
-                 o.rel_tol);
-  MCUBES_EXPECTS(std::isfinite(o.abs_tol) && o.abs_tol >= 0, "abs_tol must be a finite non-negative number, got ",
-                 o.abs_tol);
-  MCUBES_EXPECTS(o.rel_tol > 0 || o.abs_tol > 0, "at least one of rel_tol and abs_tol must be positive (rel_tol = ",
-                 o.rel_tol, ", abs_tol = ", o.abs_tol, ")");
+  validate_tolerances(o.rel_tol, o.abs_tol);
   MCUBES_EXPECTS(o.samples <= plain_mc_max_samples, "plain Monte Carlo takes at most 2^62 samples, got ", o.samples);
   MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
   validate_block_size(o.cuda_threads_per_block);
@@ -269,9 +264,7 @@ result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, con
     m.precision(17);
     m << "plain Monte Carlo: the sums of the values of f (sum of f - f0 or of (f - f0)^2 over a chunk of "
       << p.chunk_samples << " samples, f0 its first value) overflow the double range at sample " << total.first_failure
-      << ", x = (";
-    for (int j = 0; j < D; ++j) m << (j ? ", " : "") << xs[static_cast<std::size_t>(j)];
-    m << "), f(x) = " << total.failure_value << "; rescale the integrand";
+      << ", x = " << point_text(xs) << ", f(x) = " << total.failure_value << "; rescale the integrand";
     throw numerical_error(m.str());
   }
   const moments& mo = total.m;
