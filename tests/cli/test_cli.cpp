@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_test_support.hpp"
+
 #include <mcubes/suite.hpp>
 
 #ifndef MCUBES_CLI_PATH
@@ -43,18 +45,10 @@ struct cli_run {
   std::string err;  ///< stderr
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using mcubes_test::read_file;
 
 /// A fresh path in the test temporary folder (unique per process and call).
-std::string temp_path(const std::string& suffix) {
-  static int counter = 0;
-  return ::testing::TempDir() + "mcubes_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + suffix;
-}
+std::string temp_path(const std::string& suffix) { return mcubes_test::temp_path("mcubes_cli", suffix); }
 
 /// Runs `mcubes <args>` (args as written on a shell command line) and captures its output.
 cli_run run_cli(const std::string& args) {

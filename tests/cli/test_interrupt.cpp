@@ -21,22 +21,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_test_support.hpp"
+
 namespace {
 
 using json = nlohmann::json;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using mcubes_test::read_file;
 
-std::string temp_path(const std::string& suffix) {
-  static int counter = 0;
-  return ::testing::TempDir() + "mcubes_interrupt_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
-         suffix;
-}
+std::string temp_path(const std::string& suffix) { return mcubes_test::temp_path("mcubes_interrupt", suffix); }
 
 /// Rows of the iteration table in `out` ("   3 a*---  ...").
 int count_rows(const std::string& out) {

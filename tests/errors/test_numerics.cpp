@@ -151,6 +151,31 @@ TEST(Validate, HugeIterationCountsDoNotOverflow) {
   EXPECT_THROW(mcubes::validate(o, 3), mcubes::invalid_input);
 }
 
+// The one tolerance check of every method (vegas, plain_mc, midpoint): finite, non-negative, at
+// least one positive; the message names the field.
+TEST(Validate, TolerancesOfEveryMethod) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  struct bad {
+    double rel, abs;
+    const char* field;
+  };
+  for (const bad& b : {bad{-1e-3, 0, "rel_tol"}, bad{nan, 0, "rel_tol"}, bad{inf, 0, "rel_tol"}, bad{-inf, 0, "rel_tol"},
+                       bad{1e-3, -1, "abs_tol"}, bad{1e-3, nan, "abs_tol"}, bad{1e-3, inf, "abs_tol"},
+                       bad{0, 0, "at least one"}}) {
+    try {
+      mcubes::validate_tolerances(b.rel, b.abs);
+      ADD_FAILURE() << "accepted rel_tol " << b.rel << ", abs_tol " << b.abs;
+    } catch (const mcubes::invalid_input& e) {
+      EXPECT_NE(std::string(e.what()).find(b.field), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(mcubes::validate_tolerances(0, 1e-300));
+  EXPECT_NO_THROW(mcubes::validate_tolerances(1e-3, 0));
+  auto o = quick();
+  o.rel_tol = nan;
+  EXPECT_THROW(mcubes::validate(o, 3), mcubes::invalid_input);  // vegas uses it too
+}
+
 // Statuses say what happened (finding 8: "not resolved" was also printed for underflow).
 TEST(Status, AllZeroIsNotResolvedWithInfiniteError) {
   const auto r = mcubes::vegas(constant{0.0}, region<3>::unit(), quick());

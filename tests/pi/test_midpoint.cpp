@@ -330,10 +330,8 @@ TEST(MidpointErrors, BadToleranceIsRejected) {
       EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
     }
   };
+  // the rules themselves are mcubes::validate_tolerances's (tests/errors/test_numerics.cpp)
   expect_rejected(-1e-3, 0, "rel_tol");
-  expect_rejected(std::nan(""), 0, "rel_tol");
-  expect_rejected(std::numeric_limits<double>::infinity(), 0, "rel_tol");
-  expect_rejected(1e-3, -1, "abs_tol");
   expect_rejected(1e-3, std::numeric_limits<double>::infinity(), "abs_tol");
   expect_rejected(0, 0, "at least one");
   mcubes::midpoint_options o;
