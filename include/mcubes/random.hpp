@@ -103,6 +103,42 @@ MCUBES_HOST_DEVICE inline philox_round_keys make_philox_round_keys(std::uint64_t
   return rk;
 }
 
+/// The Philox4x32 multipliers (Random123's PHILOX_M4x32_0 and PHILOX_M4x32_1).
+inline constexpr std::uint32_t philox_m0 = 0xD2511F53u, philox_m1 = 0xCD9E8D57u;
+
+/// Four 32-bit words (a Philox counter or output).
+struct philox_words {
+  std::uint32_t v[4];
+};
+
+/// One round of Philox4x32 with round key (k0, k1) (Salmon et al., SC'11, section 4.1; Random123's
+/// _philox4x32round): with (hi0, lo0) = M0 x0 and (hi1, lo1) = M1 x2 (32 x 32 -> 64-bit products),
+///   x <- {hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0}.
+/// The one round function of the project: philox4x32_10, philox_schedule (the Vegas sampler on
+/// every backend) and the scalar CPU path use it; the SSE2/AVX2 forms of the CPU fast path
+/// (backend/cpu.hpp) are tested bitwise against it (tests/unit/test_random.cpp).
+MCUBES_HOST_DEVICE inline void philox_round(std::uint32_t (&x)[4], std::uint32_t k0, std::uint32_t k1) {
+  std::uint32_t hi0, hi1;
+  const std::uint32_t lo0 = philox_mulhilo(philox_m0, x[0], hi0);
+  const std::uint32_t lo1 = philox_mulhilo(philox_m1, x[2], hi1);
+  x[0] = hi1 ^ x[1] ^ k0;
+  x[1] = lo1;
+  x[2] = hi0 ^ x[3] ^ k1;
+  x[3] = lo0;
+}
+
+/// Philox4x32-10 of counter c with precomputed round keys: bitwise r123::Philox4x32 of the key
+/// they were made from (tested), written with philox_round so that device code reads constant
+/// round keys.
+MCUBES_HOST_DEVICE inline philox_words philox4x32_10(philox_words c, const philox_round_keys& rk) {
+  std::uint32_t x[4] = {c.v[0], c.v[1], c.v[2], c.v[3]};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int r = 0; r < 10; ++r) philox_round(x, rk.k0[r], rk.k1[r]);
+  return philox_words{{x[0], x[1], x[2], x[3]}};
+}
+
 /// The numbers of sample_stream(seed, stream, iteration, index) for a fixed (seed, stream,
 /// iteration), with the Philox4x32-10 key schedule precomputed: round r (0..9) uses the key
 /// {k0 + r W0, k1 + r W1} (Random123's bumpkey), held here, so that a kernel given this struct as a
@@ -113,7 +149,7 @@ MCUBES_HOST_DEVICE inline philox_round_keys make_philox_round_keys(std::uint64_t
 /// r123::Philox4x32 (tests/unit/test_random.cpp checks them against sample_stream). Trivially
 /// copyable.
 struct philox_schedule {
-  static constexpr std::uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;  ///< PHILOX_M4x32_0, _1
+  static constexpr std::uint32_t M0 = philox_m0, M1 = philox_m1;  ///< PHILOX_M4x32_0, _1
   philox_round_keys key;   ///< the round keys
   std::uint32_t it_lo;     ///< low word of M1 * iteration
   std::uint32_t it_hi_k0;  ///< high word of M1 * iteration, xor key.k0[0]
@@ -142,15 +178,7 @@ struct philox_schedule {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-      for (int r = 1; r < 10; ++r) {
-        std::uint32_t hi0, hi1;
-        const std::uint32_t lo0 = philox_mulhilo(M0, x[0], hi0);
-        const std::uint32_t lo1 = philox_mulhilo(M1, x[2], hi1);
-        x[0] = hi1 ^ x[1] ^ key.k0[r];
-        x[1] = lo1;
-        x[2] = hi0 ^ x[3] ^ key.k1[r];
-        x[3] = lo0;
-      }
+      for (int r = 1; r < 10; ++r) philox_round(x, key.k0[r], key.k1[r]);
       for (int i = 0; i < 4 && k + i < N; ++i) u[k + i] = sample_stream::to_double(x[i]);
     }
   }

@@ -343,7 +343,7 @@ TEST(MidpointErrors, BadToleranceIsRejected) {
 TEST(TreeReduce, DoubleDoubleMergeKeepsTheLowPart) {
   // 1 + 2^-60 added 2^20 times as chunk sums: a plain double tree loses every 2^-60
   std::vector<mcubes::dd_sum> parts(1 << 20, mcubes::dd_sum{1.0, std::ldexp(1.0, -60)});
-  const mcubes::dd_sum s = mcubes::tree_reduce(parts.data(), parts.size(), parts.size(),
+  const mcubes::dd_sum s = mcubes::fixed_tree_reduce(parts.data(), parts.size(), parts.size(),
                                                [](const mcubes::dd_sum& a, const mcubes::dd_sum& b) { return mcubes::merge(a, b); });
   EXPECT_EQ(s.hi, 1048576.0);
   EXPECT_EQ(s.lo, std::ldexp(1.0, -40));
@@ -353,7 +353,7 @@ TEST(TreeReduce, ChanMergeIsStable) {
   // values 1e9 + {0, 1}: mean 1e9 + 0.5, M2 = n/4
   std::vector<mcubes::moments> parts;
   for (int i = 0; i < 1000; ++i) parts.push_back(mcubes::moments{1, 1e9 + (i % 2), 0.0});
-  const mcubes::moments m = mcubes::tree_reduce(parts.data(), parts.size(), 1024,
+  const mcubes::moments m = mcubes::fixed_tree_reduce(parts.data(), parts.size(), 1024,
                                                 [](const mcubes::moments& a, const mcubes::moments& b) { return mcubes::merge(a, b); });
   EXPECT_EQ(m.n, 1000u);
   EXPECT_DOUBLE_EQ(m.mean, 1e9 + 0.5);

@@ -378,9 +378,9 @@ TEST(CpuTiles, AccumulatorEqualsTheRecursiveTreeBitwise) {
     }
     EXPECT_EQ(am.count(), n);
     const std::uint64_t w = n ? mcubes::next_pow2(n) : 1;
-    EXPECT_TRUE(same_bits(am.result(), mcubes::tree_reduce(m.data(), n, w, merge_moments))) << "n = " << n;
-    EXPECT_TRUE(same_bits(am.result(), mcubes::tree_reduce(m.data(), n, 4 * w, merge_moments))) << "n = " << n;
-    const mcubes::dd_sum ref = mcubes::tree_reduce(d.data(), n, w, merge_dd);
+    EXPECT_TRUE(same_bits(am.result(), mcubes::fixed_tree_reduce(m.data(), n, w, merge_moments))) << "n = " << n;
+    EXPECT_TRUE(same_bits(am.result(), mcubes::fixed_tree_reduce(m.data(), n, 4 * w, merge_moments))) << "n = " << n;
+    const mcubes::dd_sum ref = mcubes::fixed_tree_reduce(d.data(), n, w, merge_dd);
     EXPECT_EQ(bits(ad.result().hi), bits(ref.hi)) << "n = " << n;
     EXPECT_EQ(bits(ad.result().lo), bits(ref.lo)) << "n = " << n;
   }
@@ -391,7 +391,7 @@ TEST(CpuTiles, ReductionIsTheFlatTreeForAnyThreadCount) {
   for (std::uint64_t n : {1u, 2u, 3u, 1000u, 1023u, 1024u, 1025u, 4097u, 70001u, (1u << 20) + 3u}) {
     std::vector<mcubes::moments> all(n);
     for (std::uint64_t i = 0; i < n; ++i) all[i] = leaf_moments(i);
-    const mcubes::moments ref = mcubes::tree_reduce(all.data(), n, mcubes::next_pow2(n), merge_moments);
+    const mcubes::moments ref = mcubes::fixed_tree_reduce(all.data(), n, mcubes::next_pow2(n), merge_moments);
     for (int t : {1, 2, 3, 8}) {
       const mcubes::moments r = mcubes::cpu_tree_reduce<mcubes::moments>(
           n, t, [](std::uint64_t i) { return leaf_moments(i); }, merge_moments);

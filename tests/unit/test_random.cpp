@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "mcubes/options.hpp"
+#include "mcubes/backend/cpu.hpp"
 #include "mcubes/random.hpp"
 
 namespace {
@@ -216,3 +218,53 @@ TEST(SampleStream, MeanAndVarianceOfAMillionDraws) {
 }
 
 }  // namespace
+
+// The one Philox round function (random.hpp: philox_round, philox4x32_10) gives Random123's
+// Philox4x32-10 for any counter and key; the CPU fast path's batch generator (the SSE2 / AVX2 /
+// scalar forms of backend/cpu.hpp, whichever this CPU runs) gives sample_stream's numbers bit for
+// bit, for indices that cross 2^32 and dimensions that need several Philox blocks.
+TEST(PhiloxRound, Philox4x32_10IsRandom123) {
+  std::mt19937_64 rng(42);
+  for (int t = 0; t < 2000; ++t) {
+    const u64 seed = rng();
+    const auto stream = static_cast<mcubes::stream_id>(1 + t % 4);
+    const u32 c[4] = {static_cast<u32>(rng()), static_cast<u32>(rng()), static_cast<u32>(rng()), static_cast<u32>(rng())};
+    const mcubes::philox_round_keys rk = mcubes::make_philox_round_keys(seed, stream);
+    const mcubes::philox_words got = mcubes::philox4x32_10(mcubes::philox_words{{c[0], c[1], c[2], c[3]}}, rk);
+    const u32 k[2] = {static_cast<u32>(seed), static_cast<u32>(seed >> 32) ^ (static_cast<u32>(stream) << 24)};
+    const auto want = philox(c, k);
+    for (int w = 0; w < 4; ++w) ASSERT_EQ(got.v[w], want.v[w]) << "trial " << t << " word " << w;
+  }
+}
+
+template <int D>
+void expect_batch_matches(u64 seed, u32 iteration, u64 first) {
+  double u[D][mcubes::cpu_detail::batch];
+  mcubes::cpu_detail::uniform_batch<D>(mcubes::make_philox_round_keys(seed, mcubes::stream_id::vegas), iteration, first, u);
+#if MCUBES_CPU_AVX2_DISPATCH
+  double v[D][mcubes::cpu_detail::batch];
+  if (mcubes::cpu_detail::cpu_has_avx2()) {
+    mcubes::cpu_detail::uniform_batch_avx2<D>(mcubes::make_philox_round_keys(seed, mcubes::stream_id::vegas), iteration, first, v);
+  }
+#endif
+  for (int i = 0; i < mcubes::cpu_detail::batch; ++i) {
+    double want[D];
+    mcubes::sample_stream(seed, mcubes::stream_id::vegas, iteration, first + static_cast<u64>(i)).fill(want);
+    for (int j = 0; j < D; ++j) {
+      ASSERT_TRUE(same_bits(u[j][i], want[j])) << "D " << D << " sample " << first + i << " axis " << j;
+#if MCUBES_CPU_AVX2_DISPATCH
+      if (mcubes::cpu_detail::cpu_has_avx2()) {
+        ASSERT_TRUE(same_bits(v[j][i], want[j])) << "AVX2: D " << D << " sample " << first + i << " axis " << j;
+      }
+#endif
+    }
+  }
+}
+
+TEST(PhiloxRound, CpuBatchFormsAreSampleStream) {
+  for (u64 first : {u64(0), u64(12345), u64(0xffffffffull) - 20, ~u64(0) - 100}) {
+    expect_batch_matches<1>(mcubes::default_seed, 0, first);
+    expect_batch_matches<5>(7, 3, first);
+    expect_batch_matches<9>(~u64(0), 0xffffffffu, first);
+  }
+}

@@ -13,7 +13,9 @@
 #include <tuple>
 #include <vector>
 
+#include "mcubes/core/fixed_tree.hpp"
 #include "mcubes/core/reduction.hpp"
+#include "mcubes/core/tree_reduce.hpp"
 
 namespace {
 
@@ -396,3 +398,26 @@ TEST(BinLevels, CombineFoldsLevelsFromTheTop) {
 }
 
 }  // namespace
+
+// The one tree (core/fixed_tree.hpp) for a merge with an exact identity and for plain sums: the
+// level-by-level evaluation over the padded leaves, and the streaming binary counter, give its bits.
+TEST(FixedTree, LevelFormAndStreamingFormAreTheTree) {
+  std::vector<double> a(1000);
+  double x = 0.1;
+  for (auto& v : a) {
+    x = std::fmod(x * 7.3 + 0.77, 1.0);
+    v = x * std::ldexp(1.0, static_cast<int>(x * 60) - 30);
+  }
+  for (std::uint64_t n : {1, 2, 3, 5, 64, 100, 513, 1000}) {
+    const std::uint64_t w = mcubes::next_pow2(n);
+    EXPECT_TRUE(same_bits(mcubes::fixed_tree_reduce(a.data(), n, w, mcubes::plus_merge{}), level_by_level({a.begin(), a.begin() + n}, w)))
+        << "n = " << n;
+    auto merge = [](const mcubes::dd_sum& l, const mcubes::dd_sum& r) { return mcubes::merge(l, r); };
+    std::vector<mcubes::dd_sum> d(n);
+    for (std::uint64_t i = 0; i < n; ++i) d[i] = mcubes::dd_sum{a[i], 0.0};
+    mcubes::tree_accumulator<mcubes::dd_sum, decltype(merge)> acc(merge);
+    for (const auto& v : d) acc.push(v);
+    const mcubes::dd_sum ref = mcubes::fixed_tree_reduce(d.data(), n, 4 * w, merge);
+    EXPECT_TRUE(same_bits(acc.result().hi, ref.hi) && same_bits(acc.result().lo, ref.lo)) << "n = " << n;
+  }
+}

@@ -43,32 +43,7 @@ namespace mcubes {
 /// Largest sample count of Monte Carlo pi (2^62).
 inline constexpr std::uint64_t pi_max_samples = std::uint64_t(1) << 62;
 
-/// Four 32-bit words (a Philox counter or output).
-struct philox_words {
-  std::uint32_t v[4];
-};
-
-/// Philox4x32-10 (Salmon et al., SC'11) with precomputed round keys: bitwise the same as
-/// r123::Philox4x32 (tested), written out so that the device code uses __umulhi and constant
-/// round keys.
-MCUBES_HOST_DEVICE inline philox_words philox4x32_10(philox_words c, const philox_round_keys& rk) {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int r = 0; r < 10; ++r) {
-#if defined(__CUDA_ARCH__)
-    const std::uint32_t hi0 = __umulhi(0xD2511F53u, c.v[0]);
-    const std::uint32_t hi1 = __umulhi(0xCD9E8D57u, c.v[2]);
-#else
-    const std::uint32_t hi0 = static_cast<std::uint32_t>((std::uint64_t(0xD2511F53u) * c.v[0]) >> 32);
-    const std::uint32_t hi1 = static_cast<std::uint32_t>((std::uint64_t(0xCD9E8D57u) * c.v[2]) >> 32);
-#endif
-    const std::uint32_t lo0 = 0xD2511F53u * c.v[0];
-    const std::uint32_t lo1 = 0xCD9E8D57u * c.v[2];
-    c = philox_words{{hi1 ^ c.v[1] ^ rk.k0[r], lo1, hi0 ^ c.v[3] ^ rk.k1[r], lo0}};
-  }
-  return c;
-}
+// philox_words and philox4x32_10: random.hpp (the one Philox round function).
 
 /// Pairs of samples per chunk of the pi stream (file comment).
 inline constexpr std::uint64_t pi_chunk_pairs = std::uint64_t(1) << 12;

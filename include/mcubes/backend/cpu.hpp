@@ -95,7 +95,7 @@ inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration,
   // _mm_mul_epu32 is the 32 x 32 -> 64-bit product of two samples. The conversion: the bits
   // 0x43300000'00000000 | w are the double 2^52 + w; minus (2^52 - 1/2) gives w + 1/2 (exact: both
   // are multiples of 1/2 below 2^53), times 2^-32 (exact).
-  const __m128i m0 = _mm_set1_epi64x(0xD2511F53), m1 = _mm_set1_epi64x(0xCD9E8D57);
+  const __m128i m0 = _mm_set1_epi64x(philox_m0), m1 = _mm_set1_epi64x(philox_m1);
   const __m128i low = _mm_set1_epi64x(0xFFFFFFFF), exponent = _mm_set1_epi64x(0x4330000000000000);
   const __m128d bias = _mm_set1_pd(4503599627370495.5), scale = _mm_set1_pd(1.0 / 4294967296.0);
   __m128i k0[10], k1[10];
@@ -134,25 +134,15 @@ inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration,
     }
   }
 #else
-  constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;  // PHILOX_M4x32_0, PHILOX_M4x32_1
   for (int blk = 0; blk * 4 < D; ++blk) {
     std::uint32_t w[4][batch];
     for (int i = 0; i < batch; ++i) {
       const std::uint64_t index = first + static_cast<std::uint64_t>(i);
-      std::uint32_t x0 = static_cast<std::uint32_t>(index), x1 = static_cast<std::uint32_t>(index >> 32);
-      std::uint32_t x2 = iteration, x3 = static_cast<std::uint32_t>(blk);
-      for (int r = 0; r < 10; ++r) {
-        const std::uint64_t p0 = static_cast<std::uint64_t>(m0) * x0;
-        const std::uint64_t p1 = static_cast<std::uint64_t>(m1) * x2;
-        x0 = static_cast<std::uint32_t>(p1 >> 32) ^ x1 ^ key.k0[r];
-        x1 = static_cast<std::uint32_t>(p1);
-        x2 = static_cast<std::uint32_t>(p0 >> 32) ^ x3 ^ key.k1[r];
-        x3 = static_cast<std::uint32_t>(p0);
-      }
-      w[0][i] = x0;
-      w[1][i] = x1;
-      w[2][i] = x2;
-      w[3][i] = x3;
+      const philox_words x = philox4x32_10(
+          philox_words{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), iteration,
+                        static_cast<std::uint32_t>(blk)}},
+          key);
+      for (int k = 0; k < 4; ++k) w[k][i] = x.v[k];
     }
     for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
       for (int i = 0; i < batch; ++i) u[blk * 4 + k][i] = sample_stream::to_double(w[k][i]);
@@ -227,7 +217,7 @@ inline bool cpu_has_avx2() {
 template <int D>
 MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std::uint32_t iteration,
                                                std::uint64_t first, double (&u)[D][batch]) {
-  const __m256i m0 = _mm256_set1_epi64x(0xD2511F53), m1 = _mm256_set1_epi64x(0xCD9E8D57);
+  const __m256i m0 = _mm256_set1_epi64x(philox_m0), m1 = _mm256_set1_epi64x(philox_m1);
   const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), exponent = _mm256_set1_epi64x(0x4330000000000000);
   const __m256d bias = _mm256_set1_pd(4503599627370495.5), scale = _mm256_set1_pd(1.0 / 4294967296.0);
   const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
@@ -334,17 +324,6 @@ struct coordinate_tables {
     }
   }
 };
-
-/// Sum of the fixed pairwise tree (reduction.hpp) of a[0..n) padded with zeros to `width` (a
-/// power of two >= n), level by level in place: the same additions as pairwise_sum (a padded
-/// subtree is +0.0, and x + 0.0 is what pairwise_sum adds for it), without recursion.
-inline double pairwise_sum_levels(double* a, std::uint64_t n, std::uint64_t width) {
-  if (n == 0) return 0.0;
-  for (std::uint64_t i = n; i < width; ++i) a[i] = 0.0;
-  for (std::uint64_t w = width; w > 1; w /= 2)
-    for (std::uint64_t i = 0; i < w / 2; ++i) a[i] = a[2 * i] + a[2 * i + 1];
-  return a[0];
-}
 
 /// The CPU fast path of sample_chunk (core/sampler.hpp) for the consecutive chunks
 /// [first, first + count), i.e. the contiguous sample indices of their sub-cubes: stores each
@@ -553,8 +532,8 @@ class cpu_backend {
               merge_flags(flags, part);
             }
           }
-          tile_est[t] = cpu_detail::pairwise_sum_levels(est.data(), count, tile);
-          tile_var[t] = cpu_detail::pairwise_sum_levels(var.data(), count, tile);
+          tile_est[t] = pairwise_sum(est.data(), count, tile);
+          tile_var[t] = pairwise_sum(var.data(), count, tile);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(failure_mutex);

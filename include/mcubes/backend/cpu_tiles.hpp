@@ -2,14 +2,14 @@
 /// @file backend/cpu_tiles.hpp
 /// The CPU tile scheme of backend/cpu.hpp for any chunk partial type: std::threads compute the
 /// partials of a fixed, problem-defined list of chunks and merge them over the fixed pairwise
-/// tree (core/tree_reduce.hpp). Used by plain Monte Carlo, the midpoint rule and Monte Carlo pi.
+/// tree (core/fixed_tree.hpp). Used by plain Monte Carlo, the midpoint rule and Monte Carlo pi.
 ///
 /// Determinism contract (run_to_run and thread-count invariant): chunks are grouped in aligned
 /// tiles of T = min(1024, P) chunks (P = next power of two >= number of chunks); a thread takes
 /// whole tiles from a shared counter, computes the tile's chunk partials in chunk order and merges
 /// them with the tree of width T; the tile results are merged, in tile order, over the tree of
 /// width P / T (tree_accumulator: a binary counter over the tiles, which gives the bits of
-/// tree_reduce over all tile results). Every tile is a node of the one global tree, so the result
+/// fixed_tree_reduce over all tile results). Every tile is a node of the one global tree, so the result
 /// is bitwise identical for any number of threads (and equal to what a CUDA block of T threads
 /// computes for the same tile).
 ///
@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "../core/fixed_tree.hpp"
 #include "../core/reduction.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
@@ -50,52 +51,6 @@ inline int resolve_cpu_threads(int threads) {
   if (threads > 0) return threads;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
-
-/// The fixed pairwise tree of core/tree_reduce.hpp evaluated over leaves that arrive one at a time,
-/// in leaf order, in O(log n) memory: a binary counter. push() merges the new leaf with the stack's
-/// top while both are roots of complete subtrees of the same size (every such pair is a node of the
-/// tree: aligned and adjacent), so the stack holds the roots of the complete subtrees of the binary
-/// decomposition of the count, largest first (at most 64). result() merges them right to left,
-/// which is what tree_reduce does with the padded last subtree. Hence, bitwise,
-///   push(a[0]); ...; push(a[n-1]); result() == tree_reduce(a, n, width, merge)
-/// for every power-of-two width >= n (merge(x, identity) == x makes the padding irrelevant).
-template <class T, class Merge>
-class tree_accumulator {
- public:
-  explicit tree_accumulator(const Merge& merge) : merge_(merge) {}
-
-  /// Appends the next leaf.
-  void push(T leaf) {
-    int level = 0;
-    while (size_ > 0 && level_[size_ - 1] == level) {
-      leaf = merge_(node_[size_ - 1], leaf);
-      --size_;
-      ++level;
-    }
-    node_[size_] = leaf;
-    level_[size_] = level;
-    ++size_;
-    ++count_;
-  }
-
-  /// The root of the tree over the leaves pushed so far (T{} for none).
-  T result() const {
-    if (size_ == 0) return T{};
-    T r = node_[size_ - 1];
-    for (int i = size_ - 2; i >= 0; --i) r = merge_(node_[i], r);
-    return r;
-  }
-
-  /// Leaves pushed so far.
-  std::uint64_t count() const noexcept { return count_; }
-
- private:
-  Merge merge_;
-  std::array<T, 64> node_{};  // roots of complete subtrees, in leaf order
-  int level_[64] = {};        // node_[i] covers 2^level_[i] leaves
-  int size_ = 0;
-  std::uint64_t count_ = 0;
-};
 
 /// The tile of a reduction of n_chunks chunks: min(cpu_tile_chunks, next_pow2(n_chunks)).
 inline std::uint64_t cpu_tile_width(std::uint64_t n_chunks) {
@@ -165,7 +120,7 @@ T cpu_tree_reduce(std::uint64_t n_chunks, int threads, const ChunkFn& chunk, con
         const std::uint64_t first = t * tile;
         const std::uint64_t count = std::min(tile, n_chunks - first);
         for (std::uint64_t i = 0; i < count; ++i) part[i] = chunk(first + i);
-        const T value = tree_reduce(part.data(), count, tile, merge);
+        const T value = fixed_tree_reduce(part.data(), count, tile, merge);
         std::lock_guard<std::mutex> lock(mutex);
         slot[t % window] = value;
         ready[t % window] = 1;

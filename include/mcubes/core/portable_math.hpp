@@ -4,7 +4,7 @@
 /// (adaptive_map.hpp), which runs on the CPU for the CPU backend and on the GPU for the CUDA
 /// backend and must produce the same edges on both (so that both backends draw the same samples).
 ///
-/// - det_mul / det_add / det_sub: IEEE round-to-nearest operations that are never contracted into
+/// - det_mul / det_add / det_sub (defined in fixed_tree.hpp): IEEE round-to-nearest operations that are never contracted into
 ///   a fused multiply-add: __dmul_rn/__dadd_rn on the device (nvcc does not fuse them, whatever
 ///   --fmad says); plain operators on the host, where the baseline x86-64 target has no FMA (a host
 ///   build with FMA enabled must add -ffp-contract=off, as documented in backend/cpu.hpp).
@@ -16,27 +16,12 @@
 #include <cmath>
 
 #include "../config.hpp"
+#include "fixed_tree.hpp"
 
 namespace mcubes {
 namespace portable {
 
-MCUBES_HOST_DEVICE inline double det_mul(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
-MCUBES_HOST_DEVICE inline double det_add(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
-MCUBES_HOST_DEVICE inline double det_sub(double a, double b) { return det_add(a, -b); }
+// det_mul, det_add, det_sub: core/fixed_tree.hpp (the one never-fused multiply and add).
 
 /// ln(x) for finite x > 0 (normal or subnormal). x = m 2^e with m in [sqrt(1/2), sqrt(2)),
 /// ln m = 2 atanh(s), s = (m - 1)/(m + 1), |s| <= 0.1716, by its series to s^23 (truncation

@@ -21,25 +21,16 @@
 #include <cmath>
 
 #include "../config.hpp"
+#include "fixed_tree.hpp"
 #include "portable_math.hpp"
 
 namespace mcubes {
 
-/// Sum of a[0..n) over the fixed padded pairwise tree described above. `width` must be a power of
-/// two >= n (call with the default to use the next power of two). O(n) additions, O(log n) depth.
+/// Sum of a[0..n) over the fixed padded pairwise tree described above: fixed_tree_reduce
+/// (fixed_tree.hpp) with a + b, padding 0.0. `width` must be a power of two >= n (call with the
+/// default to use the next power of two). O(n) additions, O(log n) depth.
 MCUBES_HOST_DEVICE inline double pairwise_sum(const double* a, std::uint64_t n, std::uint64_t width) {
-  if (n == 0) return 0.0;
-  if (width == 1) return a[0];
-  const std::uint64_t half = width / 2;
-  if (n <= half) return pairwise_sum(a, n, half) + 0.0;  // the padded right subtree is exactly 0.0
-  return pairwise_sum(a, half, half) + pairwise_sum(a + half, n - half, half);
-}
-
-/// Smallest power of two >= n (1 for n = 0).
-MCUBES_HOST_DEVICE inline std::uint64_t next_pow2(std::uint64_t n) {
-  std::uint64_t w = 1;
-  while (w < n) w <<= 1;
-  return w;
+  return fixed_tree_reduce(a, n, width, plus_merge{});
 }
 
 MCUBES_HOST_DEVICE inline double pairwise_sum(const double* a, std::uint64_t n) { return pairwise_sum(a, n, next_pow2(n)); }

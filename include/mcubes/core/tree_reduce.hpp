@@ -1,7 +1,7 @@
 #pragma once
 /// @file core/tree_reduce.hpp
-/// The fixed pairwise tree of reduction.hpp generalised to any merge operation, and the two
-/// partial-sum types that plain Monte Carlo and the midpoint rule reduce with it:
+/// The two partial-sum types that plain Monte Carlo and the midpoint rule reduce over the fixed
+/// pairwise tree (core/fixed_tree.hpp, fixed_tree_reduce):
 ///
 ///  - moments: (n, mean, M2) of a set of values, merged with the pairwise update of Chan, Golub
 ///    and LeVeque (1979): for A and B, delta = mean_B - mean_A,
@@ -11,13 +11,11 @@
 ///    error-free transformation TwoSum (Knuth; Ogita, Rump and Oishi 2005), so a tree of 2^20
 ///    chunk sums adds about one rounding in total instead of one per level.
 ///
-/// Determinism contract: tree_reduce(a, n, width, op) merges adjacent pairs level by level over
-/// the leaves padded with identities to `width` (a power of two); every aligned power-of-two group
-/// of leaves is a node, so a backend may reduce aligned groups of any power-of-two size (a CPU
-/// tile, a CUDA block) and finish with tree_reduce over the group results: the bits are the same.
+/// Determinism contract: the tree is that of fixed_tree.hpp; a backend may merge aligned groups of
+/// any power-of-two size and finish over the group results with the same bits.
 /// This needs merge(x, identity) == x exactly and the same bits for a merge on host and device:
 /// both merges below test for the identity explicitly, and use only +, - and / (dd_sum) or the
-/// non-contractible products of detail::mul_rn (moments), so that nvcc's FMA contraction cannot
+/// non-contractible products of portable::det_mul (moments), so that nvcc's FMA contraction cannot
 /// make a node computed on the device differ from the same node computed on the host. (Host code
 /// must not be compiled with FP contraction across statements: the default of GCC and Clang in
 /// ISO C++ mode, e.g. -std=c++17.)
@@ -26,39 +24,10 @@
 #include <cstdint>
 
 #include "../config.hpp"
+#include "fixed_tree.hpp"
 
 namespace mcubes {
 
-namespace detail {
-/// a * b rounded once, never fused with a following addition (nvcc: __dmul_rn).
-MCUBES_HOST_DEVICE inline double mul_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-/// a + b rounded once, never fused with a preceding product (nvcc: __dadd_rn).
-MCUBES_HOST_DEVICE inline double add_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-}  // namespace detail
-
-/// Merges a[0..n) over the fixed padded pairwise tree of width `width` (a power of two >= n):
-/// merge(left, right) at every node, identities (padding) skipped, which equals merging with
-/// them when merge(x, identity) == x. Returns T{} for n = 0. Host code (recursive).
-template <class T, class Merge>
-T tree_reduce(const T* a, std::uint64_t n, std::uint64_t width, const Merge& merge) {
-  if (n == 0) return T{};
-  if (width == 1) return a[0];
-  const std::uint64_t half = width / 2;
-  if (n <= half) return tree_reduce(a, n, half, merge);
-  return merge(tree_reduce(a, half, half, merge), tree_reduce(a + half, n - half, half, merge));
-}
 
 /// Count, mean and sum of squared deviations M2 = sum (f - mean)^2 of a set of values.
 /// The identity (empty set) is n = 0.
@@ -91,8 +60,8 @@ MCUBES_HOST_DEVICE inline moments merge(const moments& a, const moments& b) {
   r.n = a.n + b.n;
   const double na = static_cast<double>(a.n), nb = static_cast<double>(b.n), n = static_cast<double>(r.n);
   const double delta = b.mean - a.mean;
-  r.mean = detail::add_rn(a.mean, detail::mul_rn(delta, nb / n));
-  r.m2 = detail::add_rn(detail::add_rn(a.m2, b.m2), detail::mul_rn(detail::mul_rn(delta, delta), detail::mul_rn(na, nb) / n));
+  r.mean = portable::det_add(a.mean, portable::det_mul(delta, nb / n));
+  r.m2 = portable::det_add(portable::det_add(a.m2, b.m2), portable::det_mul(portable::det_mul(delta, delta), portable::det_mul(na, nb) / n));
   return r;
 }
 

@@ -21,6 +21,7 @@
 
 #include "../../core/adaptive_map.hpp"
 #include "../../core/reduction.hpp"
+#include "block_tree.cuh"
 
 namespace mcubes {
 namespace cuda_detail {
@@ -57,8 +58,9 @@ __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumul
     typename scan_f64::TempStorage scan_e;
     typename reduce_f64::TempStorage reduce;
   } tmp;
-  __shared__ double tree[T];
+  __shared__ cuda::block_tree_storage<double, T> tree;
   __shared__ double s_r_max;
+  __shared__ double s_total;
 
   const int tid = threadIdx.x;
   const int axis = blockIdx.x;
@@ -103,13 +105,12 @@ __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumul
     const std::uint64_t count = first < static_cast<std::uint64_t>(n) ? (n - first < G ? n - first : G) : 0;
     v = pairwise_sum(d + first, count, G);
   }
-  tree[tid] = v;
+  // the block form of the tree over all T threads: the leaves past W are 0.0 and S >= 0, so the
+  // levels above W add +0.0 to S, which leaves it unchanged
+  const double r = cuda::block_tree_merge<T>(v, tree, plus_merge{});
+  if (tid == 0) s_total = r;
   __syncthreads();
-  for (unsigned s = 1; s < W; s <<= 1) {
-    if (static_cast<unsigned>(tid) < W && (tid & (2 * s - 1)) == 0) tree[tid] += tree[tid + s];
-    __syncthreads();
-  }
-  const double S = tree[0];
+  const double S = s_total;
   if (!map_adaptation::usable_total(S)) return;  // nothing to learn: the axis keeps its edges
 
   // 4. damped weights and their maximum

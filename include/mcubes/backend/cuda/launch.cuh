@@ -7,8 +7,8 @@
 /// Chunk partials (reduce_chunks): block b takes the tiles b, b + grid, ... of B consecutive chunks
 /// (grid-stride); thread t computes chunk tile*B + t serially (chunks past the end give the
 /// identity T{}), the block merges the tile with block_tree_merge (an aligned group of B leaves of
-/// the fixed tree of core/tree_reduce.hpp) and writes one value per tile; the host merges the tile
-/// values with tree_reduce. Every tile is a node of the one global tree, so the result is bitwise
+/// the fixed tree of core/fixed_tree.hpp) and writes one value per tile; the host merges the tile
+/// values with fixed_tree_reduce. Every tile is a node of the one global tree, so the result is bitwise
 /// identical for any B in {32, ..., 1024} and any grid, and equal to the CPU tile scheme's
 /// (backend/cpu_tiles.hpp) for the same chunk partials.
 ///
@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "../../core/reduction.hpp"
+#include "../../core/fixed_tree.hpp"
 #include "../../core/tree_reduce.hpp"
+#include "block_tree.cuh"
 #include "../../error.hpp"
 #include "../launch_report.hpp"
 #include "../../options.hpp"
@@ -142,41 +144,6 @@ class event_timer {
   cudaEvent_t stop_ = nullptr;
 };
 
-/// Shared memory for block_tree_merge: B values of T (raw storage, since T may have default member
-/// initialisers, which __shared__ variables cannot).
-template <class T, int B>
-struct block_tree_storage {
-  alignas(T) unsigned char bytes[sizeof(T) * B];
-  __device__ T* values() { return reinterpret_cast<T*>(bytes); }
-};
-
-/// Merges the B values v (one per thread, in thread order) over the fixed pairwise tree, adjacent
-/// pairs first, level by level in shared memory: the aligned group of B leaves of core/tree_reduce.hpp.
-/// Every thread of the block must call it (it synchronises); the result is valid in thread 0. The
-/// storage may be reused after the call returns (it ends with a barrier).
-template <int B, class T, class Merge>
-__device__ T block_tree_merge(const T& v, block_tree_storage<T, B>& storage, const Merge& merge) {
-  T* s = storage.values();
-  const unsigned tid = threadIdx.x;
-  s[tid] = v;
-  __syncthreads();
-#pragma unroll
-  for (unsigned step = 1; step < static_cast<unsigned>(B); step <<= 1) {
-    if ((tid & (2 * step - 1)) == 0) s[tid] = merge(s[tid], s[tid + step]);
-    __syncthreads();
-  }
-  const T r = s[0];
-  __syncthreads();
-  return r;
-}
-
-/// Merges two partials with the overload of mcubes::merge for their type (device and host).
-struct merge_partials {
-  template <class T>
-  MCUBES_HOST_DEVICE T operator()(const T& a, const T& b) const {
-    return merge(a, b);
-  }
-};
 
 /// Computes chunk(c) for the chunks of tiles blockIdx.x, blockIdx.x + gridDim.x, ... and writes
 /// each tile's merged value to tile_out[tile] (see the file comment).
@@ -217,7 +184,7 @@ T reduce_chunks(const ChunkFn& chunk, std::uint64_t n_chunks, int tpb, launch_re
     if (report) report->kernel_ms = ms;
     const std::uint64_t width = next_pow2(n_chunks);
     const std::uint64_t tile_width = width > static_cast<std::uint64_t>(B) ? width / B : 1;
-    return tree_reduce(tiles.data(), n_tiles, tile_width, merge_partials{});
+    return fixed_tree_reduce(tiles.data(), n_tiles, tile_width, merge_partials{});
   });
 }
 

@@ -361,11 +361,12 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
   if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
 }
 
-/// pairwise_sum(a, count, G) for count <= G, G a power of two, with the same additions: for
+/// The register form of the fixed pairwise tree (core/fixed_tree.hpp) for one aligned group:
+/// pairwise_sum(a, count, G) for count <= G, G a power of two, with the same additions. For
 /// G <= 8 the leaves are loaded at once (independent loads, padded with 0.0 past count) and summed
 /// level by level, adjacent pairs first; a subtree of padding sums to +0.0, which is exactly the
-/// "+ 0.0" of pairwise_sum's padded right subtrees, and a leaf past count is the 0.0 it returns
-/// for n = 0. Larger groups use pairwise_sum itself.
+/// merge(left, 0.0) of fixed_tree_reduce's padded right subtrees. Larger groups use pairwise_sum
+/// itself. Tested bitwise against fixed_tree_reduce (tests/cuda/test_fixed_tree.cu).
 __device__ __forceinline__ double group_pairwise_sum(const double* a, std::uint64_t count, std::uint64_t G) {
   if (G > 8) return pairwise_sum(a, count, G);
   double v[8];
