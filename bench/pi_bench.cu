@@ -24,8 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include <mcubes/algorithm/midpoint.hpp>
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/cuda.cuh>
 #include <mcubes/backend/cuda/check.cuh>
 
 namespace {
@@ -103,12 +102,16 @@ int main(int argc, char** argv) {
       o.samples = mc_samples;
       o.backend = mcubes::backend_kind::cuda;
       o.cuda_threads_per_block = b;
+      mcubes::cuda_launch_policy policy;
+      policy.threads_per_block = b;
+      mcubes::cuda_backend backend(policy);
+      mcubes::pi_monte_carlo_with(o, backend);  // warm-up
       mcubes::launch_report rep;
-      mcubes::cuda::pi_monte_carlo(o, &rep);  // warm-up
       std::vector<double> kms, wms;
       mcubes::pi_mc_result r;
       for (int k = 0; k < reps; ++k) {
-        r = mcubes::cuda::pi_monte_carlo(o, &rep);
+        r = mcubes::pi_monte_carlo_with(o, backend);
+        rep = backend.last_launch();
         kms.push_back(rep.kernel_ms);
         wms.push_back(r.seconds * 1e3);
         if (b == block_sizes[0] && k == 0) ref_hits = r.hits;
@@ -139,12 +142,16 @@ int main(int argc, char** argv) {
         o.cuda_threads_per_block = b;
         const auto f = mcubes::detail::as_point_integrand(mcubes::pi_integrand{});
         const mcubes::region<1> reg({0.0}, {1.0});
+        mcubes::cuda_launch_policy policy;
+        policy.threads_per_block = b;
+        mcubes::cuda_backend backend(policy);
+        mcubes::midpoint_with<1>(f, reg, n, o, backend);  // warm-up
         mcubes::launch_report rep;
-        mcubes::cuda::midpoint<1>(f, reg, n, o, &rep);  // warm-up
         std::vector<double> kms, wms;
         mcubes::result r;
         for (int k = 0; k < reps; ++k) {
-          r = mcubes::cuda::midpoint<1>(f, reg, n, o, &rep);
+          r = mcubes::midpoint_with<1>(f, reg, n, o, backend);
+          rep = backend.last_launch();
           kms.push_back(rep.kernel_ms);
           wms.push_back(r.seconds * 1e3);
           if (b == block_sizes[0] && k == 0) ref = r.estimate;
@@ -166,13 +173,13 @@ int main(int argc, char** argv) {
       std::printf("CPU (%u threads)\n", std::thread::hardware_concurrency());
       mcubes::pi_options o;
       o.samples = cpu_mc_samples;
-      const mcubes::pi_mc_result r = mcubes::pi_monte_carlo_cpu(o);
+      const mcubes::pi_mc_result r = mcubes::pi_monte_carlo(o);
       std::printf("  Monte Carlo pi  N = %-9.3g estimate %-20.16g error %-11.3e pull %-7.2f %9.3f s  %8.3f G samples/s\n",
                   static_cast<double>(r.samples), r.estimate, r.estimate - pi_value, (r.estimate - pi_value) / r.error,
                   r.seconds, static_cast<double>(r.samples) / r.seconds / 1e9);
       mcubes::pi_options g = o;
       g.backend = mcubes::backend_kind::cuda;
-      check(mcubes::cuda::pi_monte_carlo(g).hits == r.hits, "CPU and GPU hit counts equal for the same N and seed");
+      check(mcubes::pi_monte_carlo(g).hits == r.hits, "CPU and GPU hit counts equal for the same N and seed");
       for (std::uint64_t n : {std::uint64_t(1000000), std::uint64_t(1000000000)}) {
         const mcubes::result m = mcubes::pi_midpoint(n);
         std::printf("  midpoint        N = %-9.3g estimate %-20.16g error %-11.3e %9.4f s\n", static_cast<double>(n),

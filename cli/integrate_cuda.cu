@@ -24,8 +24,7 @@ result run_cuda_dim(const run_request& rq) {
   vegas_options o = rq.options;
   o.backend = backend_kind::cuda;
   validate(o, D);
-  result r = vegas_with<D>(F{}, region<D>::cube(rq.entry->lower, rq.entry->upper), o, cached_cuda_backend(o.cuda_threads_per_block),
-                          rq.on_iteration);
+  result r = mcubes::vegas<D>(F{}, region<D>::cube(rq.entry->lower, rq.entry->upper), o, rq.on_iteration);
   r.options.backend = rq.backend.requested;
   return r;
 }

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/mcubes.hpp>
 #include <mcubes/backend/cpu_tiles.hpp>
 #include <mcubes/backend/launch_report.hpp>
 #include <mcubes/error.hpp>
@@ -162,7 +162,9 @@ int run_pi(const pi_args& a) {
   }
   if (run_cpu) {
     if (mc) {
-      const pi_mc_result r = pi_monte_carlo_cpu(mo);
+      pi_options cpu_options = mo;
+      cpu_options.backend = backend_kind::cpu;
+      const pi_mc_result r = pi_monte_carlo(cpu_options);
       cpu_row = row{"cpu", r.estimate, r.error, r.samples, r.hits, r.seconds, ""};
     } else {
       midpoint_options o;

@@ -5,11 +5,8 @@
 
 #include <cuda_runtime.h>
 
-#include <mcubes/algorithm/midpoint.hpp>
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/cuda.cuh>
 #include <mcubes/backend/cuda/check.cuh>
-#include <mcubes/backend/cuda/midpoint.cuh>
-#include <mcubes/backend/cuda/pi.cuh>
 
 namespace mcubes::cli::pi_cuda {
 
@@ -39,15 +36,28 @@ device_probe probe() {
   return p;
 }
 
-pi_mc_result monte_carlo(const pi_options& opt, launch_report* report) { return cuda::pi_monte_carlo(opt, report); }
+pi_mc_result monte_carlo(const pi_options& opt, launch_report* report) {
+  validate(opt);
+  cuda_launch_policy policy;
+  policy.threads_per_block = opt.cuda_threads_per_block;
+  cuda_backend backend(policy, opt.device);
+  const pi_mc_result r = pi_monte_carlo_with(opt, backend);
+  if (report) *report = backend.last_launch();
+  return r;
+}
 
 result midpoint(std::uint64_t n, int threads_per_block, launch_report* report) {
-  MCUBES_EXPECTS(n >= 1, "the midpoint rule needs at least 1 point, got ", n);
-  MCUBES_EXPECTS(n <= midpoint_max_points, "the midpoint rule takes at most 2^52 points, got ", n);
+  const region<1> reg = midpoint_interval(0.0, 1.0, n);
   midpoint_options opt;
   opt.backend = backend_kind::cuda;
   opt.cuda_threads_per_block = threads_per_block;
-  return cuda::midpoint<1>(mcubes::detail::as_point_integrand(pi_integrand{}), region<1>({0.0}, {1.0}), n, opt, report);
+  validate(opt);
+  cuda_launch_policy policy;
+  policy.threads_per_block = threads_per_block;
+  cuda_backend backend(policy, opt.device);
+  const result r = midpoint_with<1>(mcubes::detail::as_point_integrand(pi_integrand{}), reg, n, opt, backend);
+  if (report) *report = backend.last_launch();
+  return r;
 }
 
 }  // namespace mcubes::cli::pi_cuda

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/mcubes.hpp>
 #include <mcubes/backend/launch_report.hpp>
 #include <mcubes/result.hpp>
 
@@ -30,11 +30,11 @@ struct device_probe {
 /// Looks for device 0 (never throws).
 device_probe probe();
 
-/// Monte Carlo pi on the GPU (mcubes::cuda::pi_monte_carlo).
+/// Monte Carlo pi on the GPU (pi_monte_carlo_with on a cuda_backend; `report`: its last launch).
 /// @throws invalid_input for bad options; cuda_error (an mcubes::error) for CUDA failures.
 pi_mc_result monte_carlo(const pi_options& opt, launch_report* report);
 
-/// The midpoint rule for int_0^1 4/(1+x^2) dx with n points on the GPU (mcubes::cuda::midpoint).
+/// The midpoint rule for int_0^1 4/(1+x^2) dx with n points on the GPU (midpoint_with on a cuda_backend).
 /// @throws invalid_input for bad sizes or block size; cuda_error for CUDA failures.
 result midpoint(std::uint64_t n, int threads_per_block, launch_report* report);
 #endif

@@ -29,3 +29,12 @@ namespace mcubes {
 /// index is 64-bit, but the sub-cube grid needs g >= 1 intervals per axis, i.e. calls >= 2).
 inline constexpr int max_tested_dim = 32;
 }  // namespace mcubes
+
+/// Placed before a __host__ __device__ template that calls a user's functor (an integrand, a merge):
+/// nvcc checks such calls per execution space and warns when a host-only functor is used from the
+/// host instantiation; every instantiation that runs is valid, so the check is disabled there.
+#if defined(__CUDACC__)
+#define MCUBES_NV_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#define MCUBES_NV_EXEC_CHECK_DISABLE
+#endif

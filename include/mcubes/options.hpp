@@ -9,19 +9,9 @@
 #include <string>
 
 #include "error.hpp"
+#include "execution.hpp"
 
 namespace mcubes {
-
-/// Which machine computes the samples. `automatic` picks CUDA when a device is present.
-enum class backend_kind { cpu, cuda, automatic };
-
-inline const char* to_string(backend_kind b) {
-  switch (b) {
-    case backend_kind::cpu: return "cpu";
-    case backend_kind::cuda: return "cuda";
-    default: return "auto";
-  }
-}
 
 /// Default seed of every random stream: fixed and documented, never the clock.
 inline constexpr std::uint64_t default_seed = 20211231;
@@ -31,8 +21,9 @@ inline constexpr std::uint64_t default_seed = 20211231;
 /// 691^-alpha, so up to alpha = 64 (2^-604 at worst) no weight can underflow.
 inline constexpr double max_alpha = 64;
 
-/// Options of mcubes::vegas (m-Cubes, paper Algorithms 2-3; Lepage 1978 for the map).
-struct vegas_options {
+/// Options of mcubes::vegas (m-Cubes, paper Algorithms 2-3; Lepage 1978 for the map), with the
+/// execution options of execution.hpp.
+struct vegas_options : execution {
   double rel_tol = 1e-3;                     ///< stop when error <= max(abs_tol, rel_tol*|estimate|)
   double abs_tol = 0.0;                      ///< absolute tolerance (same test)
   std::uint64_t calls_per_iteration = 1000000;  ///< maxcalls: integrand evaluations per iteration (upper bound)
@@ -45,17 +36,8 @@ struct vegas_options {
   double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map
   bool symmetric_map = false;                ///< m-Cubes1D: one map shared by every axis (fully symmetric integrands)
   std::uint64_t seed = default_seed;         ///< key of the Philox streams (see random.hpp)
-  int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
-  backend_kind backend = backend_kind::cpu;  ///< who computes the samples
-  int cuda_threads_per_block = 256;          ///< CUDA block size (64..1024, a power of two). Never changes the result.
+  // backend, threads, cuda_threads_per_block, device: execution.hpp
 };
-
-/// Checks a CUDA block size: a power of two in [32, 1024] (the fixed reduction tree needs a power of
-/// two; 1024 is the hardware limit). @throws invalid_input naming `what` and the value.
-inline void validate_block_size(int tpb, const char* what = "cuda_threads_per_block") {
-  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0, what, " must be a power of two in [32, 1024], got ",
-                 tpb);
-}
 
 /// Checks the tolerances of every method: rel_tol and abs_tol finite and non-negative, at least one
 /// positive (the stopping test is error <= max(abs_tol, rel_tol |estimate|)).
@@ -85,8 +67,7 @@ inline void validate(const vegas_options& o, int dim) {
   MCUBES_EXPECTS(o.max_chi2_dof > 0, "max_chi2_dof must be positive, got ", o.max_chi2_dof);
   MCUBES_EXPECTS(o.n_bins >= 2 && o.n_bins <= (1 << 20), "n_bins must be in [2, 2^20], got ", o.n_bins);
   MCUBES_EXPECTS(o.alpha >= 0 && o.alpha <= max_alpha, "alpha must be in [0, ", max_alpha, "], got ", o.alpha);
-  MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  validate_block_size(o.cuda_threads_per_block);
+  validate(static_cast<const execution&>(o));
 }
 
 }  // namespace mcubes

@@ -16,6 +16,8 @@ namespace mcubes {
 template <int D>
 class region {
  public:
+  /// The dimension D.
+  static constexpr int dim = D;
   region(const std::array<double, D>& lower, const std::array<double, D>& upper) : lower_(lower), upper_(upper) {
     volume_ = 1.0;
     for (int i = 0; i < D; ++i) {

@@ -12,6 +12,12 @@
 
 namespace mcubes {
 
+/// Values of plain Monte Carlo and the midpoint rule whose magnitude scale is below this (2^-460,
+/// about 3.4e-139) are in the underflow regime: their squares are within 2^100 of the smallest
+/// normal double, so no variance or error estimate can be trusted (status::underflow). The same
+/// value as Vegas's underflow_estimate (algorithm/vegas.hpp).
+inline constexpr double underflow_scale = 0x1p-460;
+
 /// How a run ended. Every status but `converged` means the estimate must not be used as a
 /// converged result; the result's other fields still say what was seen.
 ///  - converged: error <= max(abs_tol, rel_tol*|estimate|) with chi2/dof <= max_chi2_dof after at

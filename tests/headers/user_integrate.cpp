@@ -1,8 +1,5 @@
 // Compiled (not run) by the header tests (tests/headers/CMakeLists.txt) with -Wall -Wextra -Werror
 // -O2: every CPU entry point instantiated on small integrands, as a user program would.
-#include <mcubes/algorithm/midpoint.hpp>
-#include <mcubes/algorithm/pi.hpp>
-#include <mcubes/algorithm/plain_mc.hpp>
 #include <mcubes/mcubes.hpp>
 #include <mcubes/suite.hpp>
 

@@ -2,9 +2,6 @@
 // -Xcompiler=-Wall,-Wextra (and -Werror): mcubes::integrate and the other methods instantiated
 // on a functor, and with --extended-lambda on a __host__ __device__ lambda, as a user's .cu file
 // would.
-#include <mcubes/algorithm/midpoint.hpp>
-#include <mcubes/algorithm/pi.hpp>
-#include <mcubes/algorithm/plain_mc.hpp>
 #include <mcubes/cuda.cuh>
 
 #include <cstdio>

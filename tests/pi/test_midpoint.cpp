@@ -7,8 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include <mcubes/algorithm/midpoint.hpp>
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/mcubes.hpp>
 
 namespace {
 

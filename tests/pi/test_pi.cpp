@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/mcubes.hpp>
 #include <mcubes/random.hpp>
 
 namespace {
@@ -101,18 +101,18 @@ TEST(PiMonteCarlo, SeedsGiveDifferentStreams) {
 }
 
 TEST(PiMonteCarlo, MemoryAtTheMaximumSampleCountIsSmall) {
-  // N = 2^62: 2^61 pairs in 2^45 chunks of 2^16; the CPU reduction holds a bounded number of
-  // 64-bit counts, the same as for 2^20 chunks (a vector of tile results held 2^35, 256 GiB)
-  EXPECT_EQ(mcubes::pi_cpu_chunks(mcubes::pi_max_samples), std::uint64_t(1) << 45);
+  // N = 2^62: 2^61 pairs in 2^49 chunks of 2^12; the CPU reduction holds a bounded number of
+  // 64-bit counts, the same as for 2^20 chunks (a vector of tile results would hold 2^39, 4 TiB)
+  EXPECT_EQ(mcubes::pi_chunks(mcubes::pi_max_samples), std::uint64_t(1) << 49);
   for (int t : {1, 16, 64}) {
-    const std::uint64_t bytes = mcubes::cpu_tree_reduce_max_partials(mcubes::pi_cpu_chunks(mcubes::pi_max_samples), t) *
+    const std::uint64_t bytes = mcubes::cpu_tree_reduce_max_partials(mcubes::pi_chunks(mcubes::pi_max_samples), t) *
                                 sizeof(std::uint64_t);
     EXPECT_LE(bytes, static_cast<std::uint64_t>(t) * 8500 + 600) << t << " threads";  // 8.5 kB a thread
     EXPECT_EQ(bytes, mcubes::cpu_tree_reduce_max_partials(std::uint64_t(1) << 20, t) * sizeof(std::uint64_t));
   }
-  EXPECT_EQ(mcubes::pi_cpu_chunks(3), 1u);
-  EXPECT_EQ(mcubes::pi_cpu_chunks(2 * mcubes::pi_cpu_chunk_pairs + 1), 1u);
-  EXPECT_EQ(mcubes::pi_cpu_chunks(2 * mcubes::pi_cpu_chunk_pairs + 2), 2u);
+  EXPECT_EQ(mcubes::pi_chunks(3), 1u);
+  EXPECT_EQ(mcubes::pi_chunks(2 * mcubes::pi_chunk_pairs + 1), 1u);
+  EXPECT_EQ(mcubes::pi_chunks(2 * mcubes::pi_chunk_pairs + 2), 2u);
 }
 
 TEST(PiMonteCarlo, BadInputIsRejected) {

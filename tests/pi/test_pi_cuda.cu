@@ -1,4 +1,4 @@
-// Monte Carlo pi and the midpoint rule on the GPU (backend/cuda/pi.cuh, backend/cuda/midpoint.cuh):
+// Monte Carlo pi and the midpoint rule on the GPU (algorithm/pi.hpp, algorithm/midpoint.hpp on the CUDA backend):
 // hit counts bitwise identical for every block size and equal to the CPU's, the 5-sigma bound, the
 // midpoint errors, error estimates and status (equal to the CPU's to rounding) and block-size
 // invariance. Skips (GTEST_SKIP) when no CUDA device is present;
@@ -10,8 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include <mcubes/algorithm/midpoint.hpp>
-#include <mcubes/algorithm/pi.hpp>
+#include <mcubes/cuda.cuh>
 #include <mcubes/backend/cuda/check.cuh>
 
 #include "cuda_test_support.hpp"
@@ -43,12 +42,15 @@ TEST(PiCuda, HitsIdenticalForEveryBlockSizeAndEqualToTheCpu) {
   mcubes::pi_options o;
   o.samples = 100000001;  // odd: the lone last sample too
   o.seed = 12345;
-  const mcubes::pi_mc_result cpu = mcubes::pi_monte_carlo_cpu(o);
+  const mcubes::pi_mc_result cpu = mcubes::pi_monte_carlo(o);
   o.backend = mcubes::backend_kind::cuda;
   for (int b : block_sizes) {
     o.cuda_threads_per_block = b;
-    mcubes::launch_report rep;
-    const mcubes::pi_mc_result r = mcubes::cuda::pi_monte_carlo(o, &rep);
+    mcubes::cuda_launch_policy policy;
+    policy.threads_per_block = b;
+    mcubes::cuda_backend backend(policy);
+    const mcubes::pi_mc_result r = mcubes::pi_monte_carlo_with(o, backend);
+    const mcubes::launch_report rep = backend.last_launch();
     EXPECT_EQ(r.backend, "cuda");
     EXPECT_EQ(r.hits, cpu.hits) << b << " threads per block";
     EXPECT_EQ(bits(r.estimate), bits(cpu.estimate));

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <mcubes/algorithm/plain_mc.hpp>
+#include <mcubes/mcubes.hpp>
 #include <mcubes/algorithm/vegas.hpp>
 #include <mcubes/suite.hpp>
 

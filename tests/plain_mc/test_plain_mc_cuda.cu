@@ -1,4 +1,4 @@
-// Plain Monte Carlo on the GPU (backend/cuda/plain_mc.cuh): suite integrands within 4 sigma,
+// Plain Monte Carlo on the GPU (algorithm/plain_mc.hpp on the CUDA backend): suite integrands within 4 sigma,
 // bitwise identical for every block size, equal to the CPU to rounding, the same status as the
 // CPU, the first non-finite sample and the first overflowing one. Skips (GTEST_SKIP) when no CUDA
 // device is present; the no-device behaviour is tested then.
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include <mcubes/algorithm/plain_mc.hpp>
+#include <mcubes/cuda.cuh>
 #include <mcubes/backend/cuda/check.cuh>
 #include <mcubes/suite.hpp>
 
@@ -71,9 +71,12 @@ TEST(PlainMCCuda, BitwiseIdenticalForEveryBlockSizeAndCloseToTheCpu) {
   const mcubes::result cpu = mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(n, 9, mcubes::backend_kind::cpu));
   mcubes::result ref;
   for (int b : block_sizes) {
-    mcubes::launch_report rep;
+    mcubes::cuda_launch_policy policy;
+    policy.threads_per_block = b;
+    mcubes::cuda_backend backend(policy);
     const mcubes::result r =
-        mcubes::cuda::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(n, 9, mcubes::backend_kind::cuda, b), &rep);
+        mcubes::plain_mc_with<3>(mcubes::suite::f3_corner_peak{}, reg, opts(n, 9, mcubes::backend_kind::cuda, b), backend);
+    const mcubes::launch_report rep = backend.last_launch();
     if (b == 32) ref = r;
     EXPECT_EQ(bits(r.estimate), bits(ref.estimate)) << b << " threads per block";
     EXPECT_EQ(bits(r.error), bits(ref.error)) << b << " threads per block";

@@ -49,9 +49,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "../backend/cpu_tiles.hpp"
-#include "../backend/launch_report.hpp"
 #include "../core/stratification.hpp"
+#include "../core/fixed_tree.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
@@ -66,18 +65,14 @@ namespace mcubes {
 inline constexpr std::uint64_t midpoint_max_points = std::uint64_t(1) << 52;
 
 /// Options of mcubes::midpoint.
-struct midpoint_options {
-  int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
-  backend_kind backend = backend_kind::cpu;  ///< cpu; cuda and automatic need a translation unit compiled by nvcc
-  int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
+struct midpoint_options : execution {
   double rel_tol = 1e-3;                     ///< converged when error <= max(abs_tol, rel_tol |estimate|); finite, >= 0
   double abs_tol = 0.0;                      ///< absolute tolerance (same test); finite, >= 0; rel_tol or abs_tol > 0
 };
 
 /// @throws invalid_input naming the first offending option.
 inline void validate(const midpoint_options& o) {
-  MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  validate_block_size(o.cuda_threads_per_block);
+  validate(static_cast<const execution&>(o));
   validate_tolerances(o.rel_tol, o.abs_tol);
 }
 
@@ -443,82 +438,42 @@ result midpoint_finish(const midpoint_partial& total, const midpoint_params<D>& 
 
 }  // namespace detail
 
-/// The tensor-product midpoint rule on the CPU (see the file comment). opt.backend is ignored.
-/// @throws invalid_input for bad options or n_per_axis (0, or n^D > 2^52); non_finite_integrand
-///         if f returns NaN or +-Inf (the first point in index order); numerical_error on overflow.
+/// The chunk operation of the midpoint rule: chunk c's partial (midpoint_chunk). Trivially copyable
+/// when F is; host and device.
 template <int D, class F>
-result midpoint_cpu(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt = {}) {
+struct midpoint_chunk_fn {
+  F f;
+  midpoint_params<D> p;
+  MCUBES_NV_EXEC_CHECK_DISABLE
+  MCUBES_HOST_DEVICE midpoint_partial operator()(std::uint64_t chunk) const { return midpoint_chunk<D>(f, p, chunk); }
+};
+
+/// The tensor-product midpoint rule with n_per_axis points per axis over `reg` on `backend` (any
+/// backend of backend/backend.hpp: its reduce over problem-defined chunks); formula, rounding,
+/// error estimate, status and determinism: file comment. result.seconds: wall time on the backend.
+/// @throws invalid_input for bad options or n_per_axis (0, or n^D > 2^52); non_finite_integrand
+///         if f returns NaN or +-Inf (the first point in index order); numerical_error on overflow;
+///         cuda_error if a CUDA call fails.
+template <int D, class F, class Backend>
+result midpoint_with(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt,
+                     Backend& backend) {
   static_assert(D >= 1, "dimension must be at least 1");
   validate(opt);
   const midpoint_params<D> p = detail::make_midpoint_params<D>(reg, n_per_axis);
   const auto t0 = std::chrono::steady_clock::now();
-  const midpoint_partial total = cpu_tree_reduce<midpoint_partial>(
-      p.n_chunks, opt.threads, [&](std::uint64_t c) { return midpoint_chunk<D>(f, p, c); },
-      [](const midpoint_partial& a, const midpoint_partial& b) { return merge(a, b); });
+  const midpoint_partial total =
+      backend.template reduce<midpoint_partial>(p.n_chunks, midpoint_chunk_fn<D, F>{f, p}, merge_partials{});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return detail::midpoint_finish<D>(total, p, reg, opt, "cpu", seconds);
+  return detail::midpoint_finish<D>(total, p, reg, opt, backend.name(), seconds);
 }
 
-}  // namespace mcubes
-
-#if defined(__CUDACC__)
-namespace mcubes::cuda {
-/// The tensor-product midpoint rule on the current CUDA device (defined in backend/cuda/midpoint.cuh).
-template <int D, class F>
-result midpoint(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt,
-                launch_report* report = nullptr);
-}  // namespace mcubes::cuda
-#include "../backend/cuda/midpoint.cuh"
-#endif
-
-namespace mcubes {
-// The front end dispatches to CUDA only in translation units compiled by nvcc; the two versions
-// live in different inline namespaces so that a program mixing both kinds of translation units
-// (e.g. the mcubes command) has no two different definitions of one function.
-#if defined(__CUDACC__)
-inline namespace nvcc_front_end {
-#else
-inline namespace host_front_end {
-#endif
-
-/// Tensor-product midpoint rule with n_per_axis points per axis over `reg` (f: `double
-/// operator()(const mcubes::point<D>&) const`) on the backend named in opt.backend:
-///  - cpu: midpoint_cpu;
-///  - cuda (translation units compiled by nvcc): cuda::midpoint (backend/cuda/midpoint.cuh);
-///  - automatic: CUDA when compiled by nvcc and a device is present, else the CPU
-///    (result.backend says which ran).
-/// Error estimate and status: file comment.
-/// @throws invalid_input for bad options or sizes, or backend cuda without nvcc; cuda_error if
-///         CUDA is requested and no device is present or a CUDA call fails; non_finite_integrand,
-///         numerical_error as midpoint_cpu.
-template <int D, class F>
-result midpoint(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt = {}) {
-  validate(opt);
-#if defined(__CUDACC__)
-  if (opt.backend == backend_kind::cuda || (opt.backend == backend_kind::automatic && cuda_device_count() > 0))
-    return cuda::midpoint<D>(f, reg, n_per_axis, opt);
-#else
-  MCUBES_EXPECTS(opt.backend != backend_kind::cuda,
-                 "backend cuda requested, but this translation unit was not compiled by nvcc (include "
-                 "mcubes/algorithm/midpoint.hpp in a .cu file to reach the CUDA backend)");
-#endif
-  return midpoint_cpu<D>(f, reg, n_per_axis, opt);
-}
-
-/// The 1-D composite midpoint rule with N points on [a, b]:
-///   estimate = ((b - a) / N) sum_{i=0}^{N-1} f(a + (i + 1/2) (b - a) / N),
-/// for 1 <= N <= 2^52 (N = 1e12 included). f is callable with a double or with a point<1>.
-/// Backends, determinism, rounding, error estimate and status as the tensor-product rule (file
-/// comment): with N divisible by 3, error = |M_N - M_{N/3}| / 8 + 4 eps (b - a) mean|f|.
-/// @throws invalid_input if a or b is not finite, a >= b, N = 0 or N > 2^52, or for bad options;
-///         otherwise as midpoint<D>.
-template <class F>
-result midpoint(const F& f, double a, double b, std::uint64_t n, const midpoint_options& opt = {}) {
+/// The region and the point integrand of the 1-D rule on [a, b] with N points (mcubes::midpoint's
+/// 1-D form): checks a, b and N. @throws invalid_input if a or b is not finite, a >= b, N = 0 or
+/// N > 2^52.
+inline region<1> midpoint_interval(double a, double b, std::uint64_t n) {
   MCUBES_EXPECTS(n >= 1, "the midpoint rule needs at least 1 point, got ", n);
   MCUBES_EXPECTS(n <= midpoint_max_points, "the midpoint rule takes at most 2^52 points, got ", n);
-  const region<1> reg({a}, {b});  // validates a, b
-  return midpoint<1>(detail::as_point_integrand(f), reg, n, opt);
+  return region<1>({a}, {b});  // validates a, b
 }
 
-}  // inline namespace
 }  // namespace mcubes

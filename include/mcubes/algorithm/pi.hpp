@@ -30,8 +30,6 @@
 #include <cstdint>
 #include <string>
 
-#include "../backend/cpu_tiles.hpp"
-#include "../backend/launch_report.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
@@ -78,12 +76,9 @@ MCUBES_HOST_DEVICE inline float pi_coordinate(std::uint32_t w) {
 }
 
 /// Options of Monte Carlo pi.
-struct pi_options {
+struct pi_options : execution {
   std::uint64_t samples = 1000000000;        ///< N, 2 <= N <= 2^62
   std::uint64_t seed = default_seed;         ///< key of the Philox stream
-  int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
-  backend_kind backend = backend_kind::cpu;  ///< cpu; cuda and automatic need a translation unit compiled by nvcc
-  int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
 };
 
 /// @throws invalid_input naming the first offending option.
@@ -91,8 +86,7 @@ inline void validate(const pi_options& o) {
   MCUBES_EXPECTS(o.samples >= 2, "Monte Carlo pi needs at least 2 samples (the standard error divides by N - 1), got ",
                  o.samples);
   MCUBES_EXPECTS(o.samples <= pi_max_samples, "Monte Carlo pi takes at most 2^62 samples, got ", o.samples);
-  MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  validate_block_size(o.cuda_threads_per_block);
+  validate(static_cast<const execution&>(o));
 }
 
 /// Result of Monte Carlo pi.
@@ -124,33 +118,45 @@ MCUBES_HOST_DEVICE inline std::uint64_t pi_hits_range(std::uint64_t begin, std::
   return h;
 }
 
-/// Pairs of samples per chunk of the CPU's Monte Carlo pi (a chunk is counted by one thread;
-/// the chunk counts are summed by backend/cpu_tiles.hpp).
-inline constexpr std::uint64_t pi_cpu_chunk_pairs = std::uint64_t(1) << 16;
-
-/// Chunks of the CPU's Monte Carlo pi for N samples: ceil((N / 2) / pi_cpu_chunk_pairs) (2^45 for
-/// N = 2^62; the reduction's memory does not grow with it: cpu_tree_reduce_max_partials).
-inline std::uint64_t pi_cpu_chunks(std::uint64_t samples) {
+/// Chunks of Monte Carlo pi for N samples: ceil((N / 2) / pi_chunk_pairs), chunk c holding the
+/// pairs [c 2^12, min(N/2, (c+1) 2^12)) (2^49 chunks for N = 2^62; no backend's memory grows with
+/// it: cpu_tree_reduce_max_partials, and a grid-stride loop on CUDA).
+inline std::uint64_t pi_chunks(std::uint64_t samples) {
   const std::uint64_t n_pairs = samples / 2;
-  return (n_pairs + pi_cpu_chunk_pairs - 1) / pi_cpu_chunk_pairs;
+  return (n_pairs + pi_chunk_pairs - 1) / pi_chunk_pairs;
 }
 
-/// Monte Carlo pi on the CPU (std::threads). opt.backend is ignored. Memory independent of N.
-/// @throws invalid_input for bad options.
-inline pi_mc_result pi_monte_carlo_cpu(const pi_options& opt) {
+/// The chunk operation of Monte Carlo pi: the hits of chunk c (at most 2^13), its counter varying
+/// in the first word only (file comment), as the throughput-limit kernel's inner loop. Host and
+/// device; trivially copyable.
+struct pi_chunk_fn {
+  philox_round_keys rk;
+  std::uint64_t n_pairs;
+  MCUBES_HOST_DEVICE std::uint32_t operator()(std::uint64_t c) const {
+    const std::uint64_t first = c * pi_chunk_pairs;
+    const std::uint32_t count_k = n_pairs - first < pi_chunk_pairs ? static_cast<std::uint32_t>(n_pairs - first)
+                                                                   : static_cast<std::uint32_t>(pi_chunk_pairs);
+    const std::uint32_t c_lo = static_cast<std::uint32_t>(c), c_hi = static_cast<std::uint32_t>(c >> 32);
+    std::uint32_t count = 0;
+    for (std::uint32_t k = 0; k < count_k; ++k) {
+      const philox_words w = philox4x32_10(philox_words{{k, 0u, c_lo, c_hi}}, rk);
+      count += pi_hit(w.v[0], w.v[1]) + pi_hit(w.v[2], w.v[3]);
+    }
+    return count;
+  }
+};
+
+/// Monte Carlo pi with N = opt.samples on `backend` (any backend of backend/backend.hpp: its exact
+/// count over problem-defined chunks): the same hits on every backend, thread count and block size.
+/// Memory independent of N. result.seconds: wall time on the backend.
+/// @throws invalid_input for bad options; cuda_error if a CUDA call fails.
+template <class Backend>
+pi_mc_result pi_monte_carlo_with(const pi_options& opt, Backend& backend) {
   validate(opt);
   const auto t0 = std::chrono::steady_clock::now();
   const philox_round_keys rk = make_philox_round_keys(opt.seed, stream_id::pi);
   const std::uint64_t n_pairs = opt.samples / 2;
-  const std::uint64_t chunk_pairs = pi_cpu_chunk_pairs;
-  const std::uint64_t n_chunks = pi_cpu_chunks(opt.samples);
-  std::uint64_t hits = cpu_tree_reduce<std::uint64_t>(
-      n_chunks, opt.threads,
-      [&](std::uint64_t c) {
-        const std::uint64_t b = c * chunk_pairs;
-        return pi_hits_range(b, b + chunk_pairs < n_pairs ? b + chunk_pairs : n_pairs, rk);
-      },
-      [](std::uint64_t a, std::uint64_t b) { return a + b; });
+  std::uint64_t hits = backend.count(pi_chunks(opt.samples), pi_chunk_fn{rk, n_pairs});
   if (opt.samples % 2) {  // the lone last sample: words 0, 1 of pair N/2
     const philox_words w = pi_pair_words(n_pairs, rk);
     hits += pi_hit(w.v[0], w.v[1]);
@@ -159,7 +165,7 @@ inline pi_mc_result pi_monte_carlo_cpu(const pi_options& opt) {
   r.samples = opt.samples;
   r.hits = hits;
   r.seed = opt.seed;
-  r.backend = "cpu";
+  r.backend = backend.name();
   finish_pi_result(r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -170,52 +176,4 @@ struct pi_integrand {
   MCUBES_HOST_DEVICE double operator()(double x) const { return 4.0 / (1.0 + x * x); }
 };
 
-}  // namespace mcubes
-
-#if defined(__CUDACC__)
-namespace mcubes::cuda {
-/// Monte Carlo pi on the current CUDA device (defined in backend/cuda/pi.cuh).
-inline pi_mc_result pi_monte_carlo(const pi_options& opt, launch_report* report = nullptr);
-}  // namespace mcubes::cuda
-#include "../backend/cuda/pi.cuh"
-#endif
-
-namespace mcubes {
-// The front end dispatches to CUDA only in translation units compiled by nvcc; the two versions
-// live in different inline namespaces so that a program mixing both kinds of translation units
-// (e.g. the mcubes command) has no two different definitions of one function.
-#if defined(__CUDACC__)
-inline namespace nvcc_front_end {
-#else
-inline namespace host_front_end {
-#endif
-
-/// Monte Carlo pi with N = opt.samples on the backend named in opt.backend (cpu; cuda in
-/// translation units compiled by nvcc; automatic: CUDA when compiled by nvcc and a device is
-/// present, else the CPU; result.backend says which ran). Same hits on every backend.
-/// @throws invalid_input for bad options or backend cuda without nvcc; cuda_error if CUDA is
-///         requested and no device is present or a CUDA call fails.
-inline pi_mc_result pi_monte_carlo(const pi_options& opt = {}) {
-  validate(opt);
-#if defined(__CUDACC__)
-  if (opt.backend == backend_kind::cuda || (opt.backend == backend_kind::automatic && cuda_device_count() > 0))
-    return cuda::pi_monte_carlo(opt);
-#else
-  MCUBES_EXPECTS(opt.backend != backend_kind::cuda,
-                 "backend cuda requested, but this translation unit was not compiled by nvcc (include "
-                 "mcubes/algorithm/pi.hpp in a .cu file to reach the CUDA backend)");
-#endif
-  return pi_monte_carlo_cpu(opt);
-}
-
-/// pi by the composite midpoint rule for int_0^1 4 / (1 + x^2) dx with N points (midpoint.hpp):
-/// result.error is the rule's error estimate, plus the rounding level 4 eps pi = 2.8e-15
-/// (+Inf, status not_converged, when N is not divisible by 3, 5 or 7); status converged when it
-/// meets opt.rel_tol / opt.abs_tol.
-/// @throws as mcubes::midpoint.
-inline result pi_midpoint(std::uint64_t n, const midpoint_options& opt = {}) {
-  return midpoint(pi_integrand{}, 0.0, 1.0, n, opt);
-}
-
-}  // inline namespace
 }  // namespace mcubes

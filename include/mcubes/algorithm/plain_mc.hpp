@@ -44,8 +44,7 @@
 #include <utility>
 #include <vector>
 
-#include "../backend/cpu_tiles.hpp"
-#include "../backend/launch_report.hpp"
+#include "../core/fixed_tree.hpp"
 #include "../core/stratification.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
@@ -62,12 +61,9 @@ namespace mcubes {
 inline constexpr std::uint64_t plain_mc_max_samples = std::uint64_t(1) << 62;
 
 /// Options of mcubes::plain_mc.
-struct plain_mc_options {
+struct plain_mc_options : execution {
   std::uint64_t samples = 1000000;           ///< N: integrand evaluations, 2 <= N <= 2^62
   std::uint64_t seed = default_seed;         ///< key of the Philox stream (random.hpp)
-  int threads = 0;                           ///< CPU threads; 0 = all hardware threads. Never changes the result.
-  backend_kind backend = backend_kind::cpu;  ///< cpu; cuda and automatic need a translation unit compiled by nvcc
-  int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
   double rel_tol = 1e-3;                     ///< converged when error <= max(abs_tol, rel_tol |estimate|); finite, >= 0
   double abs_tol = 0.0;                      ///< absolute tolerance (same test); finite, >= 0; rel_tol or abs_tol > 0
 };
@@ -78,8 +74,7 @@ inline void validate(const plain_mc_options& o) {
                  o.samples);
   validate_tolerances(o.rel_tol, o.abs_tol);
   MCUBES_EXPECTS(o.samples <= plain_mc_max_samples, "plain Monte Carlo takes at most 2^62 samples, got ", o.samples);
-  MCUBES_EXPECTS(o.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", o.threads);
-  validate_block_size(o.cuda_threads_per_block);
+  validate(static_cast<const execution&>(o));
 }
 
 /// The problem-defined chunking of N samples: chunk c holds samples [c*chunk_samples,
@@ -330,67 +325,33 @@ result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, con
 
 }  // namespace detail
 
-/// Plain Monte Carlo on the CPU (std::threads, backend/cpu_tiles.hpp); see the file comment for
-/// the formula and the determinism contract. opt.backend is ignored.
-/// @throws invalid_input for bad options; non_finite_integrand if f returns NaN or +-Inf (the first
-///         sample in index order, with its point); numerical_error on overflow (file comment).
+/// The chunk operation of plain Monte Carlo: chunk c's partial (plain_mc_chunk). Trivially
+/// copyable when F is; host and device.
 template <int D, class F>
-result plain_mc_cpu(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
+struct plain_mc_chunk_fn {
+  F f;
+  plain_mc_params<D> p;
+  MCUBES_NV_EXEC_CHECK_DISABLE
+  MCUBES_HOST_DEVICE mc_partial operator()(std::uint64_t chunk) const { return plain_mc_chunk<D>(f, p, chunk); }
+};
+
+/// Plain Monte Carlo of f over `reg` on `backend` (any backend of backend/backend.hpp: its reduce
+/// over problem-defined chunks); see the file comment for the formula, the status and the
+/// determinism contract. opt's execution fields are those the backend was made with.
+/// result.seconds: wall time on the backend (backend creation excluded).
+/// @throws invalid_input for bad options; non_finite_integrand if f returns NaN or +-Inf (the first
+///         sample in index order, with its point); numerical_error on overflow (file comment);
+///         cuda_error if a CUDA call fails.
+template <int D, class F, class Backend>
+result plain_mc_with(const F& f, const region<D>& reg, const plain_mc_options& opt, Backend& backend) {
   static_assert(D >= 1, "dimension must be at least 1");
   validate(opt);
   const auto t0 = std::chrono::steady_clock::now();
   const plain_mc_params<D> p = detail::make_plain_mc_params<D>(reg, opt);
-  const mc_partial total = cpu_tree_reduce<mc_partial>(
-      p.n_chunks, opt.threads, [&](std::uint64_t c) { return plain_mc_chunk<D>(f, p, c); },
-      [](const mc_partial& a, const mc_partial& b) { return merge(a, b); });
+  const mc_partial total =
+      backend.template reduce<mc_partial>(p.n_chunks, plain_mc_chunk_fn<D, F>{f, p}, merge_partials{});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return detail::plain_mc_finish<D>(total, p, reg, opt, "cpu", seconds);
+  return detail::plain_mc_finish<D>(total, p, reg, opt, backend.name(), seconds);
 }
 
-}  // namespace mcubes
-
-#if defined(__CUDACC__)
-namespace mcubes::cuda {
-/// Plain Monte Carlo on the current CUDA device (defined in backend/cuda/plain_mc.cuh).
-template <int D, class F>
-result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt, launch_report* report = nullptr);
-}  // namespace mcubes::cuda
-#include "../backend/cuda/plain_mc.cuh"
-#endif
-
-namespace mcubes {
-// The front end dispatches to CUDA only in translation units compiled by nvcc; the two versions
-// live in different inline namespaces so that a program mixing both kinds of translation units
-// (e.g. the mcubes command) has no two different definitions of one function.
-#if defined(__CUDACC__)
-inline namespace nvcc_front_end {
-#else
-inline namespace host_front_end {
-#endif
-
-/// Integrates f (`double operator()(const mcubes::point<D>&) const`, trivially copyable; host and
-/// device for CUDA) over `reg` with plain Monte Carlo on the backend named in opt.backend:
-///  - cpu: plain_mc_cpu;
-///  - cuda (translation units compiled by nvcc): cuda::plain_mc (backend/cuda/plain_mc.cuh);
-///  - automatic: CUDA when compiled by nvcc and a device is present, else the CPU
-///    (result.backend says which ran).
-/// Same estimate, error and determinism contract on every backend (file comment).
-/// @throws invalid_input for bad options, or backend cuda in a translation unit not compiled by
-///         nvcc; cuda_error if CUDA is requested and no device is present or a CUDA call fails;
-///         non_finite_integrand, numerical_error as plain_mc_cpu.
-template <int D, class F>
-result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
-  validate(opt);
-#if defined(__CUDACC__)
-  if (opt.backend == backend_kind::cuda || (opt.backend == backend_kind::automatic && cuda_device_count() > 0))
-    return cuda::plain_mc<D>(f, reg, opt);
-#else
-  MCUBES_EXPECTS(opt.backend != backend_kind::cuda,
-                 "backend cuda requested, but this translation unit was not compiled by nvcc (include "
-                 "mcubes/algorithm/plain_mc.hpp in a .cu file to reach the CUDA backend)");
-#endif
-  return plain_mc_cpu<D>(f, reg, opt);
-}
-
-}  // inline namespace
 }  // namespace mcubes

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "../core/adaptive_map.hpp"
@@ -69,9 +70,34 @@ template <int D, class F>
 
 }  // namespace detail
 
-/// Integrates f over `reg` with m-Cubes on `backend` (any type with the interface of cpu_backend:
-/// name(), make_map<D>(n_bins), sample(f, sp, st, map, adapt, stride), adapt_map(map, sums, alpha,
-/// symmetric), map_edges(map); the backend owns the adaptive map, on the host or on the device).
+/// Where a Vegas run stands between calls (integrator.hpp keeps one per adaptive map): the index of
+/// the next iteration, which keys its random numbers (random.hpp), and the bin-scale reference of
+/// the last adapting pass (the largest bin-contribution term; < 0 before the first). A run that
+/// continues from a state draws exactly the samples that one longer run would have drawn.
+struct vegas_state {
+  int next_iteration = 0;
+  double reference = -1;
+};
+
+/// Largest iteration index (the random stream's counter word is 32 bits; iteration counts are int).
+inline constexpr int max_iteration_index = 2147483647;
+
+/// Bins per axis of a backend's map (adaptive_map or the CUDA device_map).
+template <class Map>
+int map_bins(const Map& map) {
+  if constexpr (std::is_member_function_pointer_v<decltype(&Map::n_bins)>)
+    return map.n_bins();
+  else
+    return map.n_bins;
+}
+
+/// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,
+/// sample, adapt_map, map_edges), continuing from `map` (made by that backend) and `state`:
+/// iteration k of this call (k = 0 .. max_iterations - 1) has the index state.next_iteration + k
+/// in the random stream; it adapts the map when k < adapt_iterations and is accumulated when
+/// k >= skip. The map and the state are left where the run ended, so that a later call continues
+/// (train, then measure with a frozen map). From a uniform map and a fresh state this is the
+/// whole m-Cubes run (vegas_with).
 ///
 /// Each iteration draws calls_per_iteration (rounded down to m*p) samples, stratified in m = g^d
 /// sub-cubes (stratification.hpp) and importance-sampled through the adaptive map. The result's
@@ -101,14 +127,17 @@ template <int D, class F>
 ///         numerical_error if an iteration's estimate, variance or the weighted average overflows
 ///         (|I_k| >= overflow_estimate = 2^560, or a sum of finite terms beyond the double range);
 ///         whatever `on_iteration` throws.
-template <int D, class F, class Backend>
-result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, const Backend& backend,
-                  const iteration_callback& on_iteration = {}) {
+template <int D, class F, class Backend, class Map>
+result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
+                      vegas_state& state, const iteration_callback& on_iteration = {}) {
   static_assert(D >= 1, "dimension must be at least 1");
   validate(opt, D);
+  MCUBES_EXPECTS(map_bins(map) == opt.n_bins, "the adaptive map has ", map_bins(map),
+                 " bins per axis, but the options ask for n_bins = ", opt.n_bins);
+  MCUBES_EXPECTS(state.next_iteration <= max_iteration_index - opt.max_iterations,
+                 "iteration indices beyond 2^31 - 1: reset the integrator");
   const auto run_start = std::chrono::steady_clock::now();
   const stratification st = make_stratification(D, opt.calls_per_iteration);
-  auto map = backend.template make_map<D>(opt.n_bins);
 
   sampling_params<D> sp{};
   for (int j = 0; j < D; ++j) {
@@ -129,7 +158,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
   res.options = opt;
   res.backend = backend.name();
   running_average avg;
-  double reference = -1;  // largest bin-contribution term of the last adapting pass (unknown yet)
+  double& reference = state.reference;  // largest bin-contribution term of the last adapting pass (< 0: unknown yet)
   bool stopped = false;
   // The summary fields of `res` from the running average (NaN before anything is accumulated).
   auto summarise = [&]() {
@@ -142,9 +171,10 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     res.accumulated = avg.count();
   };
 
-  for (int it = 0; it < opt.max_iterations; ++it) {
+  for (int k = 0; k < opt.max_iterations; ++k) {
+    const int it = state.next_iteration++;  // the iteration's index in the random stream
     const auto t0 = std::chrono::steady_clock::now();
-    const bool adapt = it < opt.adapt_iterations;
+    const bool adapt = k < opt.adapt_iterations;
     sp.iteration = static_cast<std::uint32_t>(it);
     iteration_record rec;
     rec.index = it;
@@ -191,7 +221,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     // to 0 and its variance would be 0 (e.g. a narrow peak not yet found, sampled only in the far
     // tails). It is reported and left out, like an all-zero iteration.
     rec.underflow = rec.n_nonzero > 0 && std::fabs(rec.estimate) < underflow_estimate;
-    if (it >= opt.skip && rec.n_nonzero > 0 && !rec.underflow) {
+    if (k >= opt.skip && rec.n_nonzero > 0 && !rec.underflow) {
       avg.add(rec.estimate, variance);
       rec.accumulated = true;
       if (!std::isfinite(avg.mean()) || !std::isfinite(avg.sdev()))
@@ -209,7 +239,7 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
     }
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     res.records.push_back(rec);
-    res.iterations = it + 1;
+    res.iterations = k + 1;
 
     const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(avg.mean()));
     if (avg.count() >= opt.min_iterations && avg.sdev() <= tol && avg.chi2_dof() <= opt.max_chi2_dof) {
@@ -246,6 +276,18 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, co
   if (res.status == status::converged && on_iteration) on_iteration(res.records.back(), res);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   return res;
+}
+
+/// vegas_continue from a uniform map of opt.n_bins bins made by `backend`, at iteration 0: one
+/// complete m-Cubes run (the one-call form; mcubes::vegas chooses the backend, integrator.hpp keeps
+/// the map between calls). Same contract and exceptions as vegas_continue.
+template <int D, class F, class Backend>
+result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend&& backend,
+                  const iteration_callback& on_iteration = {}) {
+  validate(opt, D);
+  auto map = backend.template make_map<D>(opt.n_bins);
+  vegas_state state;
+  return vegas_continue<D>(f, reg, opt, backend, map, state, on_iteration);
 }
 
 }  // namespace mcubes

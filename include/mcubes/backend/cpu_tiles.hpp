@@ -35,11 +35,6 @@
 
 namespace mcubes {
 
-/// Values of plain Monte Carlo and the midpoint rule whose magnitude scale is below this (2^-460,
-/// about 3.4e-139) are in the underflow regime: their squares are within 2^100 of the smallest
-/// normal double, so no variance or error estimate can be trusted (status::underflow). The same
-/// value as Vegas's underflow_estimate (algorithm/vegas.hpp).
-inline constexpr double underflow_scale = 0x1p-460;
 
 /// Chunks per CPU tile at most (the tile is min(cpu_tile_chunks, next_pow2(chunks))).
 inline constexpr std::uint64_t cpu_tile_chunks = 1024;

@@ -31,6 +31,7 @@
 #include "cuda/adapt_kernels.cuh"
 #include "cuda/check.cuh"
 #include "cuda/device_array.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/vegas_kernels.cuh"
 
 namespace mcubes {
@@ -55,7 +56,10 @@ struct device_map {
   map_view<D> view() const noexcept { return map_view<D>{edges.data(), n_bins}; }
 };
 
-/// CUDA backend. Not thread-safe; one instance per host thread. Copy-free: holds device memory.
+/// CUDA backend: one device, one non-blocking stream, the launch policy and the device and pinned
+/// buffers of its passes (kept between calls; no global or thread-local state). Not thread-safe:
+/// one host thread at a time per backend; backends on different streams (of one device or several)
+/// run concurrently and give their solo bits. Not copyable: owns device memory.
 class cuda_backend {
  public:
   /// @throws invalid_input for a bad block size; cuda_error if there is no device or a call fails.
@@ -99,7 +103,8 @@ class cuda_backend {
   /// invalidates the map of the previous call. @throws invalid_input if n_bins < 2; cuda_error if
   /// the allocation or copy fails.
   template <int D>
-  device_map<D> make_map(int n_bins) const {
+  device_map<D> make_map(int n_bins) {
+    use_device();
     const adaptive_map<D> uniform(n_bins);
     const std::size_t n = uniform.edges().size();
     if (map_storage_.size() < n) map_storage_ = device_array<double>(n);
@@ -113,9 +118,48 @@ class cuda_backend {
     return m;
   }
 
+  /// Replaces the map's edges (D * (n_bins + 1), axis-major; checked by check_map_edges), copied
+  /// to the device in the backend's stream (synchronous).
+  /// @throws invalid_input if `edges` is not a valid map; cuda_error if the copy fails.
+  template <int D>
+  void set_map_edges(device_map<D>& map, const std::vector<double>& edges) {
+    check_map_edges(edges, D, map.n_bins);
+    use_device();
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::memcpy(host_edges_.data(), edges.data(), edges.size() * sizeof(double));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(map.edges.data(), host_edges_.data(), edges.size() * sizeof(double),
+                                      cudaMemcpyHostToDevice, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // The chunk operations of a backend (backend/backend.hpp), in the backend's stream.
+
+  /// Merges chunk(c) for c in [0, n_chunks) over the fixed tree (launch.cuh reduce_chunks): bitwise
+  /// the same for any block size and grid, and as the CPU backend for the same chunk partials.
+  /// ChunkFn and Merge: trivially copyable, callable on the device. Synchronises once.
+  /// @throws cuda_error if a CUDA call fails.
+  template <class T, class ChunkFn, class Merge>
+  T reduce(std::uint64_t n_chunks, const ChunkFn& chunk, const Merge& merge) {
+    use_device();
+    return cuda::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, stream_, &last_launch_);
+  }
+  /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (launch.cuh count_chunks).
+  /// @throws cuda_error if a CUDA call fails.
+  template <class ChunkFn>
+  std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) {
+    use_device();
+    return cuda::count_chunks(chunk, n_chunks, policy_.threads_per_block, stream_, &last_launch_);
+  }
+  /// Geometry and kernel time of the last reduce or count (for reports).
+  const launch_report& last_launch() const noexcept { return last_launch_; }
+  /// The device ordinal and the stream the backend's work runs in.
+  int device() const noexcept { return device_; }
+  cudaStream_t stream() const noexcept { return stream_; }
+
   /// The map's edges, copied to the host (synchronous; for reports and error messages).
   template <int D>
-  std::vector<double> map_edges(const device_map<D>& map) const {
+  std::vector<double> map_edges(const device_map<D>& map) {
+    use_device();
     std::vector<double> out(map.edges.size());
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(out.data(), map.edges.data(), out.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -127,7 +171,8 @@ class cuda_backend {
   /// of adaptive_map::adapt, bit for bit. Asynchronous (the next pass in the stream sees the new
   /// map); zeroes the bins. @throws invalid_input if sums is not the last pass's.
   template <int D>
-  void adapt_map(device_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) const {
+  void adapt_map(device_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) {
+    use_device();
     const int n = map.n_bins;
     ensure_bins(static_cast<std::size_t>(D) * n);
     const std::size_t scratch = cuda_detail::adapt_scratch_doubles(n) * sizeof(double);
@@ -157,7 +202,7 @@ class cuda_backend {
   /// Test hook: copies `bins` (levels 0..top_level of n_values = bins.size() / (top_level + 1)
   /// exact sums each, level-major: iteration_sums::bins) to the device bins that adapt_map reads;
   /// pass top_level in the sums given to adapt_map.
-  void upload_bins(const std::vector<bin_accumulator>& bins, int top_level = 0) const {
+  void upload_bins(const std::vector<bin_accumulator>& bins, int top_level = 0) {
     MCUBES_EXPECTS(top_level >= 0 && top_level <= max_bin_level && bins.size() % (top_level + 1) == 0,
                    "upload_bins: bad top level ", top_level, " for ", bins.size(), " sums");
     const std::size_t n_values = bins.size() / (top_level + 1);
@@ -180,7 +225,8 @@ class cuda_backend {
   /// the stream once.
   template <int D, class F>
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const device_map<D>& map,
-                        bool adapt, std::uint64_t stride = 1) const {
+                        bool adapt, std::uint64_t stride = 1) {
+    use_device();
     const int B = policy_.threads_per_block;
     const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
     const std::uint64_t width = next_pow2(n_sel);
@@ -253,11 +299,15 @@ class cuda_backend {
   }
 
  private:
+  /// Makes the backend's device current for the calling host thread (cheap when it already is), so
+  /// that backends of different devices can be used from one thread.
+  void use_device() const { MCUBES_CUDA_CHECK(cudaSetDevice(device_)); }
+
   /// Resident blocks per multiprocessor of `kernel` with B threads and `smem` bytes of dynamic shared
   /// memory (queried once per kernel and size). The kernel's dynamic limit is raised once to all the
   /// opt-in shared memory the static part leaves.
   template <class K>
-  int blocks_per_sm(K kernel, int B, std::size_t smem) const {
+  int blocks_per_sm(K kernel, int B, std::size_t smem) {
     int& per_sm = occupancy_[{reinterpret_cast<const void*>(kernel), smem}];
     if (per_sm == 0) {
       const int max_dynamic = props_.sharedMemPerBlockOptin - static_cast<int>(cuda_detail::v_sample_static_smem_bytes);
@@ -272,7 +322,7 @@ class cuda_backend {
   /// blocks; the kernel reads which from the size it gets. Returns the grid size.
   template <int D, class F, bool Adapt>
   int launch(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride, std::uint64_t n_sel,
-             std::uint64_t n_tiles, bool shared_bins, std::size_t smem_plain, std::size_t smem_edges) const {
+             std::uint64_t n_tiles, bool shared_bins, std::size_t smem_plain, std::size_t smem_edges) {
     const int B = policy_.threads_per_block;
     auto kernel = B <= 256 ? cuda_detail::v_sample_kernel<D, F, Adapt, 256> : cuda_detail::v_sample_kernel<D, F, Adapt, 1024>;
     std::size_t smem = smem_edges;
@@ -304,7 +354,7 @@ class cuda_backend {
 
   /// Device bins for n values: level 0 (bins_) and the max_bin_level overflow levels (over_,
   /// 256 bytes per bin in all, zeroed once here; only levels a pass reached are zeroed again).
-  void ensure_bins(std::size_t n) const {
+  void ensure_bins(std::size_t n) {
     if (bins_.size() < n) {
       bins_ = device_array<bin_accumulator>(n);
       over_ = device_array<bin_accumulator>(static_cast<std::size_t>(max_bin_level) * n);
@@ -318,25 +368,26 @@ class cuda_backend {
   /// Largest shared memory (static + dynamic scratch) of adapt_map_kernel without an opt-in: the
   /// scratch is in shared memory up to n_bins ~ 1100, else in global memory.
   static constexpr std::size_t adapt_smem_limit = 48 * 1024;
-  mutable long adapt_static_smem_ = -1;  ///< static shared memory of adapt_map_kernel (queried once)
+  long adapt_static_smem_ = -1;  ///< static shared memory of adapt_map_kernel (queried once)
 
   cuda_launch_policy policy_;
   int device_ = 0;
   cudaDeviceProp props_{};
   cudaStream_t stream_ = nullptr;
-  mutable device_array<double> tile_est_, tile_var_, replay_, adapt_scratch_, map_storage_;
-  mutable pinned_array<double> host_edges_;
-  mutable device_array<cuda_detail::pass_result> result_;
-  mutable device_array<bin_accumulator> bins_, over_;
-  mutable bool bins_clean_ = false;  ///< bins_ all zero (after adapt_map_kernel or allocation)
-  mutable std::size_t over_dirty_ = 0;  ///< over_ is zero beyond its first over_dirty_ accumulators
-  mutable int last_top_ = 0;            ///< top bin level of the last adapting pass
-  mutable device_array<cuda_detail::device_flags> flags_;
-  mutable pinned_array<cuda_detail::pass_result> host_result_;
-  mutable pinned_array<double> host_replay_;
-  mutable std::map<std::pair<const void*, std::size_t>, int> occupancy_;
-  mutable int last_grid_ = 0;
-  mutable bool last_shared_bins_ = false;
+  device_array<double> tile_est_, tile_var_, replay_, adapt_scratch_, map_storage_;
+  pinned_array<double> host_edges_;
+  device_array<cuda_detail::pass_result> result_;
+  device_array<bin_accumulator> bins_, over_;
+  bool bins_clean_ = false;  ///< bins_ all zero (after adapt_map_kernel or allocation)
+  std::size_t over_dirty_ = 0;  ///< over_ is zero beyond its first over_dirty_ accumulators
+  int last_top_ = 0;            ///< top bin level of the last adapting pass
+  device_array<cuda_detail::device_flags> flags_;
+  pinned_array<cuda_detail::pass_result> host_result_;
+  pinned_array<double> host_replay_;
+  std::map<std::pair<const void*, std::size_t>, int> occupancy_;
+  int last_grid_ = 0;
+  launch_report last_launch_;
+  bool last_shared_bins_ = false;
 };
 
 }  // namespace mcubes

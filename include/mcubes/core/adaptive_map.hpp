@@ -108,6 +108,23 @@ struct map_view {
   }
 };
 
+/// Checks that `edges` is a valid map of `dim` axes and n_bins bins each: dim * (n_bins + 1)
+/// values, axis-major; per axis the first edge is 0, the last 1, and the edges strictly increase.
+/// @throws invalid_input naming the size, or the axis and edge index that break the rule.
+inline void check_map_edges(const std::vector<double>& edges, int dim, int n_bins) {
+  const std::size_t row = static_cast<std::size_t>(n_bins) + 1;
+  MCUBES_EXPECTS(edges.size() == static_cast<std::size_t>(dim) * row, "an adaptive map of ", dim, " axes and ", n_bins,
+                 " bins needs ", static_cast<std::size_t>(dim) * row, " edges, got ", edges.size());
+  for (int j = 0; j < dim; ++j) {
+    const double* e = edges.data() + static_cast<std::size_t>(j) * row;
+    MCUBES_EXPECTS(e[0] == 0.0 && e[n_bins] == 1.0, "adaptive map axis ", j, ": the edges must run from 0 to 1, got ", e[0],
+                   " .. ", e[n_bins]);
+    for (int k = 1; k <= n_bins; ++k)
+      MCUBES_EXPECTS(e[k] > e[k - 1], "adaptive map axis ", j, ": edges must strictly increase, but edge ", k, " = ", e[k],
+                     " <= edge ", k - 1, " = ", e[k - 1]);
+  }
+}
+
 /// Owning adaptive map of D axes and n_bins bins each, initially uniform.
 template <int D>
 class adaptive_map {
@@ -121,6 +138,15 @@ class adaptive_map {
   }
 
   int n_bins() const noexcept { return n_bins_; }
+
+  /// Replaces every edge: `edges` holds D rows of n_bins + 1 unit coordinates (axis-major, the
+  /// layout of edges()), each row starting at 0, ending at 1 and strictly increasing.
+  /// @throws invalid_input naming the axis and edge that break the rule (or the size).
+  void set_edges(const std::vector<double>& edges) {
+    check_map_edges(edges, D, n_bins_);
+    edges_ = edges;
+  }
+
   double& edge(int j, int k) { return edges_[static_cast<std::size_t>(j) * (n_bins_ + 1) + k]; }
   double edge(int j, int k) const { return edges_[static_cast<std::size_t>(j) * (n_bins_ + 1) + k]; }
   const std::vector<double>& edges() const noexcept { return edges_; }

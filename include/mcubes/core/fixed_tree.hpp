@@ -76,6 +76,15 @@ struct plus_merge {
   }
 };
 
+/// The merge of partial types with an overload mcubes::merge(a, b) (moments, dd_sum, mc_partial,
+/// midpoint_partial, ...), found by argument-dependent lookup. Host and device.
+struct merge_partials {
+  template <class T>
+  MCUBES_HOST_DEVICE T operator()(const T& a, const T& b) const {
+    return merge(a, b);
+  }
+};
+
 #if defined(__CUDACC__)
 // Merge is a host lambda in CPU code and a device functor in kernels: each instantiation that runs
 // is valid, so nvcc's host/device execution-space check is disabled here.

@@ -39,12 +39,5 @@ __device__ T block_tree_merge(const T& v, block_tree_storage<T, B>& storage, con
   return r;
 }
 
-/// Merges two partials with the overload of mcubes::merge for their type (device and host).
-struct merge_partials {
-  template <class T>
-  MCUBES_HOST_DEVICE T operator()(const T& a, const T& b) const {
-    return merge(a, b);
-  }
-};
 
 }  // namespace mcubes::cuda

@@ -26,6 +26,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <cub/block/block_reduce.cuh>
+
 #include "../../core/reduction.hpp"
 #include "../../core/fixed_tree.hpp"
 #include "../../core/tree_reduce.hpp"
@@ -111,7 +113,7 @@ unsigned occupancy_grid(Kernel kernel, int block, std::size_t smem, std::uint64_
   return static_cast<unsigned>(grid);
 }
 
-/// A pair of CUDA events timing work on the default stream (RAII; every call checked).
+/// A pair of CUDA events timing work on one stream (RAII; every call checked).
 class event_timer {
  public:
   event_timer() {
@@ -129,8 +131,8 @@ class event_timer {
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
   }
-  void start() { MCUBES_CUDA_CHECK(cudaEventRecord(start_)); }
-  void stop() { MCUBES_CUDA_CHECK(cudaEventRecord(stop_)); }
+  void start(cudaStream_t stream = nullptr) { MCUBES_CUDA_CHECK(cudaEventRecord(start_, stream)); }
+  void stop(cudaStream_t stream = nullptr) { MCUBES_CUDA_CHECK(cudaEventRecord(stop_, stream)); }
   /// Milliseconds between start() and stop(); waits for stop().
   double elapsed_ms() {
     MCUBES_CUDA_CHECK(cudaEventSynchronize(stop_));
@@ -147,44 +149,89 @@ class event_timer {
 
 /// Computes chunk(c) for the chunks of tiles blockIdx.x, blockIdx.x + gridDim.x, ... and writes
 /// each tile's merged value to tile_out[tile] (see the file comment).
-template <int B, class T, class ChunkFn>
-__global__ void __launch_bounds__(B) chunk_tiles_kernel(ChunkFn chunk, std::uint64_t n_chunks, std::uint64_t n_tiles,
-                                                          T* tile_out) {
+template <int B, class T, class ChunkFn, class Merge>
+__global__ void __launch_bounds__(B) chunk_tiles_kernel(ChunkFn chunk, Merge merge, std::uint64_t n_chunks,
+                                                          std::uint64_t n_tiles, T* tile_out) {
   __shared__ block_tree_storage<T, B> storage;
   for (std::uint64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {  // uniform per block
     const std::uint64_t c = tile * B + threadIdx.x;
     const T v = c < n_chunks ? chunk(c) : T{};
-    const T r = block_tree_merge<B>(v, storage, merge_partials{});
+    const T r = block_tree_merge<B>(v, storage, merge);
     if (threadIdx.x == 0) tile_out[tile] = r;
   }
 }
 
-/// Computes the partials of chunks [0, n_chunks) on the current device with `tpb` threads per
-/// block and merges them over the fixed tree (file comment). ChunkFn: trivially copyable, with
-/// `__device__ T operator()(std::uint64_t chunk) const`; T: trivially copyable, T{} the identity of
-/// merge(T, T). Fills `report` (geometry, kernel time) when non-null. Synchronous.
+/// Computes the partials of chunks [0, n_chunks) on the current device, in `stream`, with `tpb`
+/// threads per block, and merges them over the fixed tree (file comment). ChunkFn: trivially
+/// copyable, with `__device__ T operator()(std::uint64_t chunk) const`; Merge: trivially copyable,
+/// host and device; T: trivially copyable, T{} the identity of merge. Fills `report` (geometry,
+/// kernel time) when non-null. Synchronises the stream once.
 /// @throws invalid_input for a bad tpb; cuda_error if a CUDA call or the launch fails.
-template <class T, class ChunkFn>
-T reduce_chunks(const ChunkFn& chunk, std::uint64_t n_chunks, int tpb, launch_report* report) {
+template <class T, class ChunkFn, class Merge>
+T reduce_chunks(const ChunkFn& chunk, const Merge& merge, std::uint64_t n_chunks, int tpb, cudaStream_t stream,
+                launch_report* report) {
   if (n_chunks == 0) return T{};
   return with_block_size(tpb, [&](auto block) -> T {
     constexpr int B = decltype(block)::value;
     const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
-    auto kernel = chunk_tiles_kernel<B, T, ChunkFn>;
+    auto kernel = chunk_tiles_kernel<B, T, ChunkFn, Merge>;
     const unsigned grid = occupancy_grid(kernel, B, 0, n_tiles, report);
     device_array<T> d_tiles(n_tiles);
-    event_timer timer;
-    timer.start();
-    kernel<<<grid, B>>>(chunk, n_chunks, n_tiles, d_tiles.data());
-    MCUBES_CUDA_CHECK_LAUNCH("chunk_tiles_kernel");
-    timer.stop();
-    const double ms = timer.elapsed_ms();
     std::vector<T> tiles(n_tiles);
-    MCUBES_CUDA_CHECK(cudaMemcpy(tiles.data(), d_tiles.data(), n_tiles * sizeof(T), cudaMemcpyDeviceToHost));
-    if (report) report->kernel_ms = ms;
+    event_timer timer;
+    timer.start(stream);
+    kernel<<<grid, B, 0, stream>>>(chunk, merge, n_chunks, n_tiles, d_tiles.data());
+    MCUBES_CUDA_CHECK_LAUNCH("chunk_tiles_kernel");
+    timer.stop(stream);
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(tiles.data(), d_tiles.data(), n_tiles * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (report) report->kernel_ms = timer.elapsed_ms();
     const std::uint64_t width = next_pow2(n_chunks);
     const std::uint64_t tile_width = width > static_cast<std::uint64_t>(B) ? width / B : 1;
-    return fixed_tree_reduce(tiles.data(), n_tiles, tile_width, merge_partials{});
+    return fixed_tree_reduce(tiles.data(), n_tiles, tile_width, merge);
+  });
+}
+
+/// Adds the integer counts chunk(c) of the chunks c = t, t + G, t + 2G, ... (t the thread's index in
+/// the grid, G the grid's threads) in a 64-bit register; the block sums them with cub::BlockReduce
+/// (every thread takes part) and thread 0 adds the block's sum to *total with an integer atomicAdd.
+template <int B, class ChunkFn>
+__global__ void __launch_bounds__(B) count_chunks_kernel(ChunkFn chunk, std::uint64_t n_chunks, unsigned long long* total) {
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * B;
+  unsigned long long sum = 0;
+  for (std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * B + threadIdx.x; c < n_chunks; c += stride)
+    sum += static_cast<unsigned long long>(chunk(c));
+  using block_reduce = cub::BlockReduce<unsigned long long, B>;
+  __shared__ typename block_reduce::TempStorage temp;
+  const unsigned long long block_sum = block_reduce(temp).Sum(sum);
+  if (threadIdx.x == 0 && block_sum != 0) atomicAdd(total, block_sum);
+}
+
+/// The exact sum (modulo 2^64) of the integer counts chunk(c), c in [0, n_chunks), on the current
+/// device in `stream` with `tpb` threads per block and the occupancy grid (grid-stride loop: any
+/// n_chunks). Integer addition is exact, so the sum is the same for any grid and block size.
+/// Fills `report` when non-null. Synchronises the stream once.
+/// @throws invalid_input for a bad tpb; cuda_error if a CUDA call or the launch fails.
+template <class ChunkFn>
+std::uint64_t count_chunks(const ChunkFn& chunk, std::uint64_t n_chunks, int tpb, cudaStream_t stream,
+                           launch_report* report) {
+  if (n_chunks == 0) return 0;
+  return with_block_size(tpb, [&](auto block) -> std::uint64_t {
+    constexpr int B = decltype(block)::value;
+    auto kernel = count_chunks_kernel<B, ChunkFn>;
+    const unsigned grid = occupancy_grid(kernel, B, 0, (n_chunks + B - 1) / B, report);
+    device_array<unsigned long long> d_total(1);
+    unsigned long long total = 0;
+    event_timer timer;
+    timer.start(stream);
+    MCUBES_CUDA_CHECK(cudaMemsetAsync(d_total.data(), 0, sizeof(unsigned long long), stream));
+    kernel<<<grid, B, 0, stream>>>(chunk, n_chunks, d_total.data());
+    MCUBES_CUDA_CHECK_LAUNCH("count_chunks_kernel");
+    timer.stop(stream);
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(&total, d_total.data(), sizeof total, cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (report) report->kernel_ms = timer.elapsed_ms();
+    return total;
   });
 }
 

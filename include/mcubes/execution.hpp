@@ -1,0 +1,58 @@
+#pragma once
+/// @file execution.hpp
+/// Where a method runs: the execution options shared by every method (Vegas, plain Monte Carlo,
+/// the midpoint rule, Monte Carlo pi) and their one validation. Each method's options struct
+/// derives from `execution`, so `opt.backend`, `opt.threads`, `opt.cuda_threads_per_block` and
+/// `opt.device` mean the same everywhere.
+///
+/// Determinism: no field of `execution` changes a result. The same seed gives the same bits for
+/// any thread count and any CUDA block size; the CPU and the GPU draw the same sample points and
+/// reduce over the same fixed tree (core/fixed_tree.hpp), and agree bitwise where the integrand
+/// uses only +, -, *, /, sqrt and the CUDA code is built with --fmad=false (backend/cuda.cuh).
+
+#include <string>
+
+#include "error.hpp"
+
+namespace mcubes {
+
+/// Which machine computes the samples. `automatic` picks CUDA when the translation unit was
+/// compiled by nvcc and a device is present, else the CPU (result.backend says which ran).
+enum class backend_kind { cpu, cuda, automatic };
+
+/// "cpu", "cuda" or "auto".
+inline const char* to_string(backend_kind b) {
+  switch (b) {
+    case backend_kind::cpu: return "cpu";
+    case backend_kind::cuda: return "cuda";
+    default: return "auto";
+  }
+}
+
+/// Checks a CUDA block size: a power of two in [32, 1024] (the fixed reduction tree needs a power of
+/// two; 1024 is the hardware limit). @throws invalid_input naming `what` and the value.
+inline void validate_block_size(int tpb, const char* what = "cuda_threads_per_block") {
+  MCUBES_EXPECTS(tpb >= 32 && tpb <= 1024 && (tpb & (tpb - 1)) == 0, what, " must be a power of two in [32, 1024], got ",
+                 tpb);
+}
+
+/// The execution options of every method.
+struct execution {
+  backend_kind backend = backend_kind::cpu;  ///< who computes: cpu, cuda (nvcc translation units), or automatic
+  int threads = 0;                           ///< CPU worker threads; 0 = all hardware threads. Never changes the result.
+  int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
+  int device = 0;                            ///< CUDA device ordinal (cudaSetDevice); >= 0. Never changes the result.
+};
+
+/// Checks every field of `ex`. (That a CUDA device exists is checked when the backend is made.)
+/// @throws invalid_input naming the first offending field and its value.
+inline void validate(const execution& ex) {
+  MCUBES_EXPECTS(ex.backend == backend_kind::cpu || ex.backend == backend_kind::cuda ||
+                     ex.backend == backend_kind::automatic,
+                 "backend must be cpu, cuda or automatic, got ", static_cast<int>(ex.backend));
+  MCUBES_EXPECTS(ex.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", ex.threads);
+  validate_block_size(ex.cuda_threads_per_block);
+  MCUBES_EXPECTS(ex.device >= 0, "device must be a non-negative CUDA device ordinal, got ", ex.device);
+}
+
+}  // namespace mcubes

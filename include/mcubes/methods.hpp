@@ -1,0 +1,277 @@
+#pragma once
+/// @file methods.hpp
+/// The one-call entry of every method and the integrator object, on the backend that the options'
+/// execution fields (execution.hpp) name. One function name runs a method on either backend:
+///
+///   mcubes::vegas(f, region, vegas_options)            m-Cubes (algorithm/vegas.hpp)
+///   mcubes::integrator<D>(region, vegas_options)       m-Cubes keeping its adaptive map (below)
+///   mcubes::plain_mc(f, region, plain_mc_options)      plain Monte Carlo (algorithm/plain_mc.hpp)
+///   mcubes::midpoint(f, region, n, midpoint_options)   the midpoint rule (algorithm/midpoint.hpp)
+///   mcubes::pi_monte_carlo(pi_options), pi_midpoint    pi (algorithm/pi.hpp)
+///
+/// Backends: `cpu` always; `cuda` in translation units compiled by nvcc (include <mcubes/cuda.cuh>
+/// there), on device opt.device; `automatic`: CUDA when compiled by nvcc and a device is present,
+/// else the CPU. result.backend says which ran. This file is the only place that asks whether the
+/// translation unit has the CUDA backend: its two versions live in different inline namespaces, so
+/// that a program mixing both kinds of translation units (e.g. the mcubes command) has no two
+/// different definitions of one function.
+///
+/// Each one-call entry makes its backend for the call (the CUDA backend: a stream and its buffers,
+/// about a millisecond); to integrate many times on the GPU, keep an integrator.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "algorithm/midpoint.hpp"
+#include "algorithm/pi.hpp"
+#include "algorithm/plain_mc.hpp"
+#include "algorithm/vegas.hpp"
+#include "backend/backend.hpp"
+#include "backend/cpu.hpp"
+#include "error.hpp"
+#include "execution.hpp"
+#include "options.hpp"
+#include "region.hpp"
+#include "result.hpp"
+
+#if defined(__CUDACC__)
+#include "backend/cuda.cuh"
+#endif
+
+namespace mcubes {
+#if defined(__CUDACC__)
+inline namespace nvcc_front_end {
+/// Whether this translation unit reaches the CUDA backend (compiled by nvcc).
+inline constexpr bool has_cuda_backend = true;
+#else
+inline namespace host_front_end {
+/// Whether this translation unit reaches the CUDA backend (compiled by nvcc).
+inline constexpr bool has_cuda_backend = false;
+#endif
+
+/// Whether `ex` selects the CUDA backend here: backend cuda, or automatic with a CUDA device
+/// present in a translation unit compiled by nvcc.
+/// @throws invalid_input for bad execution options, or backend cuda in a translation unit not
+///         compiled by nvcc.
+inline bool uses_cuda(const execution& ex) {
+  validate(ex);
+#if defined(__CUDACC__)
+  return ex.backend == backend_kind::cuda || (ex.backend == backend_kind::automatic && cuda_device_count() > 0);
+#else
+  MCUBES_EXPECTS(ex.backend != backend_kind::cuda,
+                 "backend cuda requested, but this translation unit was not compiled by nvcc (include "
+                 "<mcubes/cuda.cuh> in a .cu file to reach the CUDA backend)");
+  return false;
+#endif
+}
+
+/// Calls fn(backend) with a backend made for the call from `ex` (uses_cuda): a cuda_backend on
+/// ex.device with ex.cuda_threads_per_block, or a cpu_backend with ex.threads. Returns what fn
+/// returns. @throws as uses_cuda; cuda_error if CUDA is selected and the device cannot be used.
+template <class Fn>
+decltype(auto) on_backend(const execution& ex, Fn&& fn) {
+#if defined(__CUDACC__)
+  if (uses_cuda(ex)) {
+    cuda_launch_policy policy;
+    policy.threads_per_block = ex.cuda_threads_per_block;
+    cuda_backend backend(policy, ex.device);
+    return fn(backend);
+  }
+#else
+  (void)uses_cuda(ex);
+#endif
+  cpu_backend backend(ex.threads);
+  return fn(backend);
+}
+
+/// Integrates f (`double operator()(const mcubes::point<D>&) const`; trivially copyable with a
+/// __host__ __device__ operator for CUDA) over `reg` with m-Cubes on the backend of opt (see
+/// vegas_continue for the algorithm, the statuses, determinism and exceptions). `on_iteration`, if
+/// given, is called after every iteration and may stop the run (result.hpp).
+/// @throws as vegas_continue and on_backend.
+template <int D, class F>
+result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, const iteration_callback& on_iteration = {}) {
+  validate(opt, D);
+  return on_backend(opt, [&](auto& backend) { return vegas_with<D>(f, reg, opt, backend, on_iteration); });
+}
+
+/// The same as vegas (the name the library used first for the entry with the CUDA backend).
+template <int D, class F>
+result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {},
+                 const iteration_callback& on_iteration = {}) {
+  return vegas<D>(f, reg, opt, on_iteration);
+}
+
+/// Plain Monte Carlo of f over `reg` on the backend of opt (algorithm/plain_mc.hpp: formula,
+/// status, determinism). @throws as plain_mc_with and on_backend.
+template <int D, class F>
+result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
+  validate(opt);
+  return on_backend(opt, [&](auto& backend) { return plain_mc_with<D>(f, reg, opt, backend); });
+}
+
+/// The tensor-product midpoint rule with n_per_axis points per axis over `reg` on the backend of
+/// opt (algorithm/midpoint.hpp). @throws as midpoint_with and on_backend.
+template <int D, class F>
+result midpoint(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt = {}) {
+  validate(opt);
+  return on_backend(opt, [&](auto& backend) { return midpoint_with<D>(f, reg, n_per_axis, opt, backend); });
+}
+
+/// The 1-D composite midpoint rule with N points on [a, b]:
+///   estimate = ((b - a) / N) sum_{i=0}^{N-1} f(a + (i + 1/2) (b - a) / N),
+/// for 1 <= N <= 2^52; f is callable with a double or with a point<1>. Error estimate and status as
+/// the tensor-product rule: with N divisible by 3, error = |M_N - M_{N/3}| / 8 + 4 eps (b - a) mean|f|.
+/// @throws invalid_input if a or b is not finite, a >= b, N = 0 or N > 2^52, or for bad options;
+///         otherwise as midpoint<D>.
+template <class F>
+result midpoint(const F& f, double a, double b, std::uint64_t n, const midpoint_options& opt = {}) {
+  const region<1> reg = midpoint_interval(a, b, n);
+  return midpoint<1>(detail::as_point_integrand(f), reg, n, opt);
+}
+
+/// Monte Carlo pi with N = opt.samples on the backend of opt (algorithm/pi.hpp): the same hits on
+/// every backend. @throws as pi_monte_carlo_with and on_backend.
+inline pi_mc_result pi_monte_carlo(const pi_options& opt = {}) {
+  validate(opt);
+  return on_backend(opt, [&](auto& backend) { return pi_monte_carlo_with(opt, backend); });
+}
+
+/// pi by the composite midpoint rule for int_0^1 4 / (1 + x^2) dx with N points: result.error is
+/// the rule's error estimate plus the rounding level 4 eps pi = 2.8e-15 (+Inf, status
+/// not_converged, when N is not divisible by 3, 5 or 7). @throws as mcubes::midpoint.
+inline result pi_midpoint(std::uint64_t n, const midpoint_options& opt = {}) {
+  return midpoint(pi_integrand{}, 0.0, 1.0, n, opt);
+}
+
+/// An m-Cubes integrator that owns its adaptive map and its backend (Lepage's vegas.Integrator;
+/// an owning object whose kernels get a trivially copyable view of the map). Made for a region
+/// and options; the backend (the CPU threads, or a CUDA device with its stream and buffers) is made
+/// once and kept. Each integrate() continues from the current map and iteration index:
+///
+///   mcubes::integrator<4> integ(region, opt);
+///   integ.integrate(f, train);   // e.g. train.adapt_iterations = train.max_iterations = 10, skip 10
+///   integ.integrate(f, measure); // adapt_iterations = 0, skip = 0: the map is frozen
+///
+/// gives bitwise what one vegas() call with max_iterations 10 + measure.max_iterations,
+/// adapt_iterations 10 and skip 10 gives (same samples, same map, same weighted average), as long
+/// as that call did not stop within the training iterations. A map can be read (edges()), set
+/// (set_edges(): warm-start a similar integrand), saved and loaded (map_io.hpp, JSON, bitwise).
+///
+/// Determinism: as vegas (no execution field changes a result). Thread safety: one host thread at
+/// a time per integrator; integrators are independent (on the GPU each has its own stream and
+/// gives its solo bits when several run concurrently).
+template <int D>
+class integrator {
+ public:
+  /// Makes the backend of `opt` (execution fields) and a uniform map of opt.n_bins bins per axis.
+  /// @throws invalid_input for bad options; cuda_error if CUDA is selected and cannot be used.
+  explicit integrator(const mcubes::region<D>& reg, const vegas_options& opt = {}) : region_(reg), options_(opt) {
+    validate(opt, D);
+#if defined(__CUDACC__)
+    if (uses_cuda(opt)) {
+      cuda_launch_policy policy;
+      policy.threads_per_block = opt.cuda_threads_per_block;
+      cuda_ = std::make_unique<cuda_backend>(policy, opt.device);
+      cuda_map_ = cuda_->template make_map<D>(opt.n_bins);
+      return;
+    }
+#else
+    (void)uses_cuda(opt);
+#endif
+    cpu_ = std::make_unique<cpu_backend>(opt.threads);
+    cpu_map_ = std::make_unique<adaptive_map<D>>(opt.n_bins);
+  }
+
+#if defined(__CUDACC__)
+  /// As above on the CUDA backend with a tuned launch policy (benchmarks; no field of the policy
+  /// changes a result). @throws as above.
+  integrator(const mcubes::region<D>& reg, const vegas_options& opt, const cuda_launch_policy& policy)
+      : region_(reg), options_(opt) {
+    validate(opt, D);
+    MCUBES_EXPECTS(uses_cuda(opt), "a CUDA launch policy needs backend cuda (or automatic with a device)");
+    cuda_launch_policy p = policy;
+    p.threads_per_block = opt.cuda_threads_per_block;
+    cuda_ = std::make_unique<cuda_backend>(p, opt.device);
+    cuda_map_ = cuda_->template make_map<D>(opt.n_bins);
+  }
+#endif
+
+  /// Runs the options given at construction from the current map (vegas_continue).
+  /// @throws as vegas_continue.
+  template <class F>
+  result integrate(const F& f, const iteration_callback& on_iteration = {}) {
+    return integrate(f, options_, on_iteration);
+  }
+
+  /// Runs `opt` from the current map and iteration index (vegas_continue). opt's execution fields
+  /// and n_bins must be the integrator's. @throws invalid_input if they differ or opt is invalid;
+  /// otherwise as vegas_continue.
+  template <class F>
+  result integrate(const F& f, const vegas_options& opt, const iteration_callback& on_iteration = {}) {
+    MCUBES_EXPECTS(opt.backend == options_.backend && opt.device == options_.device &&
+                       opt.cuda_threads_per_block == options_.cuda_threads_per_block && opt.threads == options_.threads,
+                   "an integrator's backend is fixed at construction: the options' backend, device, "
+                   "cuda_threads_per_block and threads must be those it was made with");
+    MCUBES_EXPECTS(opt.n_bins == n_bins(), "the integrator's map has ", n_bins(), " bins per axis, the options ask for ",
+                   opt.n_bins);
+#if defined(__CUDACC__)
+    if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, on_iteration);
+#endif
+    return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, on_iteration);
+  }
+
+  /// Back to a uniform map at iteration 0, keeping the backend's resources.
+  void reset() {
+    set_edges(adaptive_map<D>(n_bins()).edges());
+    state_ = vegas_state{};
+  }
+
+  /// The map's edges: D rows of n_bins + 1 unit coordinates, axis-major (adaptive_map's layout).
+  std::vector<double> edges() const {
+#if defined(__CUDACC__)
+    if (cuda_) return cuda_->map_edges(cuda_map_);
+#endif
+    return cpu_map_->edges();
+  }
+
+  /// Replaces the map's edges (warm start). @throws invalid_input if they are not a valid map of
+  /// n_bins bins per axis (check_map_edges).
+  void set_edges(const std::vector<double>& edges) {
+#if defined(__CUDACC__)
+    if (cuda_) return cuda_->set_map_edges(cuda_map_, edges);
+#endif
+    cpu_->set_map_edges(*cpu_map_, edges);
+  }
+
+  /// Where the run stands (the next iteration's index, the bin-scale reference); set_state makes a
+  /// loaded map continue exactly (map_io.hpp).
+  const vegas_state& state() const noexcept { return state_; }
+  /// @throws invalid_input for a negative iteration index.
+  void set_state(const vegas_state& s) {
+    MCUBES_EXPECTS(s.next_iteration >= 0, "the next iteration index must be non-negative, got ", s.next_iteration);
+    state_ = s;
+  }
+
+  int n_bins() const noexcept { return options_.n_bins; }
+  const mcubes::region<D>& region() const noexcept { return region_; }
+  const vegas_options& options() const noexcept { return options_; }
+  /// "cpu" or "cuda".
+  std::string backend_name() const { return cpu_ ? cpu_backend::name() : std::string("cuda"); }
+
+ private:
+  mcubes::region<D> region_;
+  vegas_options options_;
+  vegas_state state_;
+  std::unique_ptr<cpu_backend> cpu_;
+  std::unique_ptr<adaptive_map<D>> cpu_map_;
+#if defined(__CUDACC__)
+  std::unique_ptr<cuda_backend> cuda_;
+  device_map<D> cuda_map_;
+#endif
+};
+
+}  // inline namespace
+}  // namespace mcubes

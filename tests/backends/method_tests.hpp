@@ -1,0 +1,218 @@
+#pragma once
+// The tests of every method and of the integrator, written once over the backend: each function
+// takes the backend_kind and two execution settings that must give the same bits (CPU thread counts
+// or CUDA block sizes), and is instantiated by test_methods_cpu.cpp (backend cpu) and
+// test_methods_cuda.cu (backend cuda, skipped without a device). Tolerances are in units of the
+// reported error (sigma), seeds are fixed.
+#include <gtest/gtest.h>
+
+#include <mcubes/map_io.hpp>
+#include <mcubes/suite.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace mcubes_methods {
+
+/// Largest |estimate - exact| / error accepted for a single seeded run (4 sigma).
+inline constexpr double max_pull = 4.0;
+
+inline std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+/// Two execution settings of one backend that must give identical bits.
+struct settings {
+  mcubes::backend_kind kind;
+  int threads_a, threads_b;  // CPU threads
+  int block_a, block_b;      // CUDA threads per block
+  template <class O>
+  O first(O o) const {
+    o.backend = kind;
+    o.threads = threads_a;
+    o.cuda_threads_per_block = block_a;
+    return o;
+  }
+  template <class O>
+  O second(O o) const {
+    o.backend = kind;
+    o.threads = threads_b;
+    o.cuda_threads_per_block = block_b;
+    return o;
+  }
+};
+
+inline void expect_same_result(const mcubes::result& a, const mcubes::result& b, const std::string& what) {
+  EXPECT_EQ(bits(a.estimate), bits(b.estimate)) << what;
+  EXPECT_EQ(bits(a.error), bits(b.error)) << what;
+  EXPECT_EQ(a.iterations, b.iterations) << what;
+  EXPECT_EQ(a.status, b.status) << what;
+}
+
+inline mcubes::vegas_options small_vegas(std::uint64_t calls = 200000) {
+  mcubes::vegas_options o;
+  o.calls_per_iteration = calls;
+  o.max_iterations = 20;
+  o.adapt_iterations = 8;
+  o.skip = 4;
+  o.min_iterations = 5;
+  o.rel_tol = 1e-3;
+  o.seed = 77;
+  return o;
+}
+
+// ---- Vegas (one call), dimensions 1 and 32 of the suite
+
+inline void vegas_f4_dimensions(const settings& s) {
+  {
+    const mcubes::vegas_options o = s.first(small_vegas());
+    const mcubes::result r = mcubes::vegas<1>(mcubes::suite::f4_gaussian{}, mcubes::region<1>::unit(), o);
+    EXPECT_EQ(r.backend, mcubes::to_string(s.kind));
+    EXPECT_LE(std::fabs(r.estimate - mcubes::suite::exact_f4(1)) / r.error, max_pull) << "f4 d = 1";
+    expect_same_result(r, mcubes::vegas<1>(mcubes::suite::f4_gaussian{}, mcubes::region<1>::unit(), s.second(small_vegas())),
+                       "f4 d = 1");
+  }
+  {
+    mcubes::vegas_options o = s.first(small_vegas(100000));
+    o.max_iterations = 10;
+    o.adapt_iterations = 5;
+    o.skip = 2;
+    const mcubes::result r = mcubes::vegas<32>(mcubes::suite::f4_gaussian{}, mcubes::region<32>::unit(), o);
+    // a 1.6e-37 peak in 32 dimensions: any status, but an honest one
+    if (r.accumulated > 0 && std::isfinite(r.error) && r.status == mcubes::status::converged) {
+      EXPECT_LE(std::fabs(r.estimate - mcubes::suite::exact_f4(32)) / r.error, max_pull) << "f4 d = 32";
+    }
+    mcubes::vegas_options o2 = s.second(small_vegas(100000));
+    o2.max_iterations = 10;
+    o2.adapt_iterations = 5;
+    o2.skip = 2;
+    expect_same_result(r, mcubes::vegas<32>(mcubes::suite::f4_gaussian{}, mcubes::region<32>::unit(), o2), "f4 d = 32");
+  }
+}
+
+// ---- the integrator
+
+/// Train with the map adapting, then measure with it frozen: bitwise one vegas() call that adapts
+/// for the training iterations and skips them.
+inline void integrator_train_then_measure_is_vegas(const settings& s) {
+  const auto reg = mcubes::region<4>::unit();
+  const mcubes::suite::f2_product_peak f{};
+  mcubes::vegas_options all = s.first(small_vegas());
+  all.max_iterations = 16;
+  all.adapt_iterations = 6;
+  all.skip = 6;
+  all.min_iterations = 10;  // no convergence before the end
+  all.rel_tol = 1e-12;
+  const mcubes::result one = mcubes::vegas<4>(f, reg, all);
+
+  mcubes::integrator<4> integ(reg, all);
+  mcubes::vegas_options train = all;
+  train.max_iterations = 6;
+  train.min_iterations = 1;
+  train.skip = 0;
+  train.adapt_iterations = 6;
+  integ.integrate(f, train);
+  EXPECT_EQ(integ.state().next_iteration, 6);
+  mcubes::vegas_options measure = all;
+  measure.max_iterations = 10;
+  measure.adapt_iterations = 0;
+  measure.skip = 0;
+  const mcubes::result two = integ.integrate(f, measure);
+  EXPECT_EQ(bits(two.estimate), bits(one.estimate));
+  EXPECT_EQ(bits(two.error), bits(one.error));
+  EXPECT_EQ(bits(two.chi2_dof), bits(one.chi2_dof));
+  ASSERT_EQ(two.records.size(), 10u);
+  for (std::size_t k = 0; k < 10; ++k) {
+    EXPECT_EQ(two.records[k].index, one.records[6 + k].index);
+    EXPECT_EQ(bits(two.records[k].estimate), bits(one.records[6 + k].estimate)) << "iteration " << 6 + k;
+  }
+  // reset: a uniform map at iteration 0 again, the one-call result again
+  integ.reset();
+  expect_same_result(integ.integrate(f, all), one, "after reset");
+}
+
+/// Save / load round-trips the map and the state bitwise, and the loaded integrator continues with
+/// the bits of the saved one; a map of another dimension or bin count is refused.
+inline void integrator_map_save_load(const settings& s, const std::string& dir) {
+  const auto reg = mcubes::region<3>::unit();
+  const mcubes::suite::f3_corner_peak f{};
+  mcubes::vegas_options o = s.first(small_vegas());
+  o.max_iterations = 5;
+  o.adapt_iterations = 5;
+  o.skip = 0;
+  o.min_iterations = 5;
+  o.rel_tol = 1e-12;
+  mcubes::integrator<3> a(reg, o);
+  a.integrate(f);
+  const std::string path = dir + "/mcubes_map_test.json";
+  mcubes::save_map(a, path);
+
+  mcubes::integrator<3> b(reg, o);
+  mcubes::load_map(b, path);
+  const std::vector<double> ea = a.edges(), eb = b.edges();
+  ASSERT_EQ(ea.size(), eb.size());
+  for (std::size_t i = 0; i < ea.size(); ++i) ASSERT_EQ(bits(ea[i]), bits(eb[i])) << "edge " << i;
+  EXPECT_EQ(b.state().next_iteration, a.state().next_iteration);
+  EXPECT_EQ(bits(b.state().reference), bits(a.state().reference));
+  expect_same_result(b.integrate(f), a.integrate(f), "continued after load");
+
+  mcubes::vegas_options other = o;
+  other.n_bins = 100;
+  mcubes::integrator<3> c(reg, other);
+  EXPECT_THROW(mcubes::load_map(c, path), mcubes::invalid_input);
+  mcubes::integrator<2> d(mcubes::region<2>::unit(), o);
+  EXPECT_THROW(mcubes::load_map(d, path), mcubes::invalid_input);
+  std::vector<double> bad = ea;
+  bad[5] = bad[4];  // not strictly increasing
+  EXPECT_THROW(b.set_edges(bad), mcubes::invalid_input);
+  std::remove(path.c_str());
+}
+
+// ---- plain Monte Carlo, the midpoint rule, pi
+
+inline void plain_mc_within_and_bitwise(const settings& s) {
+  mcubes::plain_mc_options o;
+  o.samples = 3000017;
+  o.seed = 5;
+  const auto reg = mcubes::region<3>::unit();
+  const mcubes::result a = mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, s.first(o));
+  EXPECT_EQ(a.backend, mcubes::to_string(s.kind));
+  EXPECT_LE(std::fabs(a.estimate - mcubes::suite::exact_f3(3)) / a.error, max_pull);
+  expect_same_result(a, mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, s.second(o)), "plain_mc");
+}
+
+struct cubic {
+  MCUBES_HOST_DEVICE double operator()(const mcubes::point<2>& x) const { return x[0] * x[0] + 3 * x[0] * x[1] + 1.0; }
+};
+
+inline void midpoint_within_and_bitwise(const settings& s) {
+  mcubes::midpoint_options o;
+  o.rel_tol = 1e-6;
+  const auto reg = mcubes::region<2>::unit();
+  // exact: 1/3 + 3/4 + 1; the rule's error for x^2 is -1/(12 n^2) per axis
+  const mcubes::result a = mcubes::midpoint<2>(cubic{}, reg, 999, s.first(o));
+  const double exact = 1.0 / 3 + 0.75 + 1.0;
+  EXPECT_NEAR(a.estimate, exact - 1.0 / (12.0 * 999 * 999), 1e-13);
+  EXPECT_LE(std::fabs(a.estimate - exact), a.error);
+  expect_same_result(a, mcubes::midpoint<2>(cubic{}, reg, 999, s.second(o)), "midpoint");
+}
+
+inline void pi_same_hits(const settings& s) {
+  mcubes::pi_options o;
+  o.samples = 20000001;
+  o.seed = 3;
+  const mcubes::pi_mc_result a = mcubes::pi_monte_carlo(s.first(o));
+  mcubes::pi_options cpu = o;
+  cpu.backend = mcubes::backend_kind::cpu;
+  EXPECT_EQ(a.hits, mcubes::pi_monte_carlo(cpu).hits);  // every backend counts the same hits
+  EXPECT_EQ(a.hits, mcubes::pi_monte_carlo(s.second(o)).hits);
+  EXPECT_LE(std::fabs(a.estimate - 3.14159265358979323846) / a.error, max_pull);
+}
+
+}  // namespace mcubes_methods
