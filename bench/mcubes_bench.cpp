@@ -182,26 +182,19 @@ int trace_one(const std::string& name, const F& f, vegas_options o) {
 
 int trace(const std::string& name, vegas_options o) {
   print_header(o);
-  if (name == "f2") return trace_one<6>(name, suite::f2_product_peak{}, o);
-  if (name == "f3") return trace_one<3>(name, suite::f3_corner_peak{}, o);
-  if (name == "f4") return trace_one<8>(name, suite::f4_gaussian{}, o);
-  if (name == "f5") return trace_one<8>(name, suite::f5_c0{}, o);
-  if (name == "f6") return trace_one<6>(name, suite::f6_discontinuous{}, o);
-  if (name == "fA") return trace_one<6>(name, suite::fA_sin_sum{}, o);
-  if (name == "fB") return trace_one<9>(name, suite::fB_narrow_gaussian{}, o);
-  throw invalid_input("trace: unknown integrand " + name);
+  return suite::visit_integrand<int>(name, [&](auto d) {
+    using Desc = decltype(d);
+    return trace_one<Desc::study_dim>(name, typename Desc::functor{}, o);
+  });
 }
 
 int reference(vegas_options o, int runs) {
   print_header(o);
   std::printf("int  d      ncall titr  ita skip | median time, iterations, evaluations, evaluations/s | estimate, error, true rel. error, pull, status (median of %d runs after a warm-up)\n", runs);
-  reference_row<6>("f2", suite::f2_product_peak{}, o, runs);
-  reference_row<3>("f3", suite::f3_corner_peak{}, o, runs);
-  reference_row<8>("f4", suite::f4_gaussian{}, o, runs);
-  reference_row<8>("f5", suite::f5_c0{}, o, runs);
-  reference_row<6>("f6", suite::f6_discontinuous{}, o, runs);
-  reference_row<6>("fA", suite::fA_sin_sum{}, o, runs);
-  reference_row<9>("fB", suite::fB_narrow_gaussian{}, o, runs);
+  suite::for_each_integrand([&](auto d) {
+    using Desc = decltype(d);
+    if constexpr (Desc::in_reference_table) reference_row<Desc::study_dim>(Desc::name, typename Desc::functor{}, o, runs);
+  });
   return 0;
 }
 
@@ -591,14 +584,11 @@ int accuracy(vegas_options o, const accuracy_args& a) {
     std::printf("int  d       tol      calls titr | runs conv | med.rel   max.rel   | <=tol  <=2sig max.r/tol | median time\n");
   accuracy_totals tot;
   for (const auto& nm : names) {
-    if (nm == "f1") accuracy_integrand<3>(nm, suite::f1_oscillatory{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "f2") accuracy_integrand<6>(nm, suite::f2_product_peak{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "f3") accuracy_integrand<3>(nm, suite::f3_corner_peak{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "f4") accuracy_integrand<8>(nm, suite::f4_gaussian{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "f5") accuracy_integrand<8>(nm, suite::f5_c0{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "f6") accuracy_integrand<6>(nm, suite::f6_discontinuous{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "fA") accuracy_integrand<6>(nm, suite::fA_sin_sum{}, o, a, max_evals, csv, sum, tot);
-    if (nm == "fB") accuracy_integrand<9>(nm, suite::fB_narrow_gaussian{}, o, a, max_evals, csv, sum, tot);
+    suite::visit_integrand<int>(nm, [&](auto d) {
+      using Desc = decltype(d);
+      accuracy_integrand<Desc::study_dim>(nm, typename Desc::functor{}, o, a, max_evals, csv, sum, tot);
+      return 0;
+    });
   }
   if (csv) std::fclose(csv);
   if (sum) std::fclose(sum);

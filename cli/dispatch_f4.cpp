@@ -1,8 +1,6 @@
 /// @file cli/dispatch_f4.cpp
-/// Runner of the Gaussian integrand f4 for d = 1..max_cli_dim (its own translation unit: see
-/// integrand_dispatch.hpp for why the dispatch is split).
-#include "integrand_dispatch.hpp"
+/// The runner of f4 on the CPU, every dimension of the integrand (its own translation unit:
+/// dispatch_impl.hpp says why).
+#include "dispatch_impl.hpp"
 
-namespace mcubes::cli {
-result run_f4(const run_request& rq) { return run_any_dim<suite::f4_gaussian>(rq); }
-}  // namespace mcubes::cli
+template mcubes::result mcubes::cli::run_integrand<mcubes::suite::f4_desc>(const run_request&);

@@ -1,8 +1,6 @@
 /// @file cli/dispatch_f5.cpp
-/// Runner of the C0 integrand f5 for d = 1..max_cli_dim (its own translation unit: see
-/// integrand_dispatch.hpp for why the dispatch is split).
-#include "integrand_dispatch.hpp"
+/// The runner of f5 on the CPU, every dimension of the integrand (its own translation unit:
+/// dispatch_impl.hpp says why).
+#include "dispatch_impl.hpp"
 
-namespace mcubes::cli {
-result run_f5(const run_request& rq) { return run_any_dim<suite::f5_c0>(rq); }
-}  // namespace mcubes::cli
+template mcubes::result mcubes::cli::run_integrand<mcubes::suite::f5_desc>(const run_request&);

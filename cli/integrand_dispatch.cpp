@@ -1,18 +1,17 @@
 /// @file cli/integrand_dispatch.cpp
-/// The table from suite integrand names to their runners (cli/dispatch_<name>.cpp).
+/// Names to runners, from the suite registry (suite/registry.hpp).
 #include "integrand_dispatch.hpp"
+
+#include <mcubes/suite/registry.hpp>
 
 namespace mcubes::cli {
 
 runner find_runner(const std::string& name) {
-  static const struct {
-    const char* name;
-    runner run;
-  } table[] = {{"f1", &run_f1}, {"f2", &run_f2}, {"f3", &run_f3}, {"f4", &run_f4},
-               {"f5", &run_f5}, {"f6", &run_f6}, {"fA", &run_fA}, {"fB", &run_fB}};
-  for (const auto& t : table)
-    if (name == t.name) return t.run;
-  return nullptr;
+  runner r = nullptr;
+  suite::for_each_integrand([&](auto d) {
+    if (name == decltype(d)::name) r = &run_integrand<decltype(d)>;
+  });
+  return r;
 }
 
 }  // namespace mcubes::cli

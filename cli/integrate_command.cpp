@@ -118,7 +118,7 @@ constexpr long long max_count_option = 1000000000;
 /// The dimension of the run: --dim if given (checked against the integrand), else its default.
 int resolve_dim(const integrate_args& a, const suite::entry& e) {
   if (a.dim_opt->count() == 0) return e.default_dim;
-  if (e.any_dim) return static_cast<int>(parse_int(a.dim, "--dim for " + e.name, 1, std::min(max_cli_dim, e.max_dim)));
+  if (e.any_dim) return static_cast<int>(parse_int(a.dim, "--dim for " + e.name, 1, e.max_dim));
   const long long dim = parse_int(a.dim, "--dim", std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
   {
     MCUBES_EXPECTS(dim == e.default_dim, "--dim for ", e.name, " must be ", e.default_dim,

@@ -258,65 +258,6 @@ inline double exact_fB() {
   return static_cast<double>(std::pow(std::erf(1.0L / (sigma * std::sqrt(2.0L))), 9.0L));
 }
 
-/// Settings of one run as in the paper's reference code (the reference m-Cubes code, table 1).
-struct run_settings {
-  std::uint64_t calls;   ///< ncall: integrand evaluations per iteration (vegas_options::calls_per_iteration)
-  int max_iterations;    ///< titer (vegas_options::max_iterations)
-  int adapt_iterations;  ///< ita (vegas_options::adapt_iterations)
-  int skip;              ///< leading iterations left out of the weighted estimate (vegas_options::skip)
-};
-
-/// One integrand of the suite with its region, exact value and paper settings.
-struct entry {
-  std::string name;          ///< "f1".."f6", "fA", "fB"
-  std::string description;   ///< the formula in words
-  int default_dim;           ///< the paper's dimension (f1: 5, our choice; f1 is not in the paper's table)
-  bool any_dim;              ///< true for f1..f6 (any d in 1..max_dim); false for fA (6-D) and fB (9-D)
-  double lower, upper;       ///< the same bounds on every axis
-  run_settings paper;        ///< the reference m-Cubes code table 1 (f1: our choice, see entries())
-  double (*exact)(int d);    ///< exact value in dimension d (@throws invalid_input outside 1..max_dim,
-                             ///< or d != default_dim when !any_dim)
-  int max_dim;               ///< largest dimension with a claimed exact value (default_dim if !any_dim)
-};
-
-namespace detail {
-inline double exact_fA_dim(int d) {
-  MCUBES_EXPECTS(d == 6, "suite: the exact value of fA is tabulated for d = 6 only, got ", d);
-  return exact_fA();
-}
-inline double exact_fB_dim(int d) {
-  MCUBES_EXPECTS(d == 9, "suite: the exact value of fB is tabulated for d = 9 only, got ", d);
-  return exact_fB();
-}
-}  // namespace detail
-
-/// The suite in the order f1..f6, fA, fB. Settings from the reference m-Cubes code, table 1 (ncall, titer,
-/// ita, skip). f1 is not in that table; our choice is (1e6, 100, 20, 5), the settings of f4 and f5:
-/// f1 is smooth, so the map gains little and the error comes down through stratification. At
-/// d = 5 (value 0.0202, small against |f| <= 1) a run converges to rel_tol 1e-3 in about 50
-/// iterations (4e7 evaluations); at d = 3 in 10-20 iterations.
-inline const std::vector<entry>& entries() {
-  static const std::vector<entry> table = {
-      {"f1", "oscillatory cos(sum i*x_i)", 5, true, 0.0, 1.0, {1000000, 100, 20, 5}, &exact_f1, max_suite_dim},
-      {"f2", "product peak prod (1/50^2 + (x_i-1/2)^2)^-1", 6, true, 0.0, 1.0, {10000000, 100, 40, 10}, &exact_f2,
-       max_suite_dim},
-      {"f3", "corner peak (1 + sum i*x_i)^(-d-1)", 3, true, 0.0, 1.0, {10000000, 100, 20, 0}, &exact_f3, max_suite_dim},
-      {"f4", "Gaussian exp(-625 sum (x_i-1/2)^2)", 8, true, 0.0, 1.0, {1000000, 100, 20, 5}, &exact_f4, max_suite_dim},
-      {"f5", "C0 exp(-10 sum |x_i-1/2|)", 8, true, 0.0, 1.0, {1000000, 100, 20, 5}, &exact_f5, max_suite_dim},
-      {"f6", "discontinuous exp(sum (i+4) x_i) if all x_i < (3+i)/10, else 0", 6, true, 0.0, 1.0,
-       {10000000, 100, 20, 5}, &exact_f6, max_suite_dim},
-      {"fA", "sin(sum x_i) over (0,10)^6", 6, false, 0.0, 10.0, {2000000000, 10, 0, 0}, &detail::exact_fA_dim, 6},
-      {"fB", "narrow Gaussian (2 pi 0.01^2)^(-9/2) exp(-sum x_i^2 / (2 0.01^2)) over (-1,1)^9", 9, false, -1.0, 1.0,
-       {100000000, 15, 10, 10}, &detail::exact_fB_dim, 9},
-  };
-  return table;
-}
-
-/// The entry named `name` ("f1".."f6", "fA", "fB"; exact match), or nullptr if there is none.
-inline const entry* find(const std::string& name) {
-  for (const entry& e : entries())
-    if (e.name == name) return &e;
-  return nullptr;
-}
-
 }  // namespace mcubes::suite
+
+#include "suite/registry.hpp"  // the compile-time registry and the run-time table made from it

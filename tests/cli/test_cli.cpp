@@ -323,6 +323,20 @@ TEST(Cli, CudaBackendWithoutCudaIsARuntimeFailure) {
   EXPECT_NE(err[0].find("(use --backend cpu or auto)"), std::string::npos) << err[0];
 }
 
+// Every integrand runs in every dimension of the suite registry (1..32 for f1..f6) on every backend
+// of the build: the CPU here, and the GPU where a device is present (--backend auto). The exit
+// status is 0 or 1 (converged or not), never a failure.
+TEST(Cli, F4RunsInDimensions1And32OnEveryBackend) {
+  for (const char* backend : {"cpu", "auto"})
+    for (const char* dim : {"1", "32"}) {
+      const std::string args = std::string("integrate f4 --dim ") + dim + " --backend " + backend +
+                               " --calls-per-iter 1e5 --max-iterations 6 --skip 1 --min-iterations 2";
+      const cli_run r = run_cli(args);
+      EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << args << "\n" << r.err;
+      EXPECT_NE(r.out.find(std::string("), d = ") + dim + ","), std::string::npos) << args << "\n" << r.out;
+    }
+}
+
 TEST(Cli, HelpExitsZero) {
   for (const char* args : {"--help", "integrate --help", "list --help"}) {
     const cli_run r = run_cli(args);

@@ -444,3 +444,34 @@ TEST(SuiteTable, DimensionPreconditions) {
 }
 
 }  // namespace
+
+// The registry (suite/registry.hpp) is the one list: its run-time table has one entry per
+// descriptor, in order, with unique names; every dimension a descriptor offers has a finite exact
+// value, and visit_dimension reaches exactly those dimensions.
+TEST(SuiteRegistry, TableAndDescriptorsAgree) {
+  std::vector<std::string> names;
+  std::size_t i = 0;
+  mcubes::suite::for_each_integrand([&](auto d) {
+    using Desc = decltype(d);
+    ASSERT_LT(i, mcubes::suite::entries().size());
+    const mcubes::suite::entry& e = mcubes::suite::entries()[i++];
+    EXPECT_EQ(e.name, Desc::name);
+    EXPECT_EQ(e.max_dim, Desc::max_dim);
+    EXPECT_EQ(mcubes::suite::find(Desc::name), &e);
+    EXPECT_LT(Desc::lower, Desc::upper);
+    EXPECT_TRUE(Desc::default_dim >= Desc::min_dim && Desc::default_dim <= Desc::max_dim);
+    EXPECT_TRUE(Desc::study_dim >= Desc::min_dim && Desc::study_dim <= Desc::max_dim);
+    for (int dim = Desc::min_dim; dim <= Desc::max_dim; ++dim) {
+      EXPECT_TRUE(std::isfinite(Desc::exact(dim))) << Desc::name << " d = " << dim;
+      EXPECT_EQ((mcubes::suite::visit_dimension<Desc, int>(dim, [](auto c) { return decltype(c)::value; })), dim);
+    }
+    EXPECT_THROW((mcubes::suite::visit_dimension<Desc, int>(Desc::max_dim + 1, [](auto c) { return decltype(c)::value; })),
+                 mcubes::invalid_input);
+    EXPECT_THROW((mcubes::suite::visit_dimension<Desc, int>(Desc::min_dim - 1, [](auto c) { return decltype(c)::value; })),
+                 mcubes::invalid_input);
+    for (const auto& n : names) EXPECT_NE(n, Desc::name);
+    names.push_back(Desc::name);
+  });
+  EXPECT_EQ(i, mcubes::suite::entries().size());
+  EXPECT_THROW(mcubes::suite::visit_integrand<int>("f7", [](auto) { return 0; }), mcubes::invalid_input);
+}

@@ -1,0 +1,6 @@
+/// @file cli/integrate_cuda_f1.cu
+/// The CUDA runner of f1, every dimension of the integrand (its own translation unit:
+/// integrate_cuda_impl.cuh says why).
+#include "integrate_cuda_impl.cuh"
+
+template mcubes::result mcubes::cli::run_integrand_cuda<mcubes::suite::f1_desc>(const run_request&);
