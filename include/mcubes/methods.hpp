@@ -32,6 +32,7 @@
 #include "backend/cpu.hpp"
 #include "error.hpp"
 #include "execution.hpp"
+#include "integrand.hpp"
 #include "options.hpp"
 #include "region.hpp"
 #include "result.hpp"
@@ -93,8 +94,12 @@ decltype(auto) on_backend(const execution& ex, Fn&& fn) {
 /// @throws as vegas_continue and on_backend.
 template <int D, class F>
 result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, const iteration_callback& on_iteration = {}) {
-  validate(opt, D);
-  return on_backend(opt, [&](auto& backend) { return vegas_with<D>(f, reg, opt, backend, on_iteration); });
+  if constexpr (check_integrand_here<D, F>()) {
+    validate(opt, D);
+    return on_backend(opt, [&](auto& backend) { return vegas_with<D>(f, reg, opt, backend, on_iteration); });
+  } else {
+    return {};
+  }
 }
 
 /// The same as vegas (the name the library used first for the entry with the CUDA backend).
@@ -108,16 +113,24 @@ result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {}
 /// status, determinism). @throws as plain_mc_with and on_backend.
 template <int D, class F>
 result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
-  validate(opt);
-  return on_backend(opt, [&](auto& backend) { return plain_mc_with<D>(f, reg, opt, backend); });
+  if constexpr (check_integrand_here<D, F>()) {
+    validate(opt);
+    return on_backend(opt, [&](auto& backend) { return plain_mc_with<D>(f, reg, opt, backend); });
+  } else {
+    return {};
+  }
 }
 
 /// The tensor-product midpoint rule with n_per_axis points per axis over `reg` on the backend of
 /// opt (algorithm/midpoint.hpp). @throws as midpoint_with and on_backend.
 template <int D, class F>
 result midpoint(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt = {}) {
-  validate(opt);
-  return on_backend(opt, [&](auto& backend) { return midpoint_with<D>(f, reg, n_per_axis, opt, backend); });
+  if constexpr (check_integrand_here<D, F>()) {
+    validate(opt);
+    return on_backend(opt, [&](auto& backend) { return midpoint_with<D>(f, reg, n_per_axis, opt, backend); });
+  } else {
+    return {};
+  }
 }
 
 /// The 1-D composite midpoint rule with N points on [a, b]:
@@ -211,6 +224,14 @@ class integrator {
   /// otherwise as vegas_continue.
   template <class F>
   result integrate(const F& f, const vegas_options& opt, const iteration_callback& on_iteration = {}) {
+    if constexpr (check_integrand_here<D, F>())
+      return run(f, opt, on_iteration);
+    else
+      return {};
+  }
+ private:
+  template <class F>
+  result run(const F& f, const vegas_options& opt, const iteration_callback& on_iteration) {
     MCUBES_EXPECTS(opt.backend == options_.backend && opt.device == options_.device &&
                        opt.cuda_threads_per_block == options_.cuda_threads_per_block && opt.threads == options_.threads,
                    "an integrator's backend is fixed at construction: the options' backend, device, "
@@ -223,6 +244,7 @@ class integrator {
     return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, on_iteration);
   }
 
+ public:
   /// Back to a uniform map at iteration 0, keeping the backend's resources.
   void reset() {
     set_edges(adaptive_map<D>(n_bins()).edges());
