@@ -4,7 +4,7 @@
 #   install-deps.sh --tests   also what command 2 needs (scripts/test.sh: GoogleTest, GSL for a
 #                             reference benchmark and a test, Python with matplotlib for bench/*.py)
 set -euo pipefail
-pkgs=(g++ cmake make librandom123-dev libcli11-dev nlohmann-json3-dev)
+pkgs=(g++ cmake make librandom123-dev libboost-math-dev libcli11-dev nlohmann-json3-dev)
 case "${1:-}" in
   "") ;;
   --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib) ;;
