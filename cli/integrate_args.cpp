@@ -1,0 +1,157 @@
+/// @file cli/integrate_args.cpp
+/// The command line of `mcubes integrate` (integrate_args.hpp).
+#include "integrate_args.hpp"
+
+#include <cctype>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include <mcubes/error.hpp>
+
+namespace mcubes::cli {
+
+namespace {
+
+/// Rewrites the vegas_options field names in a message of mcubes::validate as the command-line
+/// options that set them ("n_bins must be ..." -> "--bins must be ..."); whole words only.
+std::string with_option_names(const std::string& message) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"rel_tol", "--rel-tol"},
+      {"abs_tol", "--abs-tol"},
+      {"calls_per_iteration", "--calls-per-iter"},
+      {"max_iterations", "--max-iterations"},
+      {"adapt_iterations", "--adapt-iterations"},
+      {"min_iterations", "--min-iterations"},
+      {"skip", "--skip"},
+      {"max_chi2_dof", "--max-chi2-dof"},
+      {"n_bins", "--bins"},
+      {"alpha", "--alpha"},
+      {"threads", "--threads"},
+  };
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < message.size()) {
+    bool replaced = false;
+    if (i == 0 || !is_word(message[i - 1])) {
+      for (const auto& [field, option] : names) {
+        const std::size_t n = std::char_traits<char>::length(field);
+        if (message.compare(i, n, field) == 0 && (i + n == message.size() || !is_word(message[i + n]))) {
+          out += option;
+          i += n;
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) out += message[i++];
+  }
+  return out;
+}
+
+/// Largest integer an iteration-count option accepts (every count of iterations is an int).
+constexpr long long max_count_option = 1000000000;
+
+}  // namespace
+
+void add_integrate_options(CLI::App& sub, integrate_args& a) {
+  sub.add_option("integrand", a.name, "Name of the integrand (see 'mcubes list')")->required();
+  a.dim_opt = sub.add_option("--dim", a.dim,
+                               "Dimension d: 1..32 for f1..f6 (default: the integrand's default), fixed for fA (6) "
+                               "and fB (9)");
+  sub.add_option("--rel-tol", a.rel_tol, "Relative tolerance: stop when error <= max(abs-tol, rel-tol*|estimate|)")
+      ->capture_default_str();
+  sub.add_option("--abs-tol", a.abs_tol, "Absolute tolerance")->capture_default_str();
+  a.calls_opt = sub.add_option("--calls-per-iter", a.calls,
+                                 "[paper] Integrand evaluations per iteration (at most; the header shows those used), "
+                                 "e.g. 1000000 or 1e6")
+                     ->type_name("N");
+  a.max_iterations_opt = sub.add_option("--max-iterations", a.max_iterations, "[paper] Iterations at most");
+  a.adapt_iterations_opt =
+      sub.add_option("--adapt-iterations", a.adapt_iterations, "[paper] Leading iterations that adapt the map");
+  a.skip_opt = sub.add_option("--skip", a.skip, "[paper] Leading iterations left out of the weighted estimate");
+  sub.add_option("--min-iterations", a.min_iterations,
+                  "Accumulated iterations needed before convergence is declared")
+      ->capture_default_str();
+  sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
+  sub.add_option("--bins", a.bins, "Bins per axis of the adaptive map, 2..2^20")->capture_default_str();
+  sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
+      ->capture_default_str();
+  sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
+  sub.add_option("--seed", a.common.seed, "Seed of the random streams (an integer in [0, 2^64))")
+      ->capture_default_str()
+      ->type_name("UINT");
+  a.threads_opt = sub.add_option("--threads", a.common.threads,
+                                   "CPU threads, at least 1 (default: all cores); never changes the result");
+  sub.add_option("--threads-per-block", a.common.threads_per_block,
+                  "CUDA threads per block, a power of two in [32, 1024]; never changes the result")
+      ->capture_default_str();
+  sub.add_option("--backend", a.common.backend,
+                  "Who computes the samples: cpu, cuda or auto (cuda when a device is present)")
+      ->capture_default_str();
+  a.json_opt = sub.add_option("--json", a.json,
+                                "Write a JSON record of the run to FILE ('-': stdout, which then carries only the "
+                                "JSON), replaced atomically after every iteration (status \"running\" until the end); "
+                                "non-finite numbers are written as null")
+                    ->type_name("FILE");
+  a.max_memory_opt = sub.add_option("--max-memory", a.max_memory,
+                                      "Refuse a run whose memory estimate exceeds this (bytes, or e.g. 512M, 8G; "
+                                      "default: the free memory)");
+  sub.add_flag("--dry-run", a.dry_run,
+                "Print the plan (grid, evaluations per iteration, memory, estimated time from a quick calibration) "
+                "and exit");
+  sub.add_flag("--no-progress", a.no_progress, "No progress line on stderr (shown on a terminal by default)");
+  sub.add_flag("--quiet,-q", a.quiet, "Print only the final result line");
+}
+
+std::string known_names() {
+  std::string s;
+  for (const suite::entry& e : suite::entries()) s += (s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+
+int resolve_dim(const integrate_args& a, const suite::entry& e) {
+  if (a.dim_opt->count() == 0) return e.default_dim;
+  if (e.any_dim) return static_cast<int>(parse_int(a.dim, "--dim for " + e.name, 1, e.max_dim));
+  const long long dim = parse_int(a.dim, "--dim", std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+  {
+    MCUBES_EXPECTS(dim == e.default_dim, "--dim for ", e.name, " must be ", e.default_dim,
+                   " (its dimension is fixed), got ", dim);
+  }
+  return static_cast<int>(dim);
+}
+
+vegas_options resolve_options(const integrate_args& a, const suite::entry& e, int dim) {
+  vegas_options o;
+  const double big = std::numeric_limits<double>::max();
+  o.rel_tol = parse_real(a.rel_tol, "--rel-tol", 0, big);
+  o.abs_tol = parse_real(a.abs_tol, "--abs-tol", 0, big);
+  o.calls_per_iteration = a.calls_opt->count() ? parse_count(a.calls, "--calls-per-iter") : e.paper.calls;
+  auto count = [&](const std::string& text, const char* option, long long min, long long max = max_count_option) {
+    return static_cast<int>(parse_int(text, option, min, max));
+  };
+  o.max_iterations =
+      a.max_iterations_opt->count() ? count(a.max_iterations, "--max-iterations", 1) : e.paper.max_iterations;
+  o.adapt_iterations =
+      a.adapt_iterations_opt->count() ? count(a.adapt_iterations, "--adapt-iterations", 0) : e.paper.adapt_iterations;
+  o.skip = a.skip_opt->count() ? count(a.skip, "--skip", 0) : e.paper.skip;
+  o.min_iterations = count(a.min_iterations, "--min-iterations", 1);
+  o.max_chi2_dof = parse_real(a.max_chi2_dof, "--max-chi2-dof", 0, big);
+  o.n_bins = count(a.bins, "--bins", 2, 1 << 20);
+  o.alpha = parse_real(a.alpha, "--alpha", 0, max_alpha);
+  o.symmetric_map = a.symmetric_map;
+  const common_values c = parse_common(a.common, a.threads_opt->count() > 0);
+  o.seed = c.seed;
+  o.threads = c.threads;
+  o.cuda_threads_per_block = c.threads_per_block;
+  o.backend = c.backend;
+  try {
+    validate(o, dim);
+  } catch (const invalid_input& ex) {
+    throw invalid_input(with_option_names(ex.what()));
+  }
+  return o;
+}
+
+}  // namespace mcubes::cli

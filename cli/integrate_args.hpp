@@ -1,0 +1,67 @@
+#pragma once
+/// @file cli/integrate_args.hpp
+/// The command line of `mcubes integrate`: its values as text (integrate_args), their registration
+/// on the CLI11 subcommand, and their conversion into a dimension and vegas_options through the one
+/// grammar of parse.hpp. Bad input throws mcubes::invalid_input naming the option.
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include <mcubes/options.hpp>
+#include <mcubes/suite.hpp>
+
+#include "parse.hpp"
+
+namespace mcubes::cli {
+
+/// Values of the command line, bound to the CLI11 options as text and read by parse.hpp's one
+/// grammar. The Option pointers tell which options were given (those with defaults from the
+/// integrand's paper settings).
+struct integrate_args {
+  std::string name;
+  std::string dim;
+  std::string rel_tol = "0.001";
+  std::string abs_tol = "0";
+  std::string calls;
+  std::string max_iterations;
+  std::string adapt_iterations;
+  std::string skip;
+  std::string min_iterations = std::to_string(vegas_options{}.min_iterations);
+  std::string max_chi2_dof = "2";
+  std::string bins = std::to_string(vegas_options{}.n_bins);
+  std::string alpha = "1.5";
+  bool symmetric_map = false;
+  common_args common;
+  std::string json;
+  std::string max_memory;
+  bool quiet = false;
+  bool dry_run = false;
+  bool no_progress = false;
+
+  CLI::Option* dim_opt = nullptr;
+  CLI::Option* calls_opt = nullptr;
+  CLI::Option* max_iterations_opt = nullptr;
+  CLI::Option* adapt_iterations_opt = nullptr;
+  CLI::Option* skip_opt = nullptr;
+  CLI::Option* threads_opt = nullptr;
+  CLI::Option* json_opt = nullptr;
+  CLI::Option* max_memory_opt = nullptr;
+};
+
+/// Registers the options of `integrate` on `sub`, bound to `a`.
+void add_integrate_options(CLI::App& sub, integrate_args& a);
+
+/// "f1, f2, ...": the names of the suite integrands.
+std::string known_names();
+
+/// The dimension of the run: --dim if given (checked against the integrand), else its default.
+/// @throws invalid_input for a bad --dim.
+int resolve_dim(const integrate_args& a, const suite::entry& e);
+
+/// The options of the run: command-line values, the integrand's paper settings for the options
+/// not given. Checks the command-line grammar (parse.hpp); mcubes::validate checks the rest, its
+/// messages naming the command-line options. @throws invalid_input.
+vegas_options resolve_options(const integrate_args& a, const suite::entry& e, int dim);
+
+}  // namespace mcubes::cli
