@@ -9,10 +9,15 @@
 #include <cmath>
 #include <vector>
 
+// Boost.Math in the host compilation only: nvcc's device pass would otherwise parse it as device
+// code (and warn about its long double); chi2_q is host code.
+#if !defined(__CUDA_ARCH__)
 #include <boost/math/special_functions/gamma.hpp>
+#endif
 
 namespace mcubes {
 
+#if !defined(__CUDA_ARCH__)
 /// Boost.Math's error policy for chi2_q: no exception and no errno; a result that underflows is 0.
 using chi2_q_policy = boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
                                                     boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
@@ -29,6 +34,10 @@ inline double chi2_q(double chi2, int dof) {
   if (std::isinf(chi2)) return 0.0;
   return boost::math::gamma_q(0.5 * dof, 0.5 * chi2, chi2_q_policy());
 }
+#else
+/// Host only (declared for the device pass of nvcc, never defined there).
+double chi2_q(double chi2, int dof);
+#endif
 
 /// Running inverse-variance weighted average of independent estimates.
 /// Weights are normalised by the largest one (w_k = v_min / v_k, sdev = sqrt(v_min / sum w_k)),
