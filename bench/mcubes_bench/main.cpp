@@ -1,0 +1,114 @@
+// mcubes-bench: benchmark program (not a test). Prints time and accuracy together.
+//
+//   mcubes-bench reference  [--backend cuda|cpu] [--runs 5] [--threads N] [--tpb 256]
+//       the configurations of the reference m-Cubes code table 1 (same calls per iteration, iterations,
+//       adapting iterations, skip, rel_tol 1e-3); per integrand: median of `runs` runs after one
+//       warm-up run: time, iterations, evaluations, evaluations/s, estimate, error, true rel. error.
+//   mcubes-bench throughput [--backend cuda|cpu] [--calls N] [--breakdown]
+//       one adapting iteration of f4 8-D (default 3e9 calls on CUDA) and non-adapting iterations of
+//       fA 6-D (2e9 calls), in evaluations/s per iteration. --breakdown adds No-Adjust runs of 6-D
+//       integrands over fA's region that cost less than fA: f = 1 (random numbers, bins and
+//       jacobian; the points are not needed) and f = sum x_i (the whole map), so that the cost of
+//       each part of fA's sample is measured, not guessed.
+//   mcubes-bench cpu [--threads N] [--calls N] [--runs 5]
+//       evaluations per CPU-second per thread (process CPU time / evaluations, robust to load) and
+//       per wall second of the CPU backend for f4 8-D and f2 6-D, 10 iterations of 1e6 calls, the
+//       protocol of gsl-vegas-bench (issue: at least twice GSL's monte_vegas per core).
+//   mcubes-bench accuracy [--backend cuda|cpu] [--seeds 100] [--first-seed 1] [--first-level 1] [--levels 9]
+//                         [--integrands f2,f3,...] [--csv FILE] [--summary FILE] [--max-evals E] [--max-calls N]
+//                         [--fail-fast] [--dry-run]
+//       the paper's accuracy study (section 5.1, Figure 1): tolerance ladder 1e-3, 2e-4, ... 2.56e-9
+//       (levels 1..9), N seeds per level; every run to --csv, per-level summary printed and to
+//       --summary. See accuracy_rule() and bench/README-accuracy.md; bench/accuracy_summary.py
+//       merges the CSVs of a study split over several invocations.
+//
+// GPU times are taken with CUDA events around the whole run (the host loop synchronises every
+// iteration, so they equal the wall time of the run); CPU wall times with steady_clock, CPU time
+// with clock_gettime(CLOCK_PROCESS_CPUTIME_ID).
+#include "common.hpp"
+
+int main(int argc, char** argv) {
+  using namespace mcubes_bench;
+  CLI::App app{"mcubes-bench: time and accuracy of mcubes on the reference configurations"};
+  app.require_subcommand(1);
+  std::string backend = "cuda";
+  int runs = 5, threads = 0, tpb = 256;
+  std::uint64_t calls = 0, seed = mcubes::default_seed;
+  auto* ref = app.add_subcommand("reference", "the reference m-Cubes code table 1 configurations");
+  auto* thr = app.add_subcommand("throughput", "evaluations/s of adapting and non-adapting iterations");
+  auto* cpu = app.add_subcommand("cpu", "CPU evaluations/s per thread, f4 8-D and f2 6-D");
+  auto* trc = app.add_subcommand("trace", "one run at the reference settings, every iteration printed");
+  auto* acc = app.add_subcommand("accuracy", "accuracy study (paper section 5.1): tolerance ladder x seeds, CSV + summary");
+  accuracy_args acc_args;
+  acc->add_option("--seeds", acc_args.seeds, "runs per level (default 100), seeds --first-seed .. --first-seed + N - 1")
+      ->check(CLI::Range(1, 100000));
+  acc->add_option("--first-seed", acc_args.first_seed, "first seed (default 1): splits a level's seeds over invocations")
+      ->check(CLI::Range(1, 1000000000));
+  acc->add_option("--first-level", acc_args.first_level, "first ladder level, 1 (rel_tol 1e-3) .. 9 (default 1)")
+      ->check(CLI::Range(1, accuracy_max_level));
+  acc->add_option("--levels", acc_args.last_level, "last ladder level, 1 .. 9 (2.56e-9; the default)")
+      ->check(CLI::Range(1, accuracy_max_level));
+  acc->add_option("--integrands", acc_args.integrands, "comma-separated list (default f2,f3,f4,f5,f6,fA,fB,f1)");
+  acc->add_option("--csv", acc_args.csv, "CSV of every run (with --dry-run: the plan, one line per level)");
+  acc->add_option("--summary", acc_args.summary, "CSV of the per-level summary");
+  acc->add_option("--threads", threads, "CPU threads (0 = all)");
+  acc->add_option("--max-evals", acc_args.max_evals, "evaluation budget of one run (default 2e10 CUDA, 2e9 CPU)")
+      ->check(count_in(1e3, 1e15));
+  acc->add_option("--max-calls", acc_args.max_calls, "cap of calls per iteration (default max(paper calls, budget / 100))")
+      ->check(count_in(2, 1e15));
+  acc->add_flag("--fail-fast", acc_args.fail_fast,
+                "end a level as soon as fewer than half of its seeds can converge (the rest are not run)");
+  acc->add_flag("--dry-run", acc_args.dry_run,
+                "print every level's calls, iterations and budget (and write them to --csv as a plan); run nothing");
+  bool breakdown = false;
+  thr->add_flag("--breakdown", breakdown, "also f = sum x_i and f = 1, 6-D No-Adjust (what each part of fA costs)");
+  std::string trace_name;
+  trc->add_option("integrand", trace_name, "f2..f6, fA, fB")->required();
+  for (auto* s : {ref, thr, cpu, trc}) {
+    s->add_option("--threads", threads, "CPU threads (0 = all)");
+    s->add_option("--seed", seed, "seed");
+  }
+  for (auto* s : {ref, thr, trc, acc}) {
+    s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
+    s->add_option("--tpb", tpb, "CUDA threads per block");
+  }
+  int adapt_tiles = 1, max_blocks = 0;
+  for (auto* s : {ref, thr, trc, acc}) {
+    s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
+        ->check(CLI::Range(1, 1 << 20));
+    s->add_option("--max-blocks", max_blocks, "CUDA: at most this many blocks (0: fill the GPU)")->check(CLI::Range(0, 1 << 30));
+  }
+  for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
+  for (auto* s : {thr, cpu}) s->add_option("--calls", calls, "calls per iteration");
+  CLI11_PARSE(app, argc, argv);
+  mcubes::vegas_options o;
+  o.backend = backend == "cuda" ? mcubes::backend_kind::cuda : mcubes::backend_kind::cpu;
+  o.threads = threads;
+  o.cuda_threads_per_block = tpb;
+  o.seed = seed;
+  try {
+#if defined(MCUBES_HAS_CUDA_BACKEND)
+    bench_policy().adapt_tiles_per_block = adapt_tiles;
+    bench_policy().max_blocks = max_blocks;
+#else
+    (void)adapt_tiles, (void)max_blocks;
+#endif
+#if !defined(MCUBES_HAS_CUDA_BACKEND)
+    if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {
+      std::fprintf(stderr, "mcubes-bench: this build has no CUDA backend; use --backend cpu\n");
+      return 3;
+    }
+#endif
+    if (ref->parsed()) return reference(o, runs);
+    if (trc->parsed()) return trace(trace_name, o);
+    if (acc->parsed()) return accuracy(o, acc_args);
+    if (thr->parsed()) return throughput(o, calls, runs, breakdown);
+    return cpu_rates(o, calls, runs);
+  } catch (const mcubes::invalid_input& e) {
+    std::fprintf(stderr, "mcubes-bench: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mcubes-bench: error: %s\n", e.what());
+    return 3;
+  }
+}
