@@ -267,7 +267,7 @@ class cuda_backend {
 
     // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the flags
     const unsigned T = 1024;
-    cuda_detail::tree_reduce_kernel<<<1, T, 0, stream_>>>(tile_est_.data(), tile_var_.data(), n_tiles,
+    cuda_detail::tree_reduce_kernel<><<<1, T, 0, stream_>>>(tile_est_.data(), tile_var_.data(), n_tiles,
                                                                               width / tile, result_.data(), flags_.data());
     MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result_.data(), result_.data(), sizeof(cuda_detail::pass_result),

@@ -424,7 +424,10 @@ __device__ __forceinline__ void tree_reduce_body(const double* a, const double* 
 /// power of two in [32, 1024]; no dynamic shared memory needed (any given is unused). Thread t
 /// loads its G = width / min(width, blockDim.x) tile values with independent loads (G <= 8), not
 /// through the recursion of pairwise_sum: 4.5 us instead of 10 us for 1526 tile values.
-__global__ void __launch_bounds__(1024) tree_reduce_kernel(const double* a, const double* b, std::uint64_t n,
+/// (A template, so that the kernel has vague linkage: a program may include this header in several
+/// translation units.)
+template <int MaxThreads = 1024>
+__global__ void __launch_bounds__(MaxThreads) tree_reduce_kernel(const double* a, const double* b, std::uint64_t n,
                                                            std::uint64_t width, pass_result* out, device_flags* flags) {
   double sa, sb;
   tree_reduce_body(a, b, n, width, sa, sb);
