@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mcubes_methods {
@@ -185,6 +186,30 @@ inline void plain_mc_within_and_bitwise(const settings& s) {
   EXPECT_EQ(a.backend, mcubes::to_string(s.kind));
   EXPECT_LE(std::fabs(a.estimate - mcubes::suite::exact_f3(3)) / a.error, max_pull);
   expect_same_result(a, mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, s.second(o)), "plain_mc");
+}
+
+/// The suite integrands f1..f6 (in the dimensions below) within 4 sigma of their exact values with
+/// n samples, for two seeds.
+inline void plain_mc_suite_within(const settings& s, std::uint64_t n) {
+  auto check = [&](auto f, auto dim, double exact, const char* name) {
+    constexpr int D = decltype(dim)::value;
+    for (std::uint64_t seed : {11u, 12u}) {
+      mcubes::plain_mc_options o;
+      o.samples = n;
+      o.seed = seed;
+      const mcubes::result r = mcubes::plain_mc<D>(f, mcubes::region<D>::unit(), s.first(o));
+      EXPECT_EQ(r.backend, mcubes::to_string(s.kind));
+      EXPECT_LE(std::fabs(r.estimate - exact), max_pull * r.error) << name << " seed " << seed << ": " << r.estimate
+                                                                    << " +- " << r.error;
+    }
+  };
+  using mcubes::suite::exact_f1;
+  check(mcubes::suite::f1_oscillatory{}, std::integral_constant<int, 5>{}, exact_f1(5), "f1");
+  check(mcubes::suite::f2_product_peak{}, std::integral_constant<int, 3>{}, mcubes::suite::exact_f2(3), "f2");
+  check(mcubes::suite::f3_corner_peak{}, std::integral_constant<int, 3>{}, mcubes::suite::exact_f3(3), "f3");
+  check(mcubes::suite::f4_gaussian{}, std::integral_constant<int, 2>{}, mcubes::suite::exact_f4(2), "f4");
+  check(mcubes::suite::f5_c0{}, std::integral_constant<int, 4>{}, mcubes::suite::exact_f5(4), "f5");
+  check(mcubes::suite::f6_discontinuous{}, std::integral_constant<int, 3>{}, mcubes::suite::exact_f6(3), "f6");
 }
 
 struct cubic {

@@ -15,3 +15,7 @@ TEST(MethodsCpu, IntegratorMapSaveLoadRoundTrips) {
 TEST(MethodsCpu, PlainMcWithinAndBitwise) { mcubes_methods::plain_mc_within_and_bitwise(cpu); }
 TEST(MethodsCpu, MidpointWithinAndBitwise) { mcubes_methods::midpoint_within_and_bitwise(cpu); }
 TEST(MethodsCpu, PiSameHits) { mcubes_methods::pi_same_hits(cpu); }
+
+TEST(MethodsCpu, PlainMcSuiteWithinFourSigma) {
+  mcubes_methods::plain_mc_suite_within(cpu, 2000000);
+}

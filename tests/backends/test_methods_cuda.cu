@@ -57,3 +57,8 @@ TEST(MethodsCuda, TwoIntegratorsOnTwoStreamsGiveTheirSoloBits) {
   mcubes_methods::expect_same_result(ra, a, "f4 4-D beside f2 6-D");
   mcubes_methods::expect_same_result(rb, b, "f2 6-D beside f4 4-D");
 }
+
+TEST(MethodsCuda, PlainMcSuiteWithinFourSigma) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes_methods::plain_mc_suite_within(gpu, 100000000);
+}

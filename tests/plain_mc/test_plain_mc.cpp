@@ -87,24 +87,8 @@ TEST(PlainMC, ErrorIsStableUnderALargeOffset) {
   EXPECT_LE(std::fabs(r.estimate - (1e9 + 0.5)), max_pull * r.error + 1e-6);
 }
 
-template <int D, class F>
-void expect_suite_within(const F& f, double exact, std::uint64_t n, std::uint64_t seed, const char* name) {
-  const mcubes::result r = mcubes::plain_mc<D>(f, mcubes::region<D>::unit(), opts(n, seed));
-  EXPECT_GT(r.error, 0.0) << name;
-  EXPECT_LE(std::fabs(r.estimate - exact), max_pull * r.error)
-      << name << " d=" << D << " seed " << seed << ": " << r.estimate << " +- " << r.error << ", exact " << exact;
-}
-
-TEST(PlainMC, SuiteIntegrandsWithinFourSigma) {
-  for (std::uint64_t seed : {11u, 12u}) {
-    expect_suite_within<5>(mcubes::suite::f1_oscillatory{}, mcubes::suite::exact_f1(5), 1000000, seed, "f1");
-    expect_suite_within<3>(mcubes::suite::f2_product_peak{}, mcubes::suite::exact_f2(3), 2000000, seed, "f2");
-    expect_suite_within<3>(mcubes::suite::f3_corner_peak{}, mcubes::suite::exact_f3(3), 1000000, seed, "f3");
-    expect_suite_within<2>(mcubes::suite::f4_gaussian{}, mcubes::suite::exact_f4(2), 2000000, seed, "f4");
-    expect_suite_within<4>(mcubes::suite::f5_c0{}, mcubes::suite::exact_f5(4), 1000000, seed, "f5");
-    expect_suite_within<3>(mcubes::suite::f6_discontinuous{}, mcubes::suite::exact_f6(3), 1000000, seed, "f6");
-  }
-  // fA over (0,10)^6
+// f1..f6 on both backends: tests/backends/method_tests.hpp (plain_mc_suite_within).
+TEST(PlainMC, FAWithinFourSigma) {  // fA over (0,10)^6
   const mcubes::result r = mcubes::plain_mc<6>(mcubes::suite::fA_sin_sum{}, mcubes::region<6>::cube(0, 10), opts(1000000, 3));
   EXPECT_LE(std::fabs(r.estimate - mcubes::suite::exact_fA()), max_pull * r.error) << r.estimate << " +- " << r.error;
 }
