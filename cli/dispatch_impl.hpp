@@ -5,18 +5,30 @@
 /// (run_backend.hpp). Each (integrand, D) pair is a separate instantiation of the whole sampling
 /// loop (about 0.65 s of g++ -O3 each); included only by the one-line files cli/dispatch_<name>.cpp.
 
+#include <type_traits>
+
 #include <mcubes/suite.hpp>
 
 #include "integrand_dispatch.hpp"
 
 namespace mcubes::cli {
 
-template <class Desc>
-result run_integrand(const run_request& rq) {
+/// Calls run(f, region) with the integrand's functor and its region [lower, upper]^D for the run's
+/// dimension D: every dimension of Desc is compiled in (suite::visit_dimension). Shared by the CPU
+/// runners and the CUDA ones (integrate_cuda_impl.cuh).
+template <class Desc, class Run>
+result run_in_dimension(const run_request& rq, Run&& run) {
   return suite::visit_dimension<Desc, result>(rq.dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
-    return run_on_backend<D>(typename Desc::functor{}, region<D>::cube(Desc::lower, Desc::upper), rq.options, rq.backend,
-                             rq.on_iteration);
+    return run(typename Desc::functor{}, region<D>::cube(Desc::lower, Desc::upper));
+  });
+}
+
+template <class Desc>
+result run_integrand(const run_request& rq) {
+  return run_in_dimension<Desc>(rq, [&](const auto& f, const auto& reg) {
+    constexpr int D = std::decay_t<decltype(reg)>::dim;
+    return run_on_backend<D>(f, reg, rq.options, rq.backend, rq.on_iteration);
   });
 }
 

@@ -34,19 +34,16 @@ struct settings {
   int threads_a, threads_b;  // CPU threads
   int block_a, block_b;      // CUDA threads per block
   template <class O>
-  O first(O o) const {
+  O with(O o, int threads, int block) const {
     o.backend = kind;
-    o.threads = threads_a;
-    o.cuda_threads_per_block = block_a;
+    o.threads = threads;
+    o.cuda_threads_per_block = block;
     return o;
   }
   template <class O>
-  O second(O o) const {
-    o.backend = kind;
-    o.threads = threads_b;
-    o.cuda_threads_per_block = block_b;
-    return o;
-  }
+  O first(O o) const { return with(o, threads_a, block_a); }
+  template <class O>
+  O second(O o) const { return with(o, threads_b, block_b); }
 };
 
 inline void expect_same_result(const mcubes::result& a, const mcubes::result& b, const std::string& what) {
