@@ -18,12 +18,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 #include "algorithm/vegas.hpp"
 #include "core/adaptive_map.hpp"
@@ -94,17 +99,27 @@ void map_from_json(Integrator& integ, const nlohmann::json& j, bool with_state =
   }
 }
 
-/// Writes the integrator's map to `path` (format above), replacing the file atomically.
+/// Writes the integrator's map to `path` (format above), replacing the file atomically (a new file
+/// has mode 0600, that of mkstemp).
 /// @throws error if the file cannot be written (with the path and the reason).
 template <class Integrator>
 void save_map(const Integrator& integ, const std::string& path) {
-  const std::string tmp = path + ".tmp";
+  std::string tmp = path + ".tmp.XXXXXX";  // a unique name beside `path` (mkstemp), so saves never collide
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) throw error("cannot create a temporary file beside " + path + ": " + std::strerror(errno));
+  close(fd);
   {
     std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw error("cannot write " + tmp);
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw error("cannot write " + tmp);
+    }
     out << map_to_json(integ).dump(1) << '\n';
     out.flush();
-    if (!out) throw error("writing " + tmp + " failed (disk full?)");
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw error("writing " + tmp + " failed (disk full?)");
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
