@@ -87,28 +87,6 @@ decltype(auto) on_backend(const execution& ex, Fn&& fn) {
   return fn(backend);
 }
 
-/// Integrates f (`double operator()(const mcubes::point<D>&) const`; trivially copyable with a
-/// __host__ __device__ operator for CUDA) over `reg` with m-Cubes on the backend of opt (see
-/// vegas_continue for the algorithm, the statuses, determinism and exceptions). `on_iteration`, if
-/// given, is called after every iteration and may stop the run (result.hpp).
-/// @throws as vegas_continue and on_backend.
-template <int D, class F>
-result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, const iteration_callback& on_iteration = {}) {
-  if constexpr (check_integrand_here<D, F>()) {
-    validate(opt, D);
-    return on_backend(opt, [&](auto& backend) { return vegas_with<D>(f, reg, opt, backend, on_iteration); });
-  } else {
-    return {};
-  }
-}
-
-/// The same as vegas (the name the library used first for the entry with the CUDA backend).
-template <int D, class F>
-result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {},
-                 const iteration_callback& on_iteration = {}) {
-  return vegas<D>(f, reg, opt, on_iteration);
-}
-
 /// Plain Monte Carlo of f over `reg` on the backend of opt (algorithm/plain_mc.hpp: formula,
 /// status, determinism). @throws as plain_mc_with and on_backend.
 template <int D, class F>
@@ -294,6 +272,29 @@ class integrator {
   device_map<D> cuda_map_;
 #endif
 };
+
+/// Integrates f (`double operator()(const mcubes::point<D>&) const`; trivially copyable with a
+/// __host__ __device__ operator for CUDA) over `reg` with m-Cubes on the backend of opt: one
+/// integrator's integrate() from a uniform map (see vegas_continue for the algorithm, the statuses,
+/// determinism and exceptions). `on_iteration`, if
+/// given, is called after every iteration and may stop the run (result.hpp).
+/// @throws as vegas_continue and on_backend.
+template <int D, class F>
+result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, const iteration_callback& on_iteration = {}) {
+  if constexpr (check_integrand_here<D, F>()) {
+    integrator<D> integ(reg, opt);  // a uniform map at iteration 0 on the backend of opt
+    return integ.integrate(f, on_iteration);
+  } else {
+    return {};
+  }
+}
+
+/// The same as vegas (the name the library used first for the entry with the CUDA backend).
+template <int D, class F>
+result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {},
+                 const iteration_callback& on_iteration = {}) {
+  return vegas<D>(f, reg, opt, on_iteration);
+}
 
 }  // inline namespace
 }  // namespace mcubes
