@@ -1,8 +1,7 @@
 #pragma once
 /// @file cli/output_file.hpp
-/// Output files that are never seen half-written: the content goes to a temporary file in the
-/// same directory (so that rename(2) is atomic), is flushed and synced, then renamed over the
-/// target. An existing file is replaced only by a complete one; a failure leaves it untouched.
+/// The command's output files (--json): a path checked up front, then replaced atomically at each
+/// write by the library's write_file_atomically (include/mcubes/atomic_file.hpp).
 
 #include <string>
 

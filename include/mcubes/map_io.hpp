@@ -12,8 +12,8 @@
 /// number output), so save then load gives the same bits: the loaded integrator draws exactly the
 /// samples the saved one would have drawn next.
 ///
-/// Files are replaced atomically (written to a temporary file in the same directory, then renamed):
-/// an interrupted save leaves the old file or the new one, never a part.
+/// Files are replaced atomically (atomic_file.hpp): an interrupted save leaves the old file or the
+/// new one, never a part.
 /// Include this header explicitly (it needs nlohmann/json.hpp, Debian nlohmann-json3-dev).
 
 #include <nlohmann/json.hpp>
@@ -28,9 +28,8 @@
 #include <type_traits>
 #include <vector>
 
-#include <unistd.h>
-
 #include "algorithm/vegas.hpp"
+#include "atomic_file.hpp"
 #include "core/adaptive_map.hpp"
 #include "error.hpp"
 
@@ -99,32 +98,12 @@ void map_from_json(Integrator& integ, const nlohmann::json& j, bool with_state =
   }
 }
 
-/// Writes the integrator's map to `path` (format above), replacing the file atomically (a new file
-/// has mode 0600, that of mkstemp).
+/// Writes the integrator's map to `path` (format above), replacing the file atomically and durably
+/// (write_file_atomically, atomic_file.hpp).
 /// @throws error if the file cannot be written (with the path and the reason).
 template <class Integrator>
 void save_map(const Integrator& integ, const std::string& path) {
-  std::string tmp = path + ".tmp.XXXXXX";  // a unique name beside `path` (mkstemp), so saves never collide
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) throw error("cannot create a temporary file beside " + path + ": " + std::strerror(errno));
-  close(fd);
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw error("cannot write " + tmp);
-    }
-    out << map_to_json(integ).dump(1) << '\n';
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw error("writing " + tmp + " failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw error("cannot replace " + path);
-  }
+  write_file_atomically(path, map_to_json(integ).dump(1) + "\n", true);
 }
 
 /// Reads a map saved by save_map into the integrator (map_from_json).

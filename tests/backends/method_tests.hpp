@@ -150,6 +150,7 @@ inline void integrator_map_save_load(const settings& s, const std::string& dir) 
   a.integrate(f);
   const std::string path = dir + "/mcubes_map_test.json";
   mcubes::save_map(a, path);
+  EXPECT_THROW(mcubes::save_map(a, dir + "/no such directory/map.json"), mcubes::error);  // and nothing half-written
 
   mcubes::integrator<3> b(reg, o);
   mcubes::load_map(b, path);
