@@ -2,8 +2,9 @@
 /// @file cuda.cuh
 /// The one CUDA entry point of mcubes: every method of mcubes.hpp with the CUDA backend (the
 /// options' backend = cuda, or automatic with a device present; result.backend says which ran),
-/// plus the device containers (device_array, pinned_array) and the CUDA backend itself for code
-/// that drives it directly. Include it in translation units compiled by nvcc.
+/// plus the device containers (device_array, pinned_array), the device copy of tables (tables.hpp)
+/// and the CUDA backend itself for code that drives it directly. Include it in translation units
+/// compiled by nvcc.
 
 #if !defined(__CUDACC__)
 #error "mcubes/cuda.cuh needs a translation unit compiled by nvcc (use mcubes/mcubes.hpp for the CPU backend alone)"
@@ -12,4 +13,5 @@
 #include "backend/cuda.cuh"
 #include "backend/cuda/check.cuh"
 #include "backend/cuda/device_array.cuh"
+#include "backend/cuda/table_memory.cuh"
 #include "mcubes.hpp"

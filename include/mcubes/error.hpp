@@ -39,11 +39,8 @@ class invalid_input : public error {
 class non_finite_integrand : public error {
  public:
   non_finite_integrand(int iteration, std::uint64_t sample_index, std::vector<double> point, double value)
-      : error(make_message(iteration, sample_index, point, value)),
-        iteration_(iteration),
-        sample_index_(sample_index),
-        point_(std::move(point)),
-        value_(value) {}
+      : non_finite_integrand(make_message(iteration, sample_index, point, value), iteration, sample_index,
+                             std::move(point), value) {}
   /// Iteration (0-based) in which the value was met.
   int iteration() const noexcept { return iteration_; }
   /// Global sample index: sub-cube index * samples per sub-cube + sample within the sub-cube.
@@ -53,17 +50,62 @@ class non_finite_integrand : public error {
   /// The value returned (NaN or +-Inf).
   double value() const noexcept { return value_; }
 
- private:
+ protected:
+  /// For derived classes that give the reason in their own message.
+  non_finite_integrand(const std::string& message, int iteration, std::uint64_t sample_index, std::vector<double> point,
+                       double value)
+      : error(message), iteration_(iteration), sample_index_(sample_index), point_(std::move(point)), value_(value) {}
   static std::string make_message(int iteration, std::uint64_t index, const std::vector<double>& x, double value) {
     std::ostringstream s;
     s.precision(17);
     s << "integrand returned " << value << " at x = " << point_text(x) << " (iteration " << iteration << ", sample " << index << ")";
     return s.str();
   }
+
+ private:
   int iteration_;
   std::uint64_t sample_index_;
   std::vector<double> point_;
   double value_;
+};
+
+/// A table lookup outside the table's grid, with the policy out_of_range_policy::error (tables/): the
+/// lookup returned NaN, so the integrand did, at the first such sample in sample-index order
+/// (recorded on the device or the CPU threads, then re-evaluated on the host to name the lookup).
+/// Carries the sample as non_finite_integrand does, plus the table's kind, the lookup's argument
+/// and the grid's bounds (one entry per table axis).
+class table_out_of_range : public non_finite_integrand {
+ public:
+  table_out_of_range(int iteration, std::uint64_t sample_index, std::vector<double> point, double value, std::string table,
+                     std::vector<double> argument, std::vector<double> lower, std::vector<double> upper)
+      : non_finite_integrand(make_table_message(iteration, sample_index, point, table, argument, lower, upper),
+                             iteration, sample_index, std::move(point), value),
+        table_(std::move(table)),
+        argument_(std::move(argument)),
+        lower_(std::move(lower)),
+        upper_(std::move(upper)) {}
+  /// The kind of table ("interp1d", "interp2d", "interpnd<3>").
+  const std::string& table() const noexcept { return table_; }
+  /// The argument of the lookup (one value per table axis).
+  const std::vector<double>& argument() const noexcept { return argument_; }
+  /// The grid's lower and upper bounds, per table axis.
+  const std::vector<double>& lower() const noexcept { return lower_; }
+  const std::vector<double>& upper() const noexcept { return upper_; }
+
+ private:
+  static std::string make_table_message(int iteration, std::uint64_t index, const std::vector<double>& x,
+                                        const std::string& table, const std::vector<double>& arg,
+                                        const std::vector<double>& lo, const std::vector<double>& hi) {
+    std::ostringstream s;
+    s.precision(17);
+    s << table << " lookup at " << point_text(arg) << " outside its grid ";
+    for (std::size_t k = 0; k < lo.size(); ++k) s << (k ? " x " : "") << "[" << lo[k] << ", " << hi[k] << "]";
+    s << " (out_of_range_policy::error), in the integrand at x = " << point_text(x) << " (iteration " << iteration
+      << ", sample " << index << ")";
+    return s.str();
+  }
+  std::string table_;
+  std::vector<double> argument_, lower_, upper_;
 };
 
 /// A numerical failure that is not the integrand's fault: a quantity of the algorithm that is not

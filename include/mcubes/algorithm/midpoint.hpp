@@ -51,6 +51,7 @@
 
 #include "../core/stratification.hpp"
 #include "../core/fixed_tree.hpp"
+#include "../core/sample_diagnosis.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
@@ -363,14 +364,14 @@ inline double midpoint_scale(double s, double volume, double m) {
 /// Turns the merged partial into the result: estimate = (S V) / M, error and status as in the
 /// file comment.
 /// @throws non_finite_integrand (first point in index order), numerical_error on overflow.
-template <int D>
-result midpoint_finish(const midpoint_partial& total, const midpoint_params<D>& p, const region<D>& reg,
+template <int D, class F>
+result midpoint_finish(const F& f, const midpoint_partial& total, const midpoint_params<D>& p, const region<D>& reg,
                        const midpoint_options& opt, const std::string& backend, double seconds) {
   if (total.first_non_finite != ~std::uint64_t(0)) {
     const std::uint64_t index = total.first_non_finite / 4;
     point<D> x;
     midpoint_point<D>(p, index, x);
-    throw non_finite_integrand(0, index, std::vector<double>(x.x, x.x + D), midpoint_failure_value(total.first_non_finite));
+    throw_non_finite<D>(f, 0, index, x, midpoint_failure_value(total.first_non_finite));
   }
   const double volume = reg.volume();
   const double m = static_cast<double>(p.points);  // exact: M <= 2^52
@@ -464,7 +465,7 @@ result midpoint_with(const F& f, const region<D>& reg, std::uint64_t n_per_axis,
   const midpoint_partial total =
       backend.template reduce<midpoint_partial>(p.n_chunks, midpoint_chunk_fn<D, F>{f, p}, merge_partials{});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return detail::midpoint_finish<D>(total, p, reg, opt, backend.name(), seconds);
+  return detail::midpoint_finish<D>(f, total, p, reg, opt, backend.name(), seconds);
 }
 
 /// The region and the point integrand of the 1-D rule on [a, b] with N points (mcubes::midpoint's

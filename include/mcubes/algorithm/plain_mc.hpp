@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "../core/fixed_tree.hpp"
+#include "../core/sample_diagnosis.hpp"
 #include "../core/stratification.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
@@ -246,15 +247,14 @@ inline std::string plain_mc_format(double x) {
 /// @throws non_finite_integrand (first sample in index order, with its point); numerical_error if
 ///         a chunk's sums overflow (the first such sample, with its point and value), or the merged
 ///         moments, the estimate or the error overflow.
-template <int D>
-result plain_mc_finish(const mc_partial& total, const plain_mc_params<D>& p, const region<D>& reg,
+template <int D, class F>
+result plain_mc_finish(const F& f, const mc_partial& total, const plain_mc_params<D>& p, const region<D>& reg,
                        const plain_mc_options& opt, const std::string& backend, double seconds) {
   if (total.first_failure != ~std::uint64_t(0)) {
     point<D> x;
     plain_mc_point<D>(p, total.first_failure, x);
     std::vector<double> xs(x.x, x.x + D);
-    if (!std::isfinite(total.failure_value))
-      throw non_finite_integrand(0, total.first_failure, std::move(xs), total.failure_value);
+    if (!std::isfinite(total.failure_value)) throw_non_finite<D>(f, 0, total.first_failure, x, total.failure_value);
     std::ostringstream m;
     m.precision(17);
     m << "plain Monte Carlo: the sums of the values of f (sum of f - f0 or of (f - f0)^2 over a chunk of "
@@ -351,7 +351,7 @@ result plain_mc_with(const F& f, const region<D>& reg, const plain_mc_options& o
   const mc_partial total =
       backend.template reduce<mc_partial>(p.n_chunks, plain_mc_chunk_fn<D, F>{f, p}, merge_partials{});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return detail::plain_mc_finish<D>(total, p, reg, opt, backend.name(), seconds);
+  return detail::plain_mc_finish<D>(f, total, p, reg, opt, backend.name(), seconds);
 }
 
 }  // namespace mcubes

@@ -17,6 +17,7 @@
 #include "../core/adaptive_map.hpp"
 #include "../core/reduction.hpp"
 #include "../core/running_average.hpp"
+#include "../core/sample_diagnosis.hpp"
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
 #include "../error.hpp"
@@ -51,11 +52,11 @@ inline std::uint64_t probe_stride(const stratification& st) {
 }
 
 /// Throws for the first failing sample of an iteration (flags.first_non_finite): non_finite_integrand
-/// if f returned NaN or +-Inf there, overflow_error if f was finite but f J or (f J)^2 overflowed.
+/// (or table_out_of_range, core/sample_diagnosis.hpp) if f returned NaN or +-Inf there, overflow_error if f was finite but f J or (f J)^2 overflowed.
 /// The point and the jacobian are recomputed on the host from the sample index (the same point on
 /// every backend, random.hpp).
 template <int D, class F>
-[[noreturn]] void throw_sample_failure(const F&, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins,
+[[noreturn]] void throw_sample_failure(const F& f, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins,
                                        int iteration, std::uint64_t index, double value) {
   const map_view<D> map{edges.data(), n_bins};
   std::uint64_t coord[D];
@@ -63,9 +64,8 @@ template <int D, class F>
   point<D> x;
   int bin[D];
   const double jac = make_sample<D>(sp, map, coord, index, x, bin);
-  std::vector<double> xs(x.x, x.x + D);
-  if (std::isfinite(value)) throw overflow_error(iteration, index, std::move(xs), value, jac);
-  throw non_finite_integrand(iteration, index, std::move(xs), value);
+  if (std::isfinite(value)) throw overflow_error(iteration, index, std::vector<double>(x.x, x.x + D), value, jac);
+  throw_non_finite<D>(f, iteration, index, x, value);
 }
 
 }  // namespace detail
