@@ -4,8 +4,13 @@
 ///   double operator()(const mcubes::point<D>& x) const
 /// i.e. callable on a const object with a const point<D>&, returning exactly double (not float: the
 /// sums are in double; not a reference or a proxy). For the CUDA backend it must also be trivially
-/// copyable: it is copied to the device by value, so it may hold numbers and views of device
-/// memory (mcubes::device_span), never a std::vector or a pointer to host memory.
+/// copyable: it is copied to the device by value, so it may hold numbers, table views (tables.hpp)
+/// and views of device memory (mcubes::device_span), never a std::vector or a pointer to host
+/// memory. An extended lambda (nvcc --extended-lambda) is accepted as well:
+///   const auto v = table.view();
+///   auto f = [=] MCUBES_HOST_DEVICE (const mcubes::point<2>& x) { return v(x[0]) * x[1]; };
+/// (in g++ translation units MCUBES_HOST_DEVICE is empty and this is a plain lambda). nvcc does not
+/// allow such a lambda inside a private or protected member function (e.g. a GoogleTest body).
 ///
 /// Every entry point (methods.hpp) calls check_integrand<D, F>() (check_device_integrand in
 /// translation units compiled by nvcc, which instantiate the CUDA path) before anything else, in the
@@ -51,9 +56,25 @@ inline constexpr bool returns_double_v = detail::returns_double<F, D>::value;
 template <class F, int D>
 inline constexpr bool is_integrand_v = is_const_callable_v<F, D> && returns_double_v<F, D>;
 
-/// True if F is also an integrand for the CUDA backend (trivially copyable).
+/// True if F is the closure type of an extended __host__ __device__ lambda (nvcc --extended-lambda):
+/// nvcc wraps such closures in a type that is not trivially copyable on the host but is copied to
+/// kernels by value as designed; its captures must be trivially copyable (numbers, table views,
+/// device_span), which nvcc does not let us check.
+template <class F>
+inline constexpr bool is_extended_lambda_v =
+#if defined(__CUDACC_EXTENDED_LAMBDA__)
+    __nv_is_extended_host_device_lambda_closure_type(F);
+#else
+    false;
+#endif
+
+/// True if F is copied to the device by value as it is: trivially copyable, or an extended lambda.
+template <class F>
+inline constexpr bool is_device_copyable_v = std::is_trivially_copyable_v<F> || is_extended_lambda_v<F>;
+
+/// True if F is also an integrand for the CUDA backend (is_device_copyable_v).
 template <class F, int D>
-inline constexpr bool is_device_integrand_v = is_integrand_v<F, D> && std::is_trivially_copyable_v<F>;
+inline constexpr bool is_device_integrand_v = is_integrand_v<F, D> && is_device_copyable_v<F>;
 
 /// Asserts the CPU contract, one static_assert per rule with a one-line message; returns
 /// is_integrand_v<F, D> (for `if constexpr`, see the file comment).
@@ -69,10 +90,10 @@ constexpr bool check_integrand() {
 /// Asserts the CUDA contract as well (trivially copyable); returns is_device_integrand_v<F, D>.
 template <int D, class F>
 constexpr bool check_device_integrand() {
-  static_assert(std::is_trivially_copyable_v<F>,
+  static_assert(is_device_copyable_v<F>,
                 "mcubes: an integrand for the CUDA backend must be trivially copyable (it is copied to the "
-                "device by value: hold numbers and mcubes::device_span views, not a std::vector)");
-  return check_integrand<D, F>() && std::is_trivially_copyable_v<F>;
+                "device by value: hold numbers, table views and mcubes::device_span views, not a std::vector)");
+  return check_integrand<D, F>() && is_device_copyable_v<F>;
 }
 
 /// The contract of the translation unit's backends: check_device_integrand where the CUDA backend

@@ -24,6 +24,9 @@ int main() {
   const auto sum = [] MCUBES_HOST_DEVICE(const mcubes::point<2>& x) { return x[0] + x[1]; };
   const auto b = mcubes::integrate(sum, mcubes::region<2>::unit(), o);
   std::printf("%g\n", b.estimate);
+  const double scale = 2.0;  // a capturing extended lambda (not trivially copyable on the host)
+  const auto scaled = [=] MCUBES_HOST_DEVICE(const mcubes::point<2>& x) { return scale * x[0]; };
+  std::printf("%g\n", mcubes::integrate(scaled, mcubes::region<2>::unit(), o).estimate);
 #endif
   mcubes::plain_mc_options pm;
   pm.backend = mcubes::backend_kind::automatic;

@@ -162,7 +162,10 @@ struct table_memory_view {
 
 /// One axis of a table's grid: nodes x_0 < x_1 < ... < x_{n-1}, either uniform (x_i = lo + i h,
 /// h = (hi - lo) / (n - 1), x_{n-1} = hi; lookup O(1)) or given explicitly (strictly increasing;
-/// lookup by bisection, O(log n)).
+/// lookup by bisection, O(log n)). Explicit nodes that are uniform to 1e-13 of the range (as
+/// read back from a file written with enough digits) get the O(1) lookup too; the cell then
+/// follows from t = (x - x_0) / h, which can differ from bisection only for x within about 1e-13
+/// of the range from a node, where both cells give the same value to rounding (continuity).
 class grid_axis {
  public:
   /// n uniform nodes from lo to hi. @throws invalid_input unless lo < hi are finite and n >= 2.
@@ -191,6 +194,11 @@ class grid_axis {
     }
     grid_axis a;
     a.nodes_ = std::move(x);
+    const std::size_t n = a.nodes_.size();
+    const double lo = a.nodes_.front(), range = a.nodes_.back() - lo, h = range / static_cast<double>(n - 1);
+    a.uniform_ = true;  // nodes uniform to 1e-13 of the range (e.g. read from a file) get the O(1) lookup
+    for (std::size_t i = 1; i + 1 < n && a.uniform_; ++i)
+      a.uniform_ = std::fabs(a.nodes_[i] - (lo + static_cast<double>(i) * h)) <= 1e-13 * range;
     return a;
   }
   std::size_t size() const noexcept { return nodes_.size(); }
