@@ -63,8 +63,10 @@ struct interp1d_view {
       const double y0 = d[cells + i], y1 = d[cells + i + 1];
       return y0 + u * (y1 - y0);
     }
-    const double* c = d + cells + 4 * static_cast<std::uint64_t>(i);
-    return c[0] + u * (c[1] + u * (c[2] + u * c[3]));
+    double c0, c1, c2, c3;
+    detail::load_pair(d + cells + 4 * static_cast<std::uint64_t>(i), c0, c1);
+    detail::load_pair(d + cells + 4 * static_cast<std::uint64_t>(i) + 2, c2, c3);
+    return c0 + u * (c1 + u * (c2 + u * c3));
   }
   /// d/du of the cell's polynomial.
   MCUBES_HOST_DEVICE double cell_slope(const double* d, int i, double u) const {
@@ -101,6 +103,7 @@ class interp1d {
     detail::check_finite_values("interp1d", y);
     std::vector<double> block;
     view_.axis = detail::make_axis_view(x, block);
+    detail::pad_to_pair(block);
     view_.cells = block.size();
     if (kind == interp1d_kind::linear) {
       block.insert(block.end(), y.begin(), y.end());

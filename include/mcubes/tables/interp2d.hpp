@@ -66,7 +66,9 @@ struct interp2d_view {
       const double z00 = z[0], z10 = z[1], z01 = z[ax.n], z11 = z[ax.n + 1];
       return (1 - t) * (1 - u) * z00 + t * (1 - u) * z10 + (1 - t) * u * z01 + t * u * z11;
     }
-    const double* a = d + cells + 16 * (static_cast<std::uint64_t>(j) * (ax.n - 1) + i);
+    const double* p = d + cells + 16 * (static_cast<std::uint64_t>(j) * (ax.n - 1) + i);
+    double a[16];
+    for (int k = 0; k < 8; ++k) detail::load_pair(p + 2 * k, a[2 * k], a[2 * k + 1]);
     const double r0 = a[0] + u * (a[1] + u * (a[2] + u * a[3]));
     const double r1 = a[4] + u * (a[5] + u * (a[6] + u * a[7]));
     const double r2 = a[8] + u * (a[9] + u * (a[10] + u * a[11]));
@@ -132,6 +134,7 @@ class interp2d {
     std::vector<double> block;
     view_.ax = detail::make_axis_view(x, block);
     view_.ay = detail::make_axis_view(y, block);
+    detail::pad_to_pair(block);
     view_.cells = block.size();
     if (kind == interp2d_kind::bilinear)
       block.insert(block.end(), z.begin(), z.end());

@@ -144,6 +144,26 @@ MCUBES_HOST_DEVICE inline double lookup_out_of_range(const char* table, int axes
   return table_nan();
 }
 
+/// Reads p[0], p[1] (p 16-byte aligned: the coefficient sections start at even offsets of the
+/// block, pad_to_pair). On the device one 16-byte read-only load (LDG.128): a lookup per sample
+/// gathers from a different cell in each thread, so the number of load instructions, not the bytes,
+/// bounds the rate (measured: bench/results/2026-11-23-h100-tables.md).
+MCUBES_HOST_DEVICE inline void load_pair(const double* p, double& a, double& b) {
+#if defined(__CUDA_ARCH__)
+  const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+  a = v.x;
+  b = v.y;
+#else
+  a = p[0];
+  b = p[1];
+#endif
+}
+
+/// Pads the block to an even length, so that the next section starts 16-byte aligned.
+inline void pad_to_pair(std::vector<double>& block) {
+  if (block.size() % 2 != 0) block.push_back(0.0);
+}
+
 }  // namespace detail
 
 /// The trivially copyable address of a table block: host and device pointers. data() is the host
