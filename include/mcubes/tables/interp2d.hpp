@@ -13,8 +13,8 @@
 ///  - bicubic: gsl_interp2d_bicubic, the bicubic Hermite patch through the values and the
 ///    derivatives z_x, z_y, z_xy at the four corners, where z_x (z_y) is the derivative of the
 ///    natural cubic spline along x (y) through the row (column), and z_xy that of the spline along
-///    x through z_y; nx, ny >= 4 (GSL's minimum). Exact for a + b x + c y + d x y. Precomputed as
-///    16 coefficients per cell, z = sum_{p,q<4} a_pq t^p u^q.
+///    x through z_y; nx, ny >= 4 (GSL's minimum). Exact for a + b x + c y + d x y. Stored as
+///    {z, z_x, z_y, z_xy} per node and evaluated in the Hermite form (bicubic() below).
 /// Lookup per axis: O(1) on a uniform axis, bisection on explicit nodes (grid_axis). Values agree
 /// with GSL's to 1e-12 relative; host and device as interp1d. Out of range: the policy, per axis
 /// (table_storage.hpp).
@@ -39,7 +39,7 @@ enum class interp2d_kind { bilinear, bicubic };
 struct interp2d_view {
   table_memory_view mem;
   axis_view ax, ay;
-  std::uint64_t cells = 0;  ///< offset of z (bilinear) or of 16 coefficients per cell (bicubic)
+  std::uint64_t cells = 0;  ///< offset of z (bilinear) or of {z, z_x, z_y, z_xy} per node (bicubic)
   interp2d_kind kind = interp2d_kind::bilinear;
   out_of_range_policy policy = out_of_range_policy::error;
 
@@ -66,14 +66,7 @@ struct interp2d_view {
       const double z00 = z[0], z10 = z[1], z01 = z[ax.n], z11 = z[ax.n + 1];
       return (1 - t) * (1 - u) * z00 + t * (1 - u) * z10 + (1 - t) * u * z01 + t * u * z11;
     }
-    const double* p = d + cells + 16 * (static_cast<std::uint64_t>(j) * (ax.n - 1) + i);
-    double a[16];
-    for (int k = 0; k < 8; ++k) detail::load_pair(p + 2 * k, a[2 * k], a[2 * k + 1]);
-    const double r0 = a[0] + u * (a[1] + u * (a[2] + u * a[3]));
-    const double r1 = a[4] + u * (a[5] + u * (a[6] + u * a[7]));
-    const double r2 = a[8] + u * (a[9] + u * (a[10] + u * a[11]));
-    const double r3 = a[12] + u * (a[13] + u * (a[14] + u * a[15]));
-    return r0 + t * (r1 + t * (r2 + t * r3));
+    return bicubic(d, i, j, t, u, 0, 0);
   }
   /// d/dt and d/du of the cell's polynomial.
   MCUBES_HOST_DEVICE void cell_slopes(const double* d, int i, int j, double t, double u, double& dt, double& du) const {
@@ -84,15 +77,42 @@ struct interp2d_view {
       du = (1 - t) * (z01 - z00) + t * (z11 - z10);
       return;
     }
-    const double* a = d + cells + 16 * (static_cast<std::uint64_t>(j) * (ax.n - 1) + i);
-    double r[4], s[4];
-    for (int p = 0; p < 4; ++p) {
-      const double* q = a + 4 * p;
-      r[p] = q[0] + u * (q[1] + u * (q[2] + u * q[3]));
-      s[p] = q[1] + u * (2.0 * q[2] + 3.0 * u * q[3]);
+    dt = bicubic(d, i, j, t, u, 1, 0);
+    du = bicubic(d, i, j, t, u, 0, 1);
+  }
+  /// The cubic Hermite basis on [0, 1] (or its derivative, `order` 1): h[0], h[1] weigh the values
+  /// at 0 and 1, h[2], h[3] the derivatives there (times the cell width w).
+  MCUBES_HOST_DEVICE static void hermite(double t, double w, int order, double* h) {
+    if (order == 0) {
+      const double s = 1 - t;
+      h[0] = s * s * (1 + 2 * t);
+      h[1] = t * t * (3 - 2 * t);
+      h[2] = w * t * s * s;
+      h[3] = w * t * t * (t - 1);
+    } else {
+      h[0] = 6 * t * (t - 1);
+      h[1] = -h[0];
+      h[2] = w * (1 - t) * (1 - 3 * t);
+      h[3] = w * t * (3 * t - 2);
     }
-    dt = r[1] + t * (2.0 * r[2] + 3.0 * t * r[3]);
-    du = s[0] + t * (s[1] + t * (s[2] + t * s[3]));
+  }
+  /// The bicubic Hermite patch of cell (i, j) at (t, u), or its t or u derivative: the sum over the
+  /// corners (a, b) of f H_a(t) H_b(u) + f_x G_a(t) H_b(u) + f_y H_a(t) G_b(u) + f_xy G_a(t) G_b(u),
+  /// with the nodes' {f, f_x, f_y, f_xy} read as two 16-byte pairs each.
+  MCUBES_HOST_DEVICE double bicubic(const double* d, int i, int j, double t, double u, int t_order, int u_order) const {
+    double ht[4], hu[4];
+    hermite(t, ax.width(d, i), t_order, ht);
+    hermite(u, ay.width(d, j), u_order, hu);
+    double v = 0;
+    for (int b = 0; b < 2; ++b)
+      for (int a = 0; a < 2; ++a) {
+        const double* node = d + cells + 4 * ((static_cast<std::uint64_t>(j) + b) * ax.n + i + a);
+        double f, fx, fy, fxy;
+        detail::load_pair(node, f, fx);
+        detail::load_pair(node + 2, fy, fxy);
+        v += ht[a] * (f * hu[b] + fy * hu[2 + b]) + ht[2 + a] * (fx * hu[b] + fxy * hu[2 + b]);
+      }
+    return v;
   }
   MCUBES_NOINLINE MCUBES_HOST_DEVICE double outside(const double* d, double x, double y) const {
     if (x != x || y != y) return detail::table_nan();
@@ -139,7 +159,7 @@ class interp2d {
     if (kind == interp2d_kind::bilinear)
       block.insert(block.end(), z.begin(), z.end());
     else
-      append_bicubic_cells(x.node_values(), y.node_values(), z, block);
+      append_bicubic_nodes(x.node_values(), y.node_values(), z, block);
     view_.kind = kind;
     view_.policy = policy;
     block_ = std::make_shared<const detail::table_block>(std::move(block), where);
@@ -162,12 +182,11 @@ class interp2d {
   int device() const noexcept { return block_->device_id(); }
 
  private:
-  /// The 16 coefficients of every cell (row j of cells after row j - 1, x fastest): with the corner
-  /// values F = [[f00, f01, fu00, fu01], [f10, f11, fu10, fu11], [ft00, ft01, ftu00, ftu01],
-  /// [ft10, ft11, ftu10, ftu11]] (first index t at 0/1, second u at 0/1; derivatives in the cell's
-  /// t, u, i.e. z_x h_x, z_y h_y, z_xy h_x h_y), A = M F M^T with the cubic Hermite matrix
-  /// M = [[1, 0, 0, 0], [0, 0, 1, 0], [-3, 3, -2, -1], [2, -2, 1, 1]], a_pq = A[p][q].
-  static void append_bicubic_cells(const std::vector<double>& xs, const std::vector<double>& ys,
+  /// Per node {z, z_x, z_y, z_xy} (node-major, x fastest), the derivatives as GSL's bicubic init:
+  /// z_x along each row and z_y along each column from the natural cubic spline through them, z_xy
+  /// from the spline along x through z_y. A node takes 32 bytes, so tables of a few thousand nodes
+  /// stay in the GPU's L1 cache.
+  static void append_bicubic_nodes(const std::vector<double>& xs, const std::vector<double>& ys,
                                    const std::vector<double>& z, std::vector<double>& out) {
     const std::size_t nx = xs.size(), ny = ys.size();
     std::vector<double> zx(nx * ny), zy(nx * ny), zxy(nx * ny);
@@ -183,31 +202,11 @@ class interp2d {
       const std::vector<double> s = detail::natural_spline_node_slopes(xs.data(), zy.data() + j * nx, 1, nx);
       for (std::size_t i = 0; i < nx; ++i) zxy[j * nx + i] = s[i];
     }
-    static constexpr double M[4][4] = {{1, 0, 0, 0}, {0, 0, 1, 0}, {-3, 3, -2, -1}, {2, -2, 1, 1}};
-    for (std::size_t j = 0; j + 1 < ny; ++j) {
-      const double hy = ys[j + 1] - ys[j];
-      for (std::size_t i = 0; i + 1 < nx; ++i) {
-        const double hx = xs[i + 1] - xs[i];
-        auto at = [&](const std::vector<double>& v, std::size_t di, std::size_t dj) { return v[(j + dj) * nx + i + di]; };
-        const double F[4][4] = {
-            {at(z, 0, 0), at(z, 0, 1), at(zy, 0, 0) * hy, at(zy, 0, 1) * hy},
-            {at(z, 1, 0), at(z, 1, 1), at(zy, 1, 0) * hy, at(zy, 1, 1) * hy},
-            {at(zx, 0, 0) * hx, at(zx, 0, 1) * hx, at(zxy, 0, 0) * hx * hy, at(zxy, 0, 1) * hx * hy},
-            {at(zx, 1, 0) * hx, at(zx, 1, 1) * hx, at(zxy, 1, 0) * hx * hy, at(zxy, 1, 1) * hx * hy}};
-        double MF[4][4];
-        for (int p = 0; p < 4; ++p)
-          for (int q = 0; q < 4; ++q) {
-            double s = 0;
-            for (int k = 0; k < 4; ++k) s += M[p][k] * F[k][q];
-            MF[p][q] = s;
-          }
-        for (int p = 0; p < 4; ++p)
-          for (int q = 0; q < 4; ++q) {
-            double s = 0;
-            for (int k = 0; k < 4; ++k) s += MF[p][k] * M[q][k];
-            out.push_back(s);
-          }
-      }
+    for (std::size_t k = 0; k < nx * ny; ++k) {
+      out.push_back(z[k]);
+      out.push_back(zx[k]);
+      out.push_back(zy[k]);
+      out.push_back(zxy[k]);
     }
   }
 
