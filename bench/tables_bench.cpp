@@ -25,6 +25,12 @@
 
 namespace {
 
+/// The cluster-counts integrand with a register budget of 128 (2 blocks of 256 threads per SM) for
+/// the CUDA sampling kernel instead of 80 (integrand.hpp, cuda_min_blocks).
+struct cluster_counts_2_blocks : cluster_counts {
+  static constexpr int cuda_min_blocks = 2;
+};
+
 struct bicubic_lookup {
   mcubes::interp2d_view t;
   MCUBES_HOST_DEVICE double operator()(const mcubes::point<2>& x) const { return t(x[0], x[1]); }
@@ -82,6 +88,7 @@ int main(int argc, char** argv) {
     std::printf("tables-bench: backend %s, %d runs, %d iterations each; exact cluster counts %.9g\n", backend.c_str(), runs,
                 iterations, model::exact());
     measure("cluster counts, tables", tabulated, cluster_region(), o, runs);
+    measure("cluster counts, tables, 128 registers", cluster_counts_2_blocks{tabulated}, cluster_region(), o, runs);
     measure("cluster counts, analytic inline", cluster_counts_analytic{}, cluster_region(), o, runs);
 
     // A 2-D bicubic table of 2 + sin(3x) e^-y + x y on [0, 1]^2, 201 x 201 nodes.

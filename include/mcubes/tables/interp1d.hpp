@@ -42,19 +42,24 @@ struct interp1d_view {
   interp1d_kind kind = interp1d_kind::linear;
   out_of_range_policy policy = out_of_range_policy::error;
 
-  /// The interpolated value at x (file comment); outside [x_0, x_{n-1}] as the policy says.
+  /// The interpolated value at x (file comment); outside [x_0, x_{n-1}] as the policy says. One
+  /// path for every argument: the argument clamped to the grid is looked up, and only an argument
+  /// outside the grid takes the (rare) policy branch; NaN gives NaN.
   MCUBES_HOST_DEVICE double operator()(double x) const {
     const double* d = mem.data();
 #if defined(__CUDA_ARCH__)
     if (d == nullptr) return detail::table_nan();  // no device copy (table_storage.hpp)
 #endif
-    if (x >= axis.lo && x <= axis.hi) {
-      int i;
-      double u;
-      axis.locate(d, x, i, u);
-      return cell_value(d, i, u);
-    }
-    return outside(d, x);
+    const double xc = x < axis.lo ? axis.lo : (x > axis.hi ? axis.hi : x);  // NaN stays NaN
+    if (xc != xc) return detail::table_nan();
+    int i;
+    double u;
+    axis.locate(d, xc, i, u);
+    const double v = cell_value(d, i, u);
+    if (xc == x) return v;
+    if (policy == out_of_range_policy::error) return detail::lookup_out_of_range("interp1d", 1, &x, &axis.lo, &axis.hi);
+    if (policy == out_of_range_policy::clamp) return v;
+    return v + cell_slope(d, i, u) / axis.width(d, i) * (x - xc);
   }
 
  private:
@@ -73,17 +78,6 @@ struct interp1d_view {
     if (kind == interp1d_kind::linear) return d[cells + i + 1] - d[cells + i];
     const double* c = d + cells + 4 * static_cast<std::uint64_t>(i);
     return c[1] + u * (2.0 * c[2] + 3.0 * u * c[3]);
-  }
-  MCUBES_NOINLINE MCUBES_HOST_DEVICE double outside(const double* d, double x) const {
-    if (x != x) return detail::table_nan();
-    if (policy == out_of_range_policy::error) return detail::lookup_out_of_range("interp1d", 1, &x, &axis.lo, &axis.hi);
-    const double xc = x < axis.lo ? axis.lo : axis.hi;
-    int i;
-    double u;
-    axis.locate(d, xc, i, u);
-    const double v = cell_value(d, i, u);
-    if (policy == out_of_range_policy::clamp) return v;
-    return v + cell_slope(d, i, u) / axis.width(d, i) * (x - xc);
   }
 };
 

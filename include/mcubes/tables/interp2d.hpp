@@ -43,20 +43,30 @@ struct interp2d_view {
   interp2d_kind kind = interp2d_kind::bilinear;
   out_of_range_policy policy = out_of_range_policy::error;
 
-  /// The interpolated value at (x, y) (file comment); outside the grid as the policy says.
+  /// The interpolated value at (x, y) (file comment); outside the grid as the policy says (one
+  /// path for every argument, as interp1d_view); NaN gives NaN.
   MCUBES_HOST_DEVICE double operator()(double x, double y) const {
     const double* d = mem.data();
 #if defined(__CUDA_ARCH__)
     if (d == nullptr) return detail::table_nan();  // no device copy (table_storage.hpp)
 #endif
-    if (x >= ax.lo && x <= ax.hi && y >= ay.lo && y <= ay.hi) {
-      int i, j;
-      double t, u;
-      ax.locate(d, x, i, t);
-      ay.locate(d, y, j, u);
-      return cell_value(d, i, j, t, u);
+    const double xc = x < ax.lo ? ax.lo : (x > ax.hi ? ax.hi : x);  // NaN stays NaN
+    const double yc = y < ay.lo ? ay.lo : (y > ay.hi ? ay.hi : y);
+    if (xc != xc || yc != yc) return detail::table_nan();
+    int i, j;
+    double t, u;
+    ax.locate(d, xc, i, t);
+    ay.locate(d, yc, j, u);
+    const double v = cell_value(d, i, j, t, u);
+    if (xc == x && yc == y) return v;
+    if (policy == out_of_range_policy::error) {
+      const double arg[2] = {x, y}, lo[2] = {ax.lo, ay.lo}, hi[2] = {ax.hi, ay.hi};
+      return detail::lookup_out_of_range("interp2d", 2, arg, lo, hi);
     }
-    return outside(d, x, y);
+    if (policy == out_of_range_policy::clamp) return v;
+    double dt, du;
+    cell_slopes(d, i, j, t, u, dt, du);
+    return v + dt / ax.width(d, i) * (x - xc) + du / ay.width(d, j) * (y - yc);
   }
 
  private:
@@ -113,24 +123,6 @@ struct interp2d_view {
         v += ht[a] * (f * hu[b] + fy * hu[2 + b]) + ht[2 + a] * (fx * hu[b] + fxy * hu[2 + b]);
       }
     return v;
-  }
-  MCUBES_NOINLINE MCUBES_HOST_DEVICE double outside(const double* d, double x, double y) const {
-    if (x != x || y != y) return detail::table_nan();
-    if (policy == out_of_range_policy::error) {
-      const double arg[2] = {x, y}, lo[2] = {ax.lo, ay.lo}, hi[2] = {ax.hi, ay.hi};
-      return detail::lookup_out_of_range("interp2d", 2, arg, lo, hi);
-    }
-    const double xc = x < ax.lo ? ax.lo : (x > ax.hi ? ax.hi : x);
-    const double yc = y < ay.lo ? ay.lo : (y > ay.hi ? ay.hi : y);
-    int i, j;
-    double t, u;
-    ax.locate(d, xc, i, t);
-    ay.locate(d, yc, j, u);
-    const double v = cell_value(d, i, j, t, u);
-    if (policy == out_of_range_policy::clamp) return v;
-    double dt, du;
-    cell_slopes(d, i, j, t, u, dt, du);
-    return v + dt / ax.width(d, i) * (x - xc) + du / ay.width(d, j) * (y - yc);
   }
 };
 

@@ -58,23 +58,43 @@ struct interpnd_view {
     const double x[N] = {x0, static_cast<double>(rest)...};
     return eval(x);
   }
-  /// The value at x given as a pointer to N doubles (e.g. point<D>::data() + offset).
+  /// The value at x given as a pointer to N doubles (e.g. point<D>::data() + offset); one path
+  /// for every argument, as interp1d_view; NaN gives NaN.
   MCUBES_HOST_DEVICE double eval(const double* x) const {
     const double* d = mem.data();
 #if defined(__CUDA_ARCH__)
     if (d == nullptr) return detail::table_nan();  // no device copy (table_storage.hpp)
 #endif
-    bool inside = true;
-    for (int k = 0; k < N; ++k) inside = inside && x[k] >= axes[k].lo && x[k] <= axes[k].hi;
-    if (!inside) return outside(d, x);
     std::uint64_t base = values;
-    double u[N];
+    double u[N], xc[N];
+    int cell[N];
+    bool inside = true;
     for (int k = 0; k < N; ++k) {
-      int i;
-      axes[k].locate(d, x[k], i, u[k]);
-      base += static_cast<std::uint64_t>(i) * stride[k];
+      xc[k] = x[k] < axes[k].lo ? axes[k].lo : (x[k] > axes[k].hi ? axes[k].hi : x[k]);  // NaN stays NaN
+      if (xc[k] != xc[k]) return detail::table_nan();
+      inside = inside && xc[k] == x[k];
+      axes[k].locate(d, xc[k], cell[k], u[k]);
+      base += static_cast<std::uint64_t>(cell[k]) * stride[k];
     }
-    return corners(d, base, u);
+    double v = corners(d, base, u);
+    if (inside) return v;
+    if (policy == out_of_range_policy::error) {
+      double lo[N], hi[N];
+      for (int k = 0; k < N; ++k) lo[k] = axes[k].lo, hi[k] = axes[k].hi;
+      return detail::lookup_out_of_range(detail::interpnd_name(N), N, x, lo, hi);
+    }
+    if (policy == out_of_range_policy::clamp) return v;
+    for (int k = 0; k < N; ++k) {  // linear in u_k: d/du_k = value(u_k = 1) - value(u_k = 0)
+      if (xc[k] == x[k]) continue;
+      double w[N];
+      for (int j = 0; j < N; ++j) w[j] = u[j];
+      w[k] = 1;
+      const double v1 = corners(d, base, w);
+      w[k] = 0;
+      const double v0 = corners(d, base, w);
+      v += (v1 - v0) / axes[k].width(d, cell[k]) * (x[k] - xc[k]);
+    }
+    return v;
   }
 
  private:
@@ -90,36 +110,6 @@ struct interpnd_view {
     for (int k = N - 1; k >= 0; --k)  // the last axis first: pairs (2m, 2m + 1) differ along axis k
       for (int m = 0; m < (1 << k); ++m) c[m] = c[2 * m] + u[k] * (c[2 * m + 1] - c[2 * m]);
     return c[0];
-  }
-  MCUBES_NOINLINE MCUBES_HOST_DEVICE double outside(const double* d, const double* x) const {
-    for (int k = 0; k < N; ++k)
-      if (x[k] != x[k]) return detail::table_nan();
-    if (policy == out_of_range_policy::error) {
-      double lo[N], hi[N];
-      for (int k = 0; k < N; ++k) lo[k] = axes[k].lo, hi[k] = axes[k].hi;
-      return detail::lookup_out_of_range(detail::interpnd_name(N), N, x, lo, hi);
-    }
-    std::uint64_t base = values;
-    double u[N], xc[N];
-    int cell[N];
-    for (int k = 0; k < N; ++k) {
-      xc[k] = x[k] < axes[k].lo ? axes[k].lo : (x[k] > axes[k].hi ? axes[k].hi : x[k]);
-      axes[k].locate(d, xc[k], cell[k], u[k]);
-      base += static_cast<std::uint64_t>(cell[k]) * stride[k];
-    }
-    double v = corners(d, base, u);
-    if (policy == out_of_range_policy::clamp) return v;
-    for (int k = 0; k < N; ++k) {  // linear in u_k: d/du_k = value(u_k = 1) - value(u_k = 0)
-      if (xc[k] == x[k]) continue;
-      double w[N];
-      for (int j = 0; j < N; ++j) w[j] = u[j];
-      w[k] = 1;
-      const double v1 = corners(d, base, w);
-      w[k] = 0;
-      const double v0 = corners(d, base, w);
-      v += (v1 - v0) / axes[k].width(d, cell[k]) * (x[k] - xc[k]);
-    }
-    return v;
   }
 };
 

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../../core/adaptive_map.hpp"
 #include "../../core/reduction.hpp"
@@ -154,8 +155,19 @@ inline constexpr std::size_t v_sample_static_smem_bytes = 2 * 2 * 32 * sizeof(do
 /// (fA 6-D: 50-52 vs 54 G evaluations/s), with 5 blocks 4-10% slower. The kernels are issue-bound
 /// at this occupancy (70% of issue slots busy, "not selected" the top stall), so more resident
 /// warps do not pay for the spills. 1024-thread blocks get 64 registers (1 block).
-template <bool Adapt, int MaxThreads>
-inline constexpr int v_sample_min_blocks = MaxThreads <= 256 ? 3 : 1;
+/// An integrand may ask for another budget with `static constexpr int cuda_min_blocks = k;` (k in
+/// [1, 3]; integrand.hpp), e.g. 2 (128 registers) for one that gathers from several tables.
+template <class F, class = void>
+struct integrand_min_blocks {
+  static constexpr int value = 3;
+};
+template <class F>
+struct integrand_min_blocks<F, std::void_t<decltype(F::cuda_min_blocks)>> {
+  static_assert(F::cuda_min_blocks >= 1 && F::cuda_min_blocks <= 3, "cuda_min_blocks: 1, 2 or 3");
+  static constexpr int value = F::cuda_min_blocks;
+};
+template <bool Adapt, int MaxThreads, class F = void>
+inline constexpr int v_sample_min_blocks = MaxThreads <= 256 ? integrand_min_blocks<F>::value : 1;
 
 /// Sums (e, v) of the 32 lanes of a warp over the fixed pairwise tree: level s = 1, 2, 4, 8, 16,
 /// lane t adds the value of lane t + s (own value first, as a shared-memory tree does with
@@ -313,7 +325,7 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 /// [32, MaxThreads]. MaxThreads (256 or 1024) bounds blockDim.x, so that the compiler keeps the
 /// registers within what such a block can have (v_sample_min_blocks).
 template <int D, class F, bool Adapt, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads>)
+__global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads, F>)
     v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
                     std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                     bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng) {
