@@ -12,6 +12,13 @@
 /// (in g++ translation units MCUBES_HOST_DEVICE is empty and this is a plain lambda). nvcc does not
 /// allow such a lambda inside a private or protected member function (e.g. a GoogleTest body).
 ///
+/// Optional, for the CUDA backend only: `static constexpr int cuda_min_blocks = k;` (1, 2 or 3;
+/// default 3) sets the register budget of the Vegas sampling kernel for blocks of up to 256
+/// threads to 65536 / (256 k) registers (80 for 3, 128 for 2). An integrand that gathers from
+/// several tables runs faster with 2 (the cluster-counts example: 16.4 G evaluations/s with 80
+/// registers, 21.6 with 128, on the H100; bench/results/2026-11-23-h100-tables.md). It never
+/// changes a result.
+///
 /// Every entry point (methods.hpp) calls check_integrand<D, F>() (check_device_integrand in
 /// translation units compiled by nvcc, which instantiate the CUDA path) before anything else, in the
 /// form
