@@ -2,7 +2,8 @@
 // equal to the host's for every kind and policy; Vegas with table integrands (a functor and an
 // extended lambda) bitwise equal on CUDA and CPU and within 4 sigma of the exact integral; the
 // out-of-range error names the same first sample on both backends; a host-only table read on the
-// device is reported, not a crash. Skipped without a device.
+// device is reported, not a crash. Skipped without a device, except the last test, which needs a
+// machine without one (CI): tables stay on the host and backend automatic runs on the CPU.
 #include <mcubes/cuda.cuh>
 #include <mcubes/tables.hpp>
 
@@ -207,4 +208,22 @@ TEST(TablesCuda, AHostOnlyTableReadOnTheDeviceIsReportedNotACrash) {
                mcubes::non_finite_integrand);
   o.backend = mcubes::backend_kind::cpu;  // the host reads it
   EXPECT_NO_THROW((void)mcubes::vegas(past_the_table{t.view()}, mcubes::region<1>({0.0}, {1.0}), o));
+}
+
+TEST(TablesCuda, WithoutADeviceTablesStayOnTheHostAndAutomaticRunsOnTheCpu) {
+  if (mcubes_test::has_device()) GTEST_SKIP() << "needs a machine without a CUDA device (the CI machine): skipped";
+  const exact_case c = make_exact_case();
+  EXPECT_EQ(c.a.device(), -1);
+  EXPECT_EQ(c.b.device(), -1);
+  mcubes::vegas_options o;
+  o.backend = mcubes::backend_kind::automatic;
+  o.rel_tol = 1e-5;
+  o.calls_per_iteration = 200000;
+  const mcubes::result r = mcubes::vegas(table_functor{c.a.view(), c.b.view()}, mcubes::region<2>({0.0, 0.0}, {2.0, 1.0}), o);
+  EXPECT_EQ(r.backend, "cpu");
+  ASSERT_TRUE(r.converged());
+  EXPECT_LE(std::fabs(r.estimate - c.exact), n_sigma * r.error);
+  EXPECT_THROW(mcubes::interp1d(std::vector<double>{0, 1}, std::vector<double>{1, 2}, mcubes::interp1d_kind::linear,
+                                out_of_range_policy::error, mcubes::table_placement::on_device(0)),
+               mcubes::cuda_error);
 }
