@@ -1,6 +1,6 @@
 // Tables on the GPU with the default --fmad=true (fused multiply-adds in device code, none on the
-// host): device lookups agree with the host's to 1e-13 relative, the tolerance documented in
-// tables/interp1d.hpp ("a few ulps"). Skipped without a device.
+// host): device lookups agree with the host's to 1e-13 of max(|value|, the tables' scale 1), the
+// tolerance documented in tables/interp1d.hpp. Skipped without a device.
 #include "table_probe.cuh"
 
 namespace {

@@ -15,8 +15,10 @@
 /// The cell is that of gsl_interp_bsearch (x_i <= x < x_{i+1}; the last cell for x = x_{n-1}).
 /// Lookup: O(1) on a uniform grid (grid_axis::uniform), bisection O(log n) on explicit nodes.
 /// Values agree with GSL's to 1e-12 relative (tests/tables); host and device evaluate the same
-/// expressions, bitwise equal where the device code is compiled with --fmad=false, within 1e-13
-/// relative otherwise (nvcc fuses multiply-adds by default; tests/cuda/test_tables_fma.cu).
+/// expressions, bitwise equal where the device code is compiled with --fmad=false, otherwise within
+/// 1e-13 of the larger of |value| and the table's scale (nvcc fuses multiply-adds by default; near a
+/// zero of the interpolant the difference is that of the rounding of terms of the table's size;
+/// tests/cuda/test_tables_fma.cu).
 /// Out of range: the table's out_of_range_policy policy (table_storage.hpp).
 
 #include <cstdint>
