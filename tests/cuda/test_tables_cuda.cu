@@ -14,6 +14,7 @@
 
 #include "cuda_test_support.hpp"
 #include "table_probe.cuh"
+#include "tables/table_cases.hpp"
 
 namespace {
 
@@ -30,32 +31,10 @@ TEST(TablesCuda, DeviceLookupsAreBitwiseTheHostsForEveryKindAndPolicy) {
 }
 
 namespace {
-struct table_functor {
-  mcubes::interp1d_view a;
-  mcubes::interp2d_view b;
-  MCUBES_HOST_DEVICE double operator()(const mcubes::point<2>& x) const { return a(x[0]) * b(x[0], x[1]); }
-};
+using table_cases::exact_case;
+using table_cases::make_exact_case;
+using table_functor = table_cases::product_integrand;
 
-// a(x) piecewise linear, b(x, y) = g(y) piecewise linear: the exact integral is the product of
-// the trapezoid sums (as in test_interp.cpp).
-struct exact_case {
-  mcubes::interp1d a;
-  mcubes::interp2d b;
-  double exact;
-};
-exact_case make_exact_case() {
-  const grid_axis ax = grid_axis::uniform(0.0, 2.0, 9), ay = grid_axis::nodes({0.0, 0.3, 1.0});
-  std::vector<double> ya, z;
-  for (double x : ax.node_values()) ya.push_back(2 + std::sin(x));
-  const std::vector<double> gy{1.0, 4.0, 2.0};
-  for (double g : gy)
-    for (std::size_t i = 0; i < ax.size(); ++i) z.push_back(g);
-  double ta = 0, tg = 0;
-  for (std::size_t i = 0; i + 1 < ax.size(); ++i) ta += 0.5 * (ya[i] + ya[i + 1]) * (ax.node_values()[i + 1] - ax.node_values()[i]);
-  for (std::size_t j = 0; j + 1 < gy.size(); ++j) tg += 0.5 * (gy[j] + gy[j + 1]) * (ay.node_values()[j + 1] - ay.node_values()[j]);
-  return {mcubes::interp1d(ax, ya, mcubes::interp1d_kind::linear),
-          mcubes::interp2d(ax, ay, z, mcubes::interp2d_kind::bilinear), ta * tg};
-}
 // The same integrand as an extended lambda (nvcc --extended-lambda; not inside a TEST body,
 // whose enclosing function is a private member).
 mcubes::result vegas_with_lambda(mcubes::interp1d_view av, mcubes::interp2d_view bv, const mcubes::region<2>& reg,

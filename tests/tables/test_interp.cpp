@@ -9,8 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "table_cases.hpp"
+
 #include <cmath>
-#include <functional>
 #include <vector>
 
 #if defined(MCUBES_TEST_HAVE_GSL)
@@ -309,41 +310,18 @@ TEST(Tables, CopiesShareTheStorageAndViewsOutliveTheOriginal) {
   static_assert(std::is_trivially_copyable_v<mcubes::interpnd_view<6>>);
 }
 
-namespace {
-// A 2-D integrand from a linear table times a bilinear one, to integrate exactly: the integral of
-// a piecewise-linear function is the trapezoid sum, and the bilinear one factorises on a product.
-struct table_integrand {
-  mcubes::interp1d_view a;
-  mcubes::interp2d_view b;
-  double operator()(const mcubes::point<2>& x) const { return a(x[0]) * b(x[0], x[1]); }
-};
-}  // namespace
-
 TEST(Tables, InsideAnIntegrandWithinFourSigmaOfTheExactIntegral) {
-  // a(x) linear in x on each cell, b(x, y) = g(y) with g piecewise linear: integral over the region
-  // = (trapezoid of a) * (trapezoid of g) exactly.
-  const grid_axis ax = grid_axis::uniform(0.0, 2.0, 9), ay = grid_axis::nodes({0.0, 0.3, 1.0});
-  const std::vector<double> ya = tabulate(ax.node_values(), smooth1);
-  const std::vector<double> gy{1.0, 4.0, 2.0};
-  std::vector<double> z;
-  for (double g : gy)
-    for (std::size_t i = 0; i < ax.size(); ++i) z.push_back(g);
-  const interp1d a(ax, ya, interp1d_kind::linear);
-  const interp2d b(ax, ay, z, interp2d_kind::bilinear);
-  double ta = 0, tg = 0;
-  for (std::size_t i = 0; i + 1 < ax.size(); ++i) ta += 0.5 * (ya[i] + ya[i + 1]) * (ax.node_values()[i + 1] - ax.node_values()[i]);
-  for (std::size_t j = 0; j + 1 < gy.size(); ++j) tg += 0.5 * (gy[j] + gy[j + 1]) * (ay.node_values()[j + 1] - ay.node_values()[j]);
-  const double exact = ta * tg;
+  const table_cases::exact_case c = table_cases::make_exact_case();
   mcubes::vegas_options o;
   o.backend = mcubes::backend_kind::cpu;
   o.rel_tol = 1e-5;
   o.calls_per_iteration = 200000;
   o.threads = 2;
-  const mcubes::result r = mcubes::vegas(table_integrand{a.view(), b.view()}, mcubes::region<2>({0.0, 0.0}, {2.0, 1.0}), o);
+  const mcubes::result r = mcubes::vegas(c.integrand(), c.region(), o);
   ASSERT_TRUE(r.converged());
-  EXPECT_LE(std::fabs(r.estimate - exact), n_sigma * r.error) << r.estimate << " +- " << r.error << " vs " << exact;
+  EXPECT_LE(std::fabs(r.estimate - c.exact), n_sigma * r.error) << r.estimate << " +- " << r.error << " vs " << c.exact;
   o.threads = 1;
-  const mcubes::result r1 = mcubes::vegas(table_integrand{a.view(), b.view()}, mcubes::region<2>({0.0, 0.0}, {2.0, 1.0}), o);
+  const mcubes::result r1 = mcubes::vegas(c.integrand(), c.region(), o);
   EXPECT_EQ(r1.estimate, r.estimate);  // bitwise, whatever the thread count
   EXPECT_EQ(r1.error, r.error);
 }

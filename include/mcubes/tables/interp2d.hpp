@@ -19,7 +19,6 @@
 /// with GSL's to 1e-12 relative; host and device as interp1d. Out of range: the policy, per axis
 /// (table_storage.hpp).
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <utility>
