@@ -17,6 +17,7 @@
 #include "algorithm/pi.hpp"
 #include "algorithm/plain_mc.hpp"
 #include "algorithm/vegas.hpp"
+#include "algorithm/vegas_batch.hpp"
 #include "backend/cpu.hpp"
 #include "config.hpp"
 #include "error.hpp"

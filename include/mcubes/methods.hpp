@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "algorithm/pi.hpp"
 #include "algorithm/plain_mc.hpp"
 #include "algorithm/vegas.hpp"
+#include "algorithm/vegas_batch.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu.hpp"
 #include "error.hpp"
@@ -287,6 +289,34 @@ result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, co
   } else {
     return {};
   }
+}
+
+/// A parameter batch (algorithm/vegas_batch.hpp): integrates f(x, params[k]) over regions[k] (one
+/// region: the same for all) for k = 0..K-1 with m-Cubes on the backend of opt, in rounds that
+/// cover every active integral at once. f: `double operator()(const mcubes::point<D>&, const P&)
+/// const`, P trivially copyable (for CUDA, f trivially copyable with a __host__ __device__ operator).
+/// Result k is bitwise vegas(with_parameters<F, P>{f, params[k]}, region_k, opt with
+/// seed = batch_seed(opt.seed, k)), whatever K, the other members, the threads or the block size.
+/// @throws invalid_input for bad options or sizes; batch_error (failure nested) if an integral
+///         fails; as on_backend.
+template <int D, class F, class P>
+std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>& regions, const std::vector<P>& params,
+                                const vegas_options& opt = {}, const batch_callback& on_round = {}) {
+  static_assert(std::is_trivially_copyable_v<P>, "mcubes: the parameters of a batch must be trivially copyable");
+  if constexpr (check_integrand_here<D, with_parameters<F, P>>()) {
+    validate(opt, D);
+    validate_batch(params.size(), regions.size());
+    return on_backend(opt, [&](auto& backend) { return vegas_batch_with<D>(f, regions, params, opt, backend, on_round); });
+  } else {
+    return {};
+  }
+}
+
+/// vegas_batch with one region for every integral.
+template <int D, class F, class P>
+std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const std::vector<P>& params,
+                                const vegas_options& opt = {}, const batch_callback& on_round = {}) {
+  return vegas_batch<D>(f, std::vector<mcubes::region<D>>{reg}, params, opt, on_round);
 }
 
 /// The same as vegas (the name the library used first for the entry with the CUDA backend).

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../core/adaptive_map.hpp"
@@ -91,13 +92,260 @@ int map_bins(const Map& map) {
     return map.n_bins;
 }
 
+/// One m-Cubes run as a sequence of sampling passes: the one owner of the iteration loop's
+/// arithmetic (plan, weighted average, stopping rule, statuses), whoever runs the passes.
+/// vegas_continue drives one run on a backend; the parameter batch (algorithm/vegas_batch.hpp)
+/// drives many at once, each run seeing exactly the pass sums it would see alone, so that both give
+/// the same bits.
+///
+/// Protocol: while !done(), run the pass described by params() / adapt() / stride() on the run's
+/// map (backend.sample(f, params(), strat(), map, adapt(), stride())) and hand its sums to take().
+/// An iteration is one or more passes: the bin-scale probe (first adapting iteration only: a sparse
+/// V-Sample whose largest term sets the fixed-point scale of the bins), the pass itself, and a
+/// re-accumulation of the same samples with a new scale when a term outgrew it (rescale). take()
+/// calls `fail(sp, iteration, index, value)` (which must throw) for a pass with a failing sample,
+/// and `adapt(sums)` when the map must be adapted to the sums before the next pass. finish() gives
+/// the result. The run keeps its place in the caller's vegas_state (next iteration index, bin-scale
+/// reference), left where the run ended.
+template <int D>
+class vegas_run {
+ public:
+  /// @throws invalid_input for bad options (validate()), a state beyond the iteration index range.
+  vegas_run(const region<D>& reg, const vegas_options& opt, vegas_state& state, std::string backend_name,
+            int map_n_bins)
+      : opt_(opt), state_(state), run_start_(std::chrono::steady_clock::now()),
+        st_(make_stratification(D, opt.calls_per_iteration)) {
+    static_assert(D >= 1, "dimension must be at least 1");
+    validate(opt, D);
+    MCUBES_EXPECTS(map_n_bins == opt.n_bins, "the adaptive map has ", map_n_bins,
+                   " bins per axis, but the options ask for n_bins = ", opt.n_bins);
+    MCUBES_EXPECTS(state.next_iteration <= max_iteration_index - opt.max_iterations,
+                   "iteration indices beyond 2^31 - 1: reset the integrator");
+    for (int j = 0; j < D; ++j) {
+      sp_.lower[j] = reg.lower()[j];
+      sp_.width[j] = reg.width(j);
+    }
+    sp_.g = st_.g;
+    sp_.inv_g = 1.0 / static_cast<double>(st_.g);
+    sp_.n_cubes = st_.n_cubes;
+    sp_.p = st_.samples_per_cube;
+    sp_.chunk_cubes = st_.chunk_cubes;
+    sp_.seed = opt.seed;
+    cube_weight_ = reg.volume() / static_cast<double>(st_.n_cubes);  // V/m
+    res_.seed = opt.seed;
+    res_.options = opt;
+    res_.backend = std::move(backend_name);
+    start_iteration();
+  }
+
+  /// True when the run has ended (converged, max_iterations reached, or stopped).
+  bool done() const noexcept { return phase_ == phase::done; }
+  /// The next pass: its sampling parameters, whether it is a V-Sample (bins accumulated), and the
+  /// chunk stride (> 1 only for the probe).
+  const sampling_params<D>& params() const noexcept { return sp_; }
+  bool adapt() const noexcept { return adapt_; }
+  std::uint64_t stride() const noexcept { return stride_; }
+  const stratification& strat() const noexcept { return st_; }
+  /// The run's options (seed included).
+  const vegas_options& options() const noexcept { return opt_; }
+  /// Evaluations of the iterations completed so far.
+  std::uint64_t evaluations() const noexcept { return res_.n_eval; }
+
+  /// Takes the sums of the pass described by params(), adapt(), stride().
+  /// @throws whatever `fail` throws for a failing sample; numerical_error as vegas_continue;
+  ///         whatever on_iteration throws.
+  template <class Fail, class Adapt>
+  void take(iteration_sums& sums, Fail&& fail, Adapt&& adapt_map, const iteration_callback& on_iteration) {
+    switch (phase_) {
+      case phase::probe:
+        reference() = sums.flags.max_contribution;
+        sp_.bin_scale = scale_for(reference());
+        phase_ = phase::main;
+        stride_ = 1;
+        return;
+      case phase::main: {
+        const chunk_partial& fl = sums.flags;
+        if (fl.first_non_finite != ~std::uint64_t(0))
+          fail(sp_, it_, fl.first_non_finite, fl.non_finite_value);
+        if (adapt_ && needs_rescale(fl.max_contribution, sp_.bin_scale)) {
+          sp_.bin_scale = scale_for(fl.max_contribution);  // same samples, exact re-accumulation
+          rec_.rescaled = true;
+          phase_ = phase::rescale;
+          return;
+        }
+        finish_iteration(sums, adapt_map, on_iteration);
+        return;
+      }
+      case phase::rescale:
+        finish_iteration(sums, adapt_map, on_iteration);
+        return;
+      default:
+        MCUBES_EXPECTS(false, "vegas_run::take: the run has ended");
+    }
+  }
+
+  /// Ends the run where it stands (an external stop: status interrupted unless already ended).
+  void stop() {
+    if (phase_ == phase::done) return;
+    stopped_ = true;
+    phase_ = phase::done;
+  }
+
+  /// The result (status, summary, records), and the final callback of a converged run.
+  result finish(const iteration_callback& on_iteration = {}) {
+    summarise();
+    if (res_.status != status::converged) {
+      bool any_nonzero = false, any_underflow = false;
+      for (const iteration_record& r : res_.records) {
+        any_nonzero = any_nonzero || r.n_nonzero > 0;
+        any_underflow = any_underflow || r.underflow;
+      }
+      if (stopped_)
+        res_.status = status::interrupted;
+      else if (avg_.count() > 0)
+        res_.status = status::not_converged;
+      else if (!any_nonzero)
+        res_.status = status::not_resolved;
+      else if (any_underflow)
+        res_.status = status::underflow;
+      else
+        res_.status = status::not_converged;  // non-zero samples only in skipped iterations
+    }
+    if (res_.status == status::converged && on_iteration) on_iteration(res_.records.back(), res_);
+    res_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+    return std::move(res_);
+  }
+
+ private:
+  enum class phase { probe, main, rescale, done };
+  double& reference() { return state_.reference; }  // largest bin-contribution term of the last adapting pass (< 0: unknown)
+
+  void start_iteration() {
+    if (k_ >= opt_.max_iterations) {
+      phase_ = phase::done;
+      return;
+    }
+    it_ = state_.next_iteration++;  // the iteration's index in the random stream
+    t0_ = std::chrono::steady_clock::now();
+    adapt_ = k_ < opt_.adapt_iterations;
+    sp_.iteration = static_cast<std::uint32_t>(it_);
+    rec_ = iteration_record{};
+    rec_.index = it_;
+    rec_.adapted = adapt_;
+    if (adapt_ && reference() < 0) {  // first adapting iteration: probe a sparse subset for the scale
+      sp_.bin_scale = 1.0;
+      stride_ = detail::probe_stride(st_);
+      phase_ = phase::probe;
+    } else {
+      sp_.bin_scale = scale_for(reference());
+      stride_ = 1;
+      phase_ = phase::main;
+    }
+  }
+
+  void summarise() {
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    const bool any = avg_.count() > 0;
+    res_.estimate = avg_.mean();
+    res_.error = any ? avg_.sdev() : std::numeric_limits<double>::infinity();
+    res_.chi2_dof = any ? avg_.chi2_dof() : nan;
+    res_.q = any ? avg_.q() : nan;
+    res_.dof = avg_.dof();
+    res_.accumulated = avg_.count();
+  }
+
+  template <class Adapt>
+  void finish_iteration(iteration_sums& sums, Adapt&& adapt_map, const iteration_callback& on_iteration) {
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    iteration_record& rec = rec_;
+    rec.top_bin_level = sums.top_level;
+    rec.estimate = cube_weight_ * sums.estimate;
+    const double variance = cube_weight_ * cube_weight_ * sums.variance;
+    const std::string where = "iteration " + std::to_string(it_) + ": ";
+    if (!std::isfinite(rec.estimate))
+      throw numerical_error(where + "the estimate is not finite (a sum of values of f times the map's jacobian "
+                                    "overflows the double range); rescale the integrand");
+    if (!std::isfinite(variance))
+      throw numerical_error(where + "the variance of the estimate is not finite (squares of f times the map's "
+                                    "jacobian overflow the double range, estimate " +
+                            detail::format_double(rec.estimate) + "); rescale the integrand");
+    if (std::fabs(rec.estimate) >= overflow_estimate)
+      throw numerical_error(where + "|estimate| = " + detail::format_double(std::fabs(rec.estimate)) +
+                            " is at or above 2^560 (3.8e168), beyond which no error estimate is representable in "
+                            "double precision; rescale the integrand");
+    rec.error = std::sqrt(std::fmax(variance, running_average::variance_floor(rec.estimate)));
+    rec.n_eval = st_.n_eval();
+    rec.n_nonzero = sums.flags.n_nonzero;
+    res_.n_eval += rec.n_eval;
+
+    // An iteration whose estimate is so small that its square (the scale of its variance) is near
+    // the underflow threshold cannot carry an error estimate: squares of its samples underflowed
+    // to 0 and its variance would be 0 (e.g. a narrow peak not yet found, sampled only in the far
+    // tails). It is reported and left out, like an all-zero iteration.
+    rec.underflow = rec.n_nonzero > 0 && std::fabs(rec.estimate) < underflow_estimate;
+    if (k_ >= opt_.skip && rec.n_nonzero > 0 && !rec.underflow) {
+      avg_.add(rec.estimate, variance);
+      rec.accumulated = true;
+      if (!std::isfinite(avg_.mean()) || !std::isfinite(avg_.sdev()))
+        throw numerical_error(where + "the weighted average of the iterations overflows the double range");
+    }
+    const bool any = avg_.count() > 0;
+    rec.weighted_estimate = any ? avg_.mean() : nan;
+    rec.weighted_error = any ? avg_.sdev() : nan;
+    rec.chi2_dof = any ? avg_.chi2_dof() : nan;
+    rec.q = any ? avg_.q() : nan;
+
+    if (adapt_) {
+      adapt_map(sums);  // on the host or the device
+      if (sums.flags.max_contribution > 0) reference() = sums.flags.max_contribution;
+    }
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    res_.records.push_back(rec);
+    res_.iterations = k_ + 1;
+
+    const double tol = std::fmax(opt_.abs_tol, opt_.rel_tol * std::fabs(avg_.mean()));
+    if (avg_.count() >= opt_.min_iterations && avg_.sdev() <= tol && avg_.chi2_dof() <= opt_.max_chi2_dof) {
+      res_.status = status::converged;
+      phase_ = phase::done;
+      return;
+    }
+    if (on_iteration) {
+      summarise();
+      res_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+      if (on_iteration(res_.records.back(), res_) == run_control::stop) {
+        stopped_ = true;
+        phase_ = phase::done;
+        return;
+      }
+    }
+    ++k_;
+    start_iteration();
+  }
+
+  vegas_options opt_;
+  vegas_state& state_;
+  std::chrono::steady_clock::time_point run_start_, t0_;
+  stratification st_;
+  sampling_params<D> sp_{};
+  double cube_weight_ = 0;
+  result res_;
+  running_average avg_;
+  iteration_record rec_;
+  int k_ = 0;   // iteration of this call (0 .. max_iterations - 1)
+  int it_ = 0;  // its index in the random stream
+  bool adapt_ = false;
+  std::uint64_t stride_ = 1;
+  bool stopped_ = false;
+  phase phase_ = phase::main;
+};
+
 /// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,
 /// sample, adapt_map, map_edges), continuing from `map` (made by that backend) and `state`:
 /// iteration k of this call (k = 0 .. max_iterations - 1) has the index state.next_iteration + k
 /// in the random stream; it adapts the map when k < adapt_iterations and is accumulated when
 /// k >= skip. The map and the state are left where the run ended, so that a later call continues
 /// (train, then measure with a frozen map). From a uniform map and a fresh state this is the
-/// whole m-Cubes run (vegas_with).
+/// whole m-Cubes run (vegas_with). The arithmetic is vegas_run's (above).
 ///
 /// Each iteration draws calls_per_iteration (rounded down to m*p) samples, stratified in m = g^d
 /// sub-cubes (stratification.hpp) and importance-sampled through the adaptive map. The result's
@@ -130,152 +378,16 @@ int map_bins(const Map& map) {
 template <int D, class F, class Backend, class Map>
 result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
                       vegas_state& state, const iteration_callback& on_iteration = {}) {
-  static_assert(D >= 1, "dimension must be at least 1");
-  validate(opt, D);
-  MCUBES_EXPECTS(map_bins(map) == opt.n_bins, "the adaptive map has ", map_bins(map),
-                 " bins per axis, but the options ask for n_bins = ", opt.n_bins);
-  MCUBES_EXPECTS(state.next_iteration <= max_iteration_index - opt.max_iterations,
-                 "iteration indices beyond 2^31 - 1: reset the integrator");
-  const auto run_start = std::chrono::steady_clock::now();
-  const stratification st = make_stratification(D, opt.calls_per_iteration);
-
-  sampling_params<D> sp{};
-  for (int j = 0; j < D; ++j) {
-    sp.lower[j] = reg.lower()[j];
-    sp.width[j] = reg.width(j);
-  }
-  sp.g = st.g;
-  sp.inv_g = 1.0 / static_cast<double>(st.g);
-  sp.n_cubes = st.n_cubes;
-  sp.p = st.samples_per_cube;
-  sp.chunk_cubes = st.chunk_cubes;
-  sp.seed = opt.seed;
-  const double cube_weight = reg.volume() / static_cast<double>(st.n_cubes);  // V/m
-  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-
-  result res;
-  res.seed = opt.seed;
-  res.options = opt;
-  res.backend = backend.name();
-  running_average avg;
-  double& reference = state.reference;  // largest bin-contribution term of the last adapting pass (< 0: unknown yet)
-  bool stopped = false;
-  // The summary fields of `res` from the running average (NaN before anything is accumulated).
-  auto summarise = [&]() {
-    const bool any = avg.count() > 0;
-    res.estimate = avg.mean();
-    res.error = any ? avg.sdev() : std::numeric_limits<double>::infinity();
-    res.chi2_dof = any ? avg.chi2_dof() : nan;
-    res.q = any ? avg.q() : nan;
-    res.dof = avg.dof();
-    res.accumulated = avg.count();
+  vegas_run<D> run(reg, opt, state, backend.name(), map_bins(map));
+  const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
+    detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), opt.n_bins, it, index, value);
   };
-
-  for (int k = 0; k < opt.max_iterations; ++k) {
-    const int it = state.next_iteration++;  // the iteration's index in the random stream
-    const auto t0 = std::chrono::steady_clock::now();
-    const bool adapt = k < opt.adapt_iterations;
-    sp.iteration = static_cast<std::uint32_t>(it);
-    iteration_record rec;
-    rec.index = it;
-    rec.adapted = adapt;
-
-    if (adapt && reference < 0) {  // first adapting iteration: probe a sparse subset for the scale
-      sp.bin_scale = 1.0;
-      reference = backend.sample(f, sp, st, map, true, detail::probe_stride(st)).flags.max_contribution;
-    }
-    sp.bin_scale = scale_for(reference);
-    iteration_sums sums = backend.sample(f, sp, st, map, adapt);
-    const chunk_partial& fl = sums.flags;
-    if (fl.first_non_finite != ~std::uint64_t(0))
-      detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), opt.n_bins, it, fl.first_non_finite,
-                                      fl.non_finite_value);
-    if (adapt && needs_rescale(fl.max_contribution, sp.bin_scale)) {
-      sp.bin_scale = scale_for(fl.max_contribution);  // same samples, exact re-accumulation
-      sums = backend.sample(f, sp, st, map, adapt);
-      rec.rescaled = true;
-    }
-
-    rec.top_bin_level = sums.top_level;
-    rec.estimate = cube_weight * sums.estimate;
-    const double variance = cube_weight * cube_weight * sums.variance;
-    const std::string where = "iteration " + std::to_string(it) + ": ";
-    if (!std::isfinite(rec.estimate))
-      throw numerical_error(where + "the estimate is not finite (a sum of values of f times the map's jacobian "
-                                    "overflows the double range); rescale the integrand");
-    if (!std::isfinite(variance))
-      throw numerical_error(where + "the variance of the estimate is not finite (squares of f times the map's "
-                                    "jacobian overflow the double range, estimate " +
-                            detail::format_double(rec.estimate) + "); rescale the integrand");
-    if (std::fabs(rec.estimate) >= overflow_estimate)
-      throw numerical_error(where + "|estimate| = " + detail::format_double(std::fabs(rec.estimate)) +
-                            " is at or above 2^560 (3.8e168), beyond which no error estimate is representable in "
-                            "double precision; rescale the integrand");
-    rec.error = std::sqrt(std::fmax(variance, running_average::variance_floor(rec.estimate)));
-    rec.n_eval = st.n_eval();
-    rec.n_nonzero = sums.flags.n_nonzero;
-    res.n_eval += rec.n_eval;
-
-    // An iteration whose estimate is so small that its square (the scale of its variance) is near
-    // the underflow threshold cannot carry an error estimate: squares of its samples underflowed
-    // to 0 and its variance would be 0 (e.g. a narrow peak not yet found, sampled only in the far
-    // tails). It is reported and left out, like an all-zero iteration.
-    rec.underflow = rec.n_nonzero > 0 && std::fabs(rec.estimate) < underflow_estimate;
-    if (k >= opt.skip && rec.n_nonzero > 0 && !rec.underflow) {
-      avg.add(rec.estimate, variance);
-      rec.accumulated = true;
-      if (!std::isfinite(avg.mean()) || !std::isfinite(avg.sdev()))
-        throw numerical_error(where + "the weighted average of the iterations overflows the double range");
-    }
-    const bool any = avg.count() > 0;
-    rec.weighted_estimate = any ? avg.mean() : nan;
-    rec.weighted_error = any ? avg.sdev() : nan;
-    rec.chi2_dof = any ? avg.chi2_dof() : nan;
-    rec.q = any ? avg.q() : nan;
-
-    if (adapt) {
-      backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map);  // on the host or the device
-      if (sums.flags.max_contribution > 0) reference = sums.flags.max_contribution;
-    }
-    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.records.push_back(rec);
-    res.iterations = k + 1;
-
-    const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(avg.mean()));
-    if (avg.count() >= opt.min_iterations && avg.sdev() <= tol && avg.chi2_dof() <= opt.max_chi2_dof) {
-      res.status = status::converged;
-      break;
-    }
-    if (on_iteration) {
-      summarise();
-      res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-      if (on_iteration(res.records.back(), res) == run_control::stop) {
-        stopped = true;
-        break;
-      }
-    }
+  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
+  while (!run.done()) {
+    iteration_sums sums = backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
+    run.take(sums, fail, adapt, on_iteration);
   }
-  summarise();
-  if (res.status != status::converged) {
-    bool any_nonzero = false, any_underflow = false;
-    for (const iteration_record& r : res.records) {
-      any_nonzero = any_nonzero || r.n_nonzero > 0;
-      any_underflow = any_underflow || r.underflow;
-    }
-    if (stopped)
-      res.status = status::interrupted;
-    else if (avg.count() > 0)
-      res.status = status::not_converged;
-    else if (!any_nonzero)
-      res.status = status::not_resolved;
-    else if (any_underflow)
-      res.status = status::underflow;
-    else
-      res.status = status::not_converged;  // non-zero samples only in skipped iterations
-  }
-  if (res.status == status::converged && on_iteration) on_iteration(res.records.back(), res);
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-  return res;
+  return run.finish(on_iteration);
 }
 
 /// vegas_continue from a uniform map of opt.n_bins bins made by `backend`, at iteration 0: one

@@ -20,11 +20,14 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "../core/batch.hpp"
 #include "../core/reduction.hpp"
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
@@ -33,6 +36,17 @@
 #include "cpu_tiles.hpp"
 
 namespace mcubes {
+
+/// One sampling pass of cpu_backend::sample_passes: the parameters of the pass, the map it samples
+/// through, the stratification, V-Sample or No-Adjust, and the chunk stride.
+template <int D>
+struct cpu_pass {
+  const sampling_params<D>* sp;
+  map_view<D> map;
+  const stratification* st;
+  bool adapt;
+  std::uint64_t stride;
+};
 
 /// The CPU backend. Holds no per-sample memory: per thread one tile buffer and one bin array.
 class cpu_backend {
@@ -53,53 +67,100 @@ class cpu_backend {
   template <int D, class F>
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
                         bool adapt, std::uint64_t stride = 1) const {
-    const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
-    const std::uint64_t width = next_pow2(n_sel);
-    const std::uint64_t tile = std::min<std::uint64_t>(1024, width);
-    const std::uint64_t n_tiles = (n_sel + tile - 1) / tile;
-    const std::size_t n_bin_values = adapt ? static_cast<std::size_t>(D) * map.n_bins : 0;
+    const cpu_pass<D> pass{&sp, map, &st, adapt, stride};
+    std::vector<iteration_sums> out = sample_passes<D>(&pass, 1, [&](std::size_t) -> const F& { return f; });
+    return std::move(out[0]);
+  }
 
-    std::vector<double> tile_est(n_tiles), tile_var(n_tiles);
-    const int n_workers = static_cast<int>(std::min<std::uint64_t>(threads_, n_tiles));
-    std::vector<chunk_partial> worker_flags(n_workers);
-    std::vector<std::vector<bin_accumulator>> worker_bins(n_workers), worker_over(n_workers);
+  /// Runs several passes (of different integrals: their own parameters, maps, strides) as one
+  /// pool of work: threads take (pass, tile) pairs in pass-major order. Pass i's sums are bitwise
+  /// those of sample() for it alone (the same tiles, the same trees, exact integer bins).
+  /// `integrand(i)` returns pass i's integrand (a functor, by value or reference).
+  /// @throws the first exception an integrand throws.
+  template <int D, class IntegrandOf>
+  std::vector<iteration_sums> sample_passes(const cpu_pass<D>* passes, std::size_t n_passes,
+                                            const IntegrandOf& integrand) const {
+    struct pass_plan {
+      std::uint64_t n_sel, width, tile, n_tiles, first_unit;
+      std::size_t n_bin_values;
+      const cpu_detail::coordinate_tables<D>* tables;
+    };
+    std::vector<pass_plan> plan(n_passes);
+    std::vector<std::unique_ptr<cpu_detail::coordinate_tables<D>>> tables;
+    std::uint64_t n_units = 0;
+    for (std::size_t i = 0; i < n_passes; ++i) {
+      const cpu_pass<D>& ps = passes[i];
+      pass_plan& pl = plan[i];
+      pl.n_sel = (ps.st->n_chunks + ps.stride - 1) / ps.stride;
+      pl.width = next_pow2(pl.n_sel);
+      pl.tile = std::min<std::uint64_t>(1024, pl.width);
+      pl.n_tiles = (pl.n_sel + pl.tile - 1) / pl.tile;
+      pl.first_unit = n_units;
+      n_units += pl.n_tiles;
+      pl.n_bin_values = ps.adapt ? static_cast<std::size_t>(D) * ps.map.n_bins : 0;
+      if (tables.empty() || passes[i - 1].sp->g != ps.sp->g || passes[i - 1].sp->p != ps.sp->p)
+        tables.push_back(std::make_unique<cpu_detail::coordinate_tables<D>>(ps.sp->g, ps.sp->p));
+      pl.tables = tables.back().get();
+    }
+
+    std::vector<double> tile_est(n_units), tile_var(n_units);
+    const int n_workers = static_cast<int>(std::min<std::uint64_t>(threads_, n_units));
+    // Per worker and pass (made when the worker first takes a tile of the pass): flags, level-0
+    // bins, overflow levels.
+    struct worker_pass {
+      bool used = false;
+      chunk_partial flags;
+      std::vector<bin_accumulator> bins, over;
+    };
+    std::vector<std::vector<worker_pass>> per_worker(n_workers, std::vector<worker_pass>(n_passes));
     std::atomic<std::uint64_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
-    const cpu_detail::coordinate_tables<D> tables(sp.g, sp.p);
 
     auto work = [&](int w) {
       try {
-        std::vector<double> est(tile), var(tile);
-        worker_bins[w].assign(n_bin_values, bin_accumulator{});
-        bin_array_sink sink{worker_bins[w].data(), map.n_bins, &worker_over[w], n_bin_values};
-        no_bins none;
-        chunk_partial& flags = worker_flags[w];
-        for (std::uint64_t t = next++; t < n_tiles; t = next++) {
-          const std::uint64_t first = t * tile;
-          const std::uint64_t count = std::min(tile, n_sel - first);
-          if (stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
-            if (adapt)
-              cpu_detail::sample_chunks<D>(f, sp, map, tables, first, count, est.data(), var.data(), flags, sink);
+        std::vector<double> est(1024), var(1024);
+        std::size_t i = 0;  // the pass of the current unit (units are claimed in increasing order)
+        for (std::uint64_t u = next++; u < n_units; u = next++) {
+          while (u >= plan[i].first_unit + plan[i].n_tiles) ++i;
+          const pass_plan& pl = plan[i];
+          const cpu_pass<D>& ps = passes[i];
+          worker_pass& wp = per_worker[w][i];
+          if (!wp.used) {
+            wp.used = true;
+            wp.bins.assign(pl.n_bin_values, bin_accumulator{});
+          }
+          const std::uint64_t t = u - pl.first_unit;
+          const std::uint64_t first = t * pl.tile;
+          const std::uint64_t count = std::min(pl.tile, pl.n_sel - first);
+          bin_array_sink sink{wp.bins.data(), ps.map.n_bins, &wp.over, pl.n_bin_values};
+          no_bins none;
+          const auto& f = integrand(i);
+          const sampling_params<D>& sp = *ps.sp;
+          if (ps.stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
+            if (ps.adapt)
+              cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
+                                           sink);
             else
-              cpu_detail::sample_chunks<D>(f, sp, map, tables, first, count, est.data(), var.data(), flags, none);
+              cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
+                                           none);
           } else {
-            for (std::uint64_t i = 0; i < count; ++i) {
-              const std::uint64_t chunk = (first + i) * stride;
-              const chunk_partial part =
-                  adapt ? sample_chunk<D>(f, sp, map, chunk, sink) : sample_chunk<D>(f, sp, map, chunk, none);
-              est[i] = part.estimate;
-              var[i] = part.variance;
-              merge_flags(flags, part);
+            for (std::uint64_t c = 0; c < count; ++c) {
+              const std::uint64_t chunk = (first + c) * ps.stride;
+              const chunk_partial part = ps.adapt ? sample_chunk<D>(f, sp, ps.map, chunk, sink)
+                                                  : sample_chunk<D>(f, sp, ps.map, chunk, none);
+              est[c] = part.estimate;
+              var[c] = part.variance;
+              merge_flags(wp.flags, part);
             }
           }
-          tile_est[t] = pairwise_sum(est.data(), count, tile);
-          tile_var[t] = pairwise_sum(var.data(), count, tile);
+          tile_est[u] = pairwise_sum(est.data(), count, pl.tile);
+          tile_var[u] = pairwise_sum(var.data(), count, pl.tile);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(failure_mutex);
         if (!failure) failure = std::current_exception();
-        next = n_tiles;  // stop the other workers early
+        next = n_units;  // stop the other workers early
       }
     };
     if (n_workers == 1) {
@@ -112,18 +173,25 @@ class cpu_backend {
     }
     if (failure) std::rethrow_exception(failure);
 
-    iteration_sums out;
-    out.estimate = pairwise_sum(tile_est.data(), n_tiles, width / tile);
-    out.variance = pairwise_sum(tile_var.data(), n_tiles, width / tile);
-    for (const auto& fl : worker_flags) merge_flags(out.flags, fl);
-    if (adapt) {
-      out.top_level = top_bin_level(out.flags.max_contribution, sp.bin_scale);
-      out.bins.assign((static_cast<std::size_t>(out.top_level) + 1) * n_bin_values, bin_accumulator{});
-      for (const auto& wb : worker_bins)
-        for (std::size_t i = 0; i < n_bin_values; ++i) out.bins[i].add(wb[i]);
-      for (const auto& wo : worker_over)  // levels 1..top_level of the workers that have any
-        if (!wo.empty())
-          for (std::size_t i = n_bin_values; i < out.bins.size(); ++i) out.bins[i].add(wo[i - n_bin_values]);
+    std::vector<iteration_sums> out(n_passes);
+    for (std::size_t i = 0; i < n_passes; ++i) {
+      const pass_plan& pl = plan[i];
+      iteration_sums& o = out[i];
+      o.estimate = pairwise_sum(tile_est.data() + pl.first_unit, pl.n_tiles, pl.width / pl.tile);
+      o.variance = pairwise_sum(tile_var.data() + pl.first_unit, pl.n_tiles, pl.width / pl.tile);
+      for (const auto& pw : per_worker) merge_flags(o.flags, pw[i].flags);
+      if (passes[i].adapt) {
+        const std::size_t nv = pl.n_bin_values;
+        o.top_level = top_bin_level(o.flags.max_contribution, passes[i].sp->bin_scale);
+        o.bins.assign((static_cast<std::size_t>(o.top_level) + 1) * nv, bin_accumulator{});
+        for (const auto& pw : per_worker) {
+          const worker_pass& wp = pw[i];
+          if (!wp.used) continue;
+          for (std::size_t b = 0; b < nv; ++b) o.bins[b].add(wp.bins[b]);
+          if (!wp.over.empty())  // levels 1..top_level of the workers that have any
+            for (std::size_t b = nv; b < o.bins.size(); ++b) o.bins[b].add(wp.over[b - nv]);
+        }
+      }
     }
     return out;
   }
@@ -152,6 +220,51 @@ class cpu_backend {
   /// @throws invalid_input if `edges` is not a valid map of map.n_bins() bins per axis.
   template <int D>
   void set_map_edges(adaptive_map<D>& map, const std::vector<double>& edges) const { map.set_edges(edges); }
+
+  // The batch interface of a backend (algorithm/vegas_batch.hpp): one adaptive map per integral.
+
+  /// The maps of a parameter batch in host memory (one per integral, uniform at first) and the
+  /// integrals' parameters (not owned: the caller's array outlives the batch).
+  template <int D, class P>
+  struct batch_state {
+    std::vector<adaptive_map<D>> maps;
+    const P* params = nullptr;
+  };
+  /// n uniform maps of n_bins bins per axis for the integrals with parameters params[0..n).
+  /// Memory: n * D * (n_bins + 1) doubles. @throws invalid_input if n_bins < 2.
+  template <int D, class P>
+  batch_state<D, P> make_batch(const P* params, std::size_t n, int n_bins) const {
+    batch_state<D, P> b;
+    b.maps.assign(n, adaptive_map<D>(n_bins));
+    b.params = params;
+    return b;
+  }
+  /// Runs the passes (of distinct integrals) as one pool of (pass, tile) work items
+  /// (sample_passes): pass i samples with_parameters{f, params[k]} through map k, k = its integral.
+  template <int D, class F, class P>
+  std::vector<iteration_sums> sample_batch(const F& f, const batch_state<D, P>& b,
+                                           const std::vector<batch_pass<D>>& passes) const {
+    std::vector<cpu_pass<D>> cp(passes.size());
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const batch_pass<D>& ps = passes[i];
+      cp[i] = cpu_pass<D>{&ps.sp, b.maps[ps.integral].view(), &ps.st, ps.adapt, ps.stride};
+    }
+    return sample_passes<D>(cp.data(), cp.size(), [&](std::size_t i) {
+      return with_parameters<F, P>{f, b.params[passes[i].integral]};
+    });
+  }
+  /// Adapts map k to the sums of its last V-Sample pass for each (k, sums) in `items`
+  /// (adaptive_map::adapt).
+  template <int D, class P>
+  void adapt_batch(batch_state<D, P>& b, const std::vector<std::pair<std::size_t, const iteration_sums*>>& items,
+                   double alpha, bool symmetric) const {
+    for (const auto& [k, sums] : items) b.maps[k].adapt(sums->bins.data(), alpha, symmetric, sums->top_level);
+  }
+  /// The edges of integral k's map (D * (n_bins + 1), axis-major).
+  template <int D, class P>
+  std::vector<double> batch_map_edges(const batch_state<D, P>& b, std::size_t k) const {
+    return b.maps[k].edges();
+  }
 
   // The chunk operations of a backend (backend/backend.hpp).
 

@@ -24,11 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "../core/batch.hpp"
 #include "../core/sampler.hpp"
 #include "../options.hpp"
 #include "../core/stratification.hpp"
 #include "../core/adaptive_map.hpp"
 #include "cuda/adapt_kernels.cuh"
+#include "cuda/batch_kernels.cuh"
 #include "cuda/check.cuh"
 #include "cuda/device_array.cuh"
 #include "cuda/launch.cuh"
@@ -296,6 +298,270 @@ class cuda_backend {
       out.flags.non_finite_value = *host_replay_.data();
     }
     return out;
+  }
+
+  // The batch interface of a backend (algorithm/vegas_batch.hpp).
+
+  /// The device state of a parameter batch of n integrals: their maps (one buffer), parameters,
+  /// bins and overflow levels (one buffer each), and per integral the bookkeeping of which bins
+  /// are dirty. Owning; made by make_batch, used by one backend. Device memory:
+  /// cuda_batch_bytes(D, n_bins, n, sizeof(P)).
+  template <int D, class P>
+  struct batch_state {
+    std::size_t n = 0;
+    int n_bins = 0;
+    const P* host_params = nullptr;  ///< the caller's parameters (host; for replays of failures)
+    device_array<double> edges;      ///< n maps of D * (n_bins + 1) edges
+    device_array<bin_accumulator> bins, over;
+    device_array<cuda_detail::batch_item<D, P>> items;
+    pinned_array<cuda_detail::batch_item<D, P>> host_items;
+    device_array<cuda_detail::device_flags> flags;
+    device_array<cuda_detail::pass_result> results;
+    pinned_array<cuda_detail::pass_result> host_results;
+    device_array<double> tile_est, tile_var;
+    device_array<cuda_detail::adapt_item> adapt_items;
+    pinned_array<cuda_detail::adapt_item> host_adapt_items;
+    device_array<double> adapt_scratch;
+    std::vector<unsigned char> clean;  ///< level-0 bins of integral k all zero
+    std::vector<int> over_dirty;       ///< overflow levels of integral k that may be non-zero
+    std::vector<int> top_level;        ///< top level of integral k's last V-Sample pass
+    std::size_t map_doubles() const { return static_cast<std::size_t>(D) * (n_bins + 1); }
+    std::size_t bin_values() const { return static_cast<std::size_t>(D) * n_bins; }
+  };
+
+  /// Device memory of a batch of n integrals in D dimensions with n_bins bins per axis and
+  /// parameters of param_bytes bytes: per integral D (n_bins + 1) 8-byte edges, D n_bins 16-byte
+  /// bin sums at each of the 1 + max_bin_level = 17 levels, its pass descriptor and flags:
+  ///   n * (8 D (n_bins + 1) + 272 D n_bins + sizeof(batch_item) + 64) bytes,
+  /// plus the tile values of a round (16 bytes per tile of B chunks).
+  template <int D, class P>
+  static std::size_t batch_bytes(std::size_t n, int n_bins) {
+    const std::size_t per = 8 * static_cast<std::size_t>(D) * (n_bins + 1) +
+                            16 * (1 + static_cast<std::size_t>(max_bin_level)) * D * static_cast<std::size_t>(n_bins) +
+                            sizeof(cuda_detail::batch_item<D, P>) + sizeof(cuda_detail::adapt_item) + 64;
+    return n * per;
+  }
+
+  /// Uniform maps (the edges of adaptive_map<D>(n_bins)) and zero bins for n integrals, and the
+  /// parameters params[0..n) copied to the device.
+  /// @throws invalid_input if the batch needs more device memory than is free (naming the figures);
+  ///         cuda_error if an allocation or copy fails.
+  template <int D, class P>
+  batch_state<D, P> make_batch(const P* params, std::size_t n, int n_bins) {
+    use_device();
+    std::size_t free_bytes = 0, total_bytes = 0;
+    MCUBES_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t need = batch_bytes<D, P>(n, n_bins);
+    if (need > free_bytes)
+      throw invalid_input("a batch of " + std::to_string(n) + " integrals in d = " + std::to_string(D) + " with " +
+                          std::to_string(n_bins) + " bins per axis needs " + std::to_string(need >> 20) +
+                          " MiB of device memory, " + std::to_string(free_bytes >> 20) +
+                          " MiB are free: integrate fewer integrals per call or use fewer bins (n_bins)");
+    batch_state<D, P> b;
+    b.n = n;
+    b.n_bins = n_bins;
+    b.host_params = params;
+    const adaptive_map<D> uniform(n_bins);
+    std::vector<double> all(n * b.map_doubles());
+    for (std::size_t k = 0; k < n; ++k)
+      std::memcpy(all.data() + k * b.map_doubles(), uniform.edges().data(), b.map_doubles() * sizeof(double));
+    b.edges = device_array<double>(all);
+    b.bins = device_array<bin_accumulator>(n * b.bin_values());
+    b.over = device_array<bin_accumulator>(n * b.bin_values() * max_bin_level);
+    MCUBES_CUDA_CHECK(cudaMemsetAsync(b.bins.data(), 0, b.bins.size() * sizeof(bin_accumulator), stream_));
+    MCUBES_CUDA_CHECK(cudaMemsetAsync(b.over.data(), 0, b.over.size() * sizeof(bin_accumulator), stream_));
+    b.items = device_array<cuda_detail::batch_item<D, P>>(n);
+    b.host_items = pinned_array<cuda_detail::batch_item<D, P>>(n);
+    b.flags = device_array<cuda_detail::device_flags>(n);
+    std::vector<cuda_detail::device_flags> init(n, cuda_detail::initial_flags());
+    b.flags.copy_from_host(init.data(), n);
+    b.results = device_array<cuda_detail::pass_result>(n);
+    b.host_results = pinned_array<cuda_detail::pass_result>(n);
+    b.adapt_items = device_array<cuda_detail::adapt_item>(n);
+    b.host_adapt_items = pinned_array<cuda_detail::adapt_item>(n);
+    b.clean.assign(n, 1);
+    b.over_dirty.assign(n, 0);
+    b.top_level.assign(n, 0);
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return b;
+  }
+
+  /// Runs the passes (of distinct integrals) in one launch per kind (V-Sample, No-Adjust) over all
+  /// their tiles and one reduction for all (backend/cuda/batch_kernels.cuh); pass i's sums are
+  /// bitwise those of sample() for it alone. Synchronises once (and once more per pass with a
+  /// failing sample, to replay it). @throws cuda_error if a CUDA call fails.
+  template <int D, class F, class P>
+  std::vector<iteration_sums> sample_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
+    use_device();
+    const int B = policy_.threads_per_block;
+    const std::size_t n = passes.size();
+    // the adapting passes first, then the others: two launches over contiguous items
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (passes[i].adapt) order.push_back(i);
+    const std::size_t n_adapt = order.size();
+    for (std::size_t i = 0; i < n; ++i)
+      if (!passes[i].adapt) order.push_back(i);
+
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned items of the last round are no longer read
+    std::uint64_t units = 0, units_adapt = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const batch_pass<D>& ps = passes[order[j]];
+      const std::size_t k = ps.integral;
+      cuda_detail::batch_item<D, P>& it = b.host_items.data()[j];
+      it.sp = ps.sp;
+      it.rng = philox_schedule::make(ps.sp.seed, stream_id::vegas, ps.sp.iteration);
+      it.edges = b.edges.data() + k * b.map_doubles();
+      it.n_bins = b.n_bins;
+      it.stride = ps.stride;
+      it.n_sel = (ps.st.n_chunks + ps.stride - 1) / ps.stride;
+      it.n_tiles = (it.n_sel + B - 1) / B;
+      const std::uint64_t width = next_pow2(it.n_sel);
+      const std::uint64_t tile = std::min<std::uint64_t>(B, width);
+      it.tree_width = width / tile;
+      it.first_unit = units;
+      units += it.n_tiles;
+      if (j + 1 == n_adapt) units_adapt = units;
+      it.bins = b.bins.data() + k * b.bin_values();
+      it.over = b.over.data() + k * b.bin_values() * max_bin_level;
+      it.params = b.host_params[k];
+      if (ps.adapt) {  // bins of a pass that was not adapted to (the probe, a rescaled pass) are zeroed first
+        if (!b.clean[k])
+          MCUBES_CUDA_CHECK(cudaMemsetAsync(it.bins, 0, b.bin_values() * sizeof(bin_accumulator), stream_));
+        if (b.over_dirty[k] > 0)
+          MCUBES_CUDA_CHECK(cudaMemsetAsync(it.over, 0, b.over_dirty[k] * b.bin_values() * sizeof(bin_accumulator), stream_));
+        b.clean[k] = 0;
+        b.over_dirty[k] = 0;
+      }
+    }
+    if (b.tile_est.size() < units) {
+      b.tile_est = device_array<double>(units);
+      b.tile_var = device_array<double>(units);
+    }
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.items.data(), b.host_items.data(), n * sizeof(cuda_detail::batch_item<D, P>),
+                                      cudaMemcpyHostToDevice, stream_));
+    if (n_adapt > 0)
+      launch_batch<D, F, P, true>(f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data());
+    if (n_adapt < n)
+      launch_batch<D, F, P, false>(f, b.items.data() + n_adapt, static_cast<unsigned>(n - n_adapt), units_adapt, units, b,
+                                   b.flags.data() + n_adapt);
+    cuda_detail::batch_tree_reduce_kernel<D, P><<<static_cast<unsigned>(n), 1024, 0, stream_>>>(
+        b.items.data(), b.tile_est.data(), b.tile_var.data(), b.results.data(), b.flags.data());
+    MCUBES_CUDA_CHECK_LAUNCH("batch_tree_reduce_kernel");
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.host_results.data(), b.results.data(), n * sizeof(cuda_detail::pass_result),
+                                      cudaMemcpyDeviceToHost, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+
+    std::vector<iteration_sums> out(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = order[j];
+      const batch_pass<D>& ps = passes[i];
+      const std::size_t k = ps.integral;
+      const cuda_detail::pass_result r = b.host_results.data()[j];
+      iteration_sums& o = out[i];
+      o.estimate = r.estimate;
+      o.variance = r.variance;
+      o.flags.n_nonzero = r.flags.n_nonzero;
+      o.flags.first_non_finite = r.flags.first_non_finite;
+      double maxc;
+      std::memcpy(&maxc, &r.flags.max_contribution_bits, sizeof maxc);
+      o.flags.max_contribution = maxc;
+      if (ps.adapt) {
+        o.top_level = top_bin_level(maxc, ps.sp.bin_scale);
+        b.top_level[k] = o.top_level;
+        b.over_dirty[k] = o.top_level;
+      }
+      if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
+        const with_parameters<F, P> g{f, b.host_params[k]};
+        cuda_detail::replay_sample_kernel<D, with_parameters<F, P>><<<1, 1, 0, stream_>>>(
+            g, ps.sp, map_view<D>{b.edges.data() + k * b.map_doubles(), b.n_bins}, r.flags.first_non_finite,
+            replay_.data());
+        MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
+        MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_replay_.data(), replay_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
+        MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        o.flags.non_finite_value = *host_replay_.data();
+      }
+    }
+    return out;
+  }
+
+  /// Adapts map k to the bins of its last V-Sample pass for each (k, sums) in `items`, in one
+  /// launch (adapt_map_batch_kernel; the edges of adaptive_map::adapt, bit for bit); zeroes the
+  /// bins it reads. Asynchronous. @throws invalid_input if a sums' top level is not its last
+  /// pass's; cuda_error if a CUDA call fails.
+  template <int D, class P>
+  void adapt_batch(batch_state<D, P>& b, const std::vector<std::pair<std::size_t, const iteration_sums*>>& items,
+                   double alpha, bool symmetric) {
+    if (items.empty()) return;
+    use_device();
+    const int n = b.n_bins;
+    const unsigned per_item = symmetric ? 1u : static_cast<unsigned>(D);
+    const std::size_t scratch = cuda_detail::adapt_scratch_doubles(n) * sizeof(double);
+    if (adapt_static_smem_ < 0) {
+      cudaFuncAttributes attr{};
+      MCUBES_CUDA_CHECK(cudaFuncGetAttributes(&attr, cuda_detail::adapt_map_kernel<cuda_detail::adapt_threads>));
+      adapt_static_smem_ = static_cast<long>(attr.sharedSizeBytes);
+    }
+    double* global_scratch = nullptr;
+    std::size_t smem = scratch;
+    if (scratch + static_cast<std::size_t>(adapt_static_smem_) > adapt_smem_limit) {
+      const std::size_t need = items.size() * per_item * cuda_detail::adapt_scratch_doubles(n);
+      if (b.adapt_scratch.size() < need) b.adapt_scratch = device_array<double>(need);
+      global_scratch = b.adapt_scratch.data();
+      smem = 0;
+    }
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned adapt items of the last round are no longer read
+    for (std::size_t j = 0; j < items.size(); ++j) {
+      const std::size_t k = items[j].first;
+      MCUBES_EXPECTS(items[j].second->top_level == b.top_level[k], "adapt_batch: the sums' top bin level ",
+                     items[j].second->top_level, " is not that of integral ", k, "'s last adapting pass (", b.top_level[k], ")");
+      b.host_adapt_items.data()[j] = cuda_detail::adapt_item{b.edges.data() + k * b.map_doubles(),
+                                                             b.bins.data() + k * b.bin_values(),
+                                                             b.over.data() + k * b.bin_values() * max_bin_level,
+                                                             b.top_level[k]};
+      b.clean[k] = 1;
+      b.over_dirty[k] = 0;
+    }
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.adapt_items.data(), b.host_adapt_items.data(),
+                                      items.size() * sizeof(cuda_detail::adapt_item), cudaMemcpyHostToDevice, stream_));
+    const dim3 grid(per_item, static_cast<unsigned>(items.size()));
+    cuda_detail::adapt_map_batch_kernel<cuda_detail::adapt_threads><<<grid, cuda_detail::adapt_threads, smem, stream_>>>(
+        b.adapt_items.data(), n, D, symmetric, alpha, global_scratch);
+    MCUBES_CUDA_CHECK_LAUNCH("adapt_map_batch_kernel");
+  }
+
+  /// The edges of integral k's map, copied to the host (synchronous).
+  template <int D, class P>
+  std::vector<double> batch_map_edges(const batch_state<D, P>& b, std::size_t k) {
+    use_device();
+    std::vector<double> out(b.map_doubles());
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(out.data(), b.edges.data() + k * b.map_doubles(), out.size() * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+ private:
+  /// Launches v_sample_batch_kernel over units [unit_begin, unit_end) of the n_items passes at
+  /// `items` (their flags at `flags`). Grid: resident blocks to fill every multiprocessor, at most
+  /// one per unit.
+  template <int D, class F, class P, bool Adapt>
+  void launch_batch(const F& f, const cuda_detail::batch_item<D, P>* items, unsigned n_items, std::uint64_t unit_begin,
+                    std::uint64_t unit_end, batch_state<D, P>& b, cuda_detail::device_flags* flags) {
+    if (unit_end <= unit_begin) return;
+    const int B = policy_.threads_per_block;
+    auto kernel = B <= 256 ? cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 256>
+                           : cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 1024>;
+    const int per_sm = blocks_per_sm(kernel, B, 0);
+    if (per_sm < 1) throw cuda_error("V-Sample batch kernel cannot run with " + std::to_string(B) + " threads per block");
+    std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
+    if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
+    grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, unit_end - unit_begin));
+    kernel<<<static_cast<unsigned>(grid), B, 0, stream_>>>(f, items, n_items, unit_begin, unit_end, b.tile_est.data(),
+                                                           b.tile_var.data(), flags);
+    MCUBES_CUDA_CHECK_LAUNCH("v_sample_batch_kernel");
+    last_grid_ = static_cast<int>(grid);
   }
 
  private:

@@ -45,10 +45,11 @@ struct max_of {
 /// Every level read is left zero.
 /// Scratch: adapt_scratch_doubles(n) doubles per block, in dynamic shared memory when
 /// `global_scratch` is null, else at global_scratch + blockIdx.x * adapt_scratch_doubles(n).
+/// The body of adapt_map_kernel for axis `axis` (the block's), shared with adapt_map_batch_kernel.
 template <int T>
-__global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, bin_accumulator* over,
-                                                      int top_level, int n, int n_axes, bool symmetric, double alpha,
-                                                      double* global_scratch) {
+__device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* bins, bin_accumulator* over,
+                                               int top_level, int n, int n_axes, bool symmetric, double alpha,
+                                               double* global_scratch, int axis) {
   extern __shared__ double adapt_smem[];
   using scan_u64 = cub::BlockScan<unsigned long long, T>;
   using scan_f64 = cub::BlockScan<double, T>;
@@ -63,7 +64,6 @@ __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumul
   __shared__ double s_total;
 
   const int tid = threadIdx.x;
-  const int axis = blockIdx.x;
   double* scratch = global_scratch ? global_scratch + axis * adapt_scratch_doubles(n) : adapt_smem;
   double* c = scratch;
   double* d = c + n;
@@ -164,6 +164,35 @@ __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumul
       edges[static_cast<std::size_t>(axis + r) * (n + 1)] = 0.0;
       edges[static_cast<std::size_t>(axis + r) * (n + 1) + n] = 1.0;
     }
+}
+
+template <int T>
+__global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, bin_accumulator* over,
+                                                      int top_level, int n, int n_axes, bool symmetric, double alpha,
+                                                      double* global_scratch) {
+  adapt_map_body<T>(edges, bins, over, top_level, n, n_axes, symmetric, alpha, global_scratch, blockIdx.x);
+}
+
+/// One map of a batch to adapt (adapt_map_batch_kernel): its edges, bins, overflow levels and the
+/// top level of its last V-Sample pass.
+struct adapt_item {
+  double* edges;
+  bin_accumulator* bins;
+  bin_accumulator* over;
+  int top_level;
+};
+
+/// adapt_map_kernel for several maps in one launch: block (j, i) adapts axis j of items[i] (the
+/// same arithmetic, so the same edges bit for bit). Scratch per block: in dynamic shared memory
+/// when `global_scratch` is null, else at global_scratch + (i * gridDim.x + j) * adapt_scratch_doubles(n).
+template <int T>
+__global__ void __launch_bounds__(T) adapt_map_batch_kernel(const adapt_item* items, int n, int n_axes, bool symmetric,
+                                                            double alpha, double* global_scratch) {
+  const adapt_item it = items[blockIdx.y];
+  double* scratch = global_scratch
+                        ? global_scratch + static_cast<std::size_t>(blockIdx.y) * gridDim.x * adapt_scratch_doubles(n)
+                        : nullptr;
+  adapt_map_body<T>(it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, scratch, blockIdx.x);
 }
 
 }  // namespace cuda_detail

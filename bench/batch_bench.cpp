@@ -1,0 +1,165 @@
+// Many integrals in one run (parameter batches, algorithm/vegas_batch.hpp): K 4-D Gaussians
+// exp(-a^2 |x - c_k|^2) over [0,1]^4 with different centres c_k, each with calls_per_iteration
+// calls and exactly `iterations` iterations (rel_tol 1e-14: never converged; the first half adapt).
+// Figures, each the median of --runs runs after a warm-up, wall time of the whole call:
+//   batch       one vegas_batch call of K integrals;
+//   sequential  K vegas() calls one after the other (each makes its backend, as a user's loop does);
+//   reused      K vegas_with() calls on one backend (the lower bound of a loop);
+//   one large   one integral with K * calls_per_iteration calls per iteration (the same evaluations);
+//   batch K=1   a batch of one, against one vegas() call of the same integral.
+// Each line prints the evaluations/s and, for the batch, the largest |pull| against the exact
+// values, so that speed and accuracy are read together.
+//
+//   batch-bench [--backend cuda|cpu] [--K 1024] [--calls 100000] [--iterations 10] [--runs 3]
+//               [--sequential N]   (N of the K sequential calls are timed and scaled to K; default K)
+#if defined(__CUDACC__)
+#include <mcubes/cuda.cuh>
+#else
+#include <mcubes/mcubes.hpp>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct gauss_params {
+  double centre[4];
+};
+
+struct gauss4 {
+  double a2;  // a^2
+  MCUBES_HOST_DEVICE double operator()(const mcubes::point<4>& x, const gauss_params& p) const {
+    double r2 = 0;
+    for (int i = 0; i < 4; ++i) r2 += (x[i] - p.centre[i]) * (x[i] - p.centre[i]);
+    return exp(-a2 * r2);
+  }
+};
+
+double exact(double a, const gauss_params& p) {
+  double v = 1;
+  for (int i = 0; i < 4; ++i) v *= std::sqrt(M_PI) / (2 * a) * (std::erf(a * (1 - p.centre[i])) + std::erf(a * p.centre[i]));
+  return v;
+}
+
+double median_seconds(int runs, const std::function<void()>& fn) {
+  fn();  // warm-up
+  std::vector<double> s;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string backend = "cuda";
+  std::size_t K = 1024;
+  unsigned long long calls = 100000;
+  int iterations = 10, runs = 3;
+  long sequential = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--backend") backend = argv[i + 1];
+    else if (a == "--K") K = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--calls") calls = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--iterations") iterations = std::atoi(argv[i + 1]);
+    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
+    else if (a == "--sequential") sequential = std::atol(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: %s [--backend cuda|cpu] [--K N] [--calls N] [--iterations I] [--runs R] [--sequential N]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  if (sequential < 0 || static_cast<std::size_t>(sequential) > K) sequential = static_cast<long>(K);
+  try {
+    const double a = 10;
+    const gauss4 f{a * a};
+    std::vector<gauss_params> ps(K);
+    for (std::size_t k = 0; k < K; ++k)
+      for (int i = 0; i < 4; ++i) ps[k].centre[i] = 0.3 + 0.4 * std::fmod(0.6180339887498949 * (k + 1) * (i + 1), 1.0);
+    mcubes::vegas_options o;
+    o.backend = backend == "cpu" ? mcubes::backend_kind::cpu : mcubes::backend_kind::cuda;
+    o.calls_per_iteration = calls;
+    o.max_iterations = iterations;
+    o.adapt_iterations = (iterations + 1) / 2;
+    o.skip = 0;
+    o.min_iterations = 1;
+    o.rel_tol = 1e-14;
+    const auto reg = mcubes::region<4>::unit();
+    std::printf("batch-bench: backend %s, K = %zu Gaussians in 4-D (a = %g), %llu calls/iteration, %d iterations, n_bins %d, "
+                "median of %d runs\n", backend.c_str(), K, a, calls, iterations, o.n_bins, runs);
+
+    std::vector<mcubes::result> rs;
+    const double t_batch = median_seconds(runs, [&] { rs = mcubes::vegas_batch<4>(f, reg, ps, o); });
+    std::uint64_t n_eval = 0;
+    double worst = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      n_eval += rs[k].n_eval;
+      worst = std::max(worst, std::fabs(rs[k].estimate - exact(a, ps[k])) / rs[k].error);
+    }
+    std::printf("batch        K = %-6zu %10.4f s  %8.3f G evals/s  (%llu evaluations; largest |pull| %.2f)\n", K, t_batch,
+                n_eval / t_batch * 1e-9, static_cast<unsigned long long>(n_eval), worst);
+
+    const std::size_t S = static_cast<std::size_t>(sequential);
+    double t_seq = median_seconds(runs, [&] {
+      for (std::size_t k = 0; k < S; ++k) {
+        mcubes::vegas_options ok = o;
+        ok.seed = mcubes::batch_seed(o.seed, k);
+        (void)mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{f, ps[k]}, reg, ok);
+      }
+    }) * static_cast<double>(K) / static_cast<double>(S);
+    std::printf("sequential   K = %-6zu %10.4f s  %8.3f G evals/s  (%zu calls timed, scaled to K)  batch speed-up %.1fx\n", K,
+                t_seq, n_eval / t_seq * 1e-9, S, t_seq / t_batch);
+
+    double t_reused = 0;
+    mcubes::on_backend(o, [&](auto& be) {
+      t_reused = median_seconds(runs, [&] {
+        for (std::size_t k = 0; k < S; ++k) {
+          mcubes::vegas_options ok = o;
+          ok.seed = mcubes::batch_seed(o.seed, k);
+          (void)mcubes::vegas_with<4>(mcubes::with_parameters<gauss4, gauss_params>{f, ps[k]}, reg, ok, be);
+        }
+      }) * static_cast<double>(K) / static_cast<double>(S);
+      return 0;
+    });
+    std::printf("reused       K = %-6zu %10.4f s  %8.3f G evals/s  (one backend for all calls)  batch speed-up %.1fx\n", K,
+                t_reused, n_eval / t_reused * 1e-9, t_reused / t_batch);
+
+    mcubes::vegas_options big = o;
+    big.calls_per_iteration = calls * K;
+    mcubes::result rb;
+    const auto one = mcubes::with_parameters<gauss4, gauss_params>{f, ps[0]};
+    const double t_big = median_seconds(runs, [&] { rb = mcubes::vegas<4>(one, reg, big); });
+    std::printf("one large    calls %-10llu %8.4f s  %8.3f G evals/s  (batch / one large: %.2f)\n",
+                static_cast<unsigned long long>(big.calls_per_iteration), t_big, rb.n_eval / t_big * 1e-9,
+                (n_eval / t_batch) / (rb.n_eval / t_big));
+
+    mcubes::result r1;
+    std::vector<mcubes::result> b1;
+    const std::vector<gauss_params> first{ps[0]};
+    const double t_single = median_seconds(runs * 3, [&] {
+      mcubes::vegas_options ok = o;
+      ok.seed = mcubes::batch_seed(o.seed, 0);
+      r1 = mcubes::vegas<4>(one, reg, ok);
+    });
+    const double t_b1 = median_seconds(runs * 3, [&] { b1 = mcubes::vegas_batch<4>(f, reg, first, o); });
+    std::printf("batch K = 1  %10.5f s   single vegas() %10.5f s  (ratio %.3f; bitwise equal: %s)\n", t_b1, t_single,
+                t_b1 / t_single, b1[0].estimate == r1.estimate && b1[0].error == r1.error ? "yes" : "NO");
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 3;
+  }
+}

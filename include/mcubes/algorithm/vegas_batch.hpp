@@ -1,0 +1,158 @@
+#pragma once
+/// @file algorithm/vegas_batch.hpp
+/// Many m-Cubes integrals in one run: a parameter batch. The integrand takes (point, parameters),
+///   double f(const mcubes::point<D>& x, const P& p) const,
+/// with P a trivially copyable struct; integral k is f(., params[k]) over regions[k] (or one region
+/// for all). Each integral has its own adaptive map, iterations, weighted average, stopping test and
+/// result (vegas_run, algorithm/vegas.hpp: the same arithmetic as a single run); integrals that have
+/// ended leave the later passes. The batch runs in rounds: every active integral's next pass goes
+/// to the backend in one call (cpu: one pool of (integral, tile) work items; cuda: one launch per
+/// kind of pass over every active integral), then every V-Sample's map is adapted (one call).
+///
+/// Determinism contract: result k is bitwise identical to
+///   vegas(with_parameters<F, P>{f, params[k]}, region_k, opt with seed = batch_seed(opt.seed, k))
+/// (core/batch.hpp; the seed is reported in result k), whatever K, the other members of the batch,
+/// their order, the thread count or the CUDA block size: each integral sees exactly the pass sums
+/// it would see alone (the same samples, tiles, trees and exact integer bins).
+///
+/// Memory: the CPU holds K * D * (n_bins + 1) doubles of maps and, per pass, D * n_bins 16-byte
+/// bin sums per worker thread that samples it; the CUDA backend's figure is in backend/cuda.cuh
+/// (cuda_batch_bytes).
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../core/batch.hpp"
+#include "../error.hpp"
+#include "../options.hpp"
+#include "../region.hpp"
+#include "../result.hpp"
+#include "vegas.hpp"
+
+namespace mcubes {
+
+/// Integral k of a batch failed: what() is "integral k: " + the failure's message; the failure
+/// itself (non_finite_integrand, table_out_of_range, overflow_error, numerical_error, ...) is
+/// nested (std::rethrow_if_nested(e) rethrows it with its type and fields).
+class batch_error : public error {
+ public:
+  batch_error(std::size_t integral, const std::string& message)
+      : error("integral " + std::to_string(integral) + ": " + message), integral_(integral) {}
+  /// Index k of the failing integral (the lowest among those that failed in the same round).
+  std::size_t integral() const noexcept { return integral_; }
+
+ private:
+  std::size_t integral_;
+};
+
+/// Where a batch stands after a round (for progress reports and stopping).
+struct batch_progress {
+  std::size_t integrals = 0;  ///< K
+  std::size_t finished = 0;   ///< integrals that have ended (converged or at max_iterations)
+  int round = 0;              ///< rounds done (a round is one pass of every active integral)
+  std::uint64_t n_eval = 0;   ///< evaluations so far, all integrals
+};
+
+/// Called after every round on the calling thread; returning run_control::stop ends every active
+/// integral at once with status interrupted (their completed iterations kept). Never changes a
+/// result.
+using batch_callback = std::function<run_control(const batch_progress&)>;
+
+/// Checks the batch's sizes. @throws invalid_input naming the mismatch.
+inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
+  MCUBES_EXPECTS(n_params >= 1, "a batch needs at least one integral (the parameter list is empty)");
+  MCUBES_EXPECTS(n_regions == 1 || n_regions == n_params, "a batch takes one region for all integrals or one per integral: ",
+                 n_regions, " regions for ", n_params, " integrals");
+}
+
+/// Integrates f(., params[k]) over regions[k] (regions.size() == 1: the same region for all) for
+/// k = 0..K-1 with m-Cubes on `backend`, as a batch (see the file comment for the rounds and the
+/// determinism contract). `opt` applies to every integral, except its seed: integral k uses
+/// batch_seed(opt.seed, k). Returns the K results in order.
+/// @throws invalid_input for bad options or sizes (before any sampling); batch_error (with the
+///         failure nested) for the lowest-index integral that fails in a round; whatever
+///         `on_round` throws.
+template <int D, class F, class P, class Backend>
+std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
+                                     const vegas_options& opt, Backend& backend, const batch_callback& on_round = {}) {
+  validate(opt, D);
+  validate_batch(params.size(), regions.size());
+  const std::size_t K = params.size();
+  auto batch = backend.template make_batch<D>(params.data(), K, opt.n_bins);
+  std::vector<vegas_state> states(K);
+  std::vector<std::unique_ptr<vegas_run<D>>> runs;
+  runs.reserve(K);
+  for (std::size_t k = 0; k < K; ++k) {
+    vegas_options o = opt;
+    o.seed = batch_seed(opt.seed, k);
+    runs.push_back(std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend.name(),
+                                                  opt.n_bins));
+  }
+  std::vector<result> out(K);
+  std::vector<std::size_t> active(K);
+  for (std::size_t k = 0; k < K; ++k) active[k] = k;
+  batch_progress progress;
+  progress.integrals = K;
+  std::vector<batch_pass<D>> passes;
+  std::vector<std::pair<std::size_t, const iteration_sums*>> to_adapt;
+  while (!active.empty()) {
+    passes.clear();
+    for (const std::size_t k : active) {
+      batch_pass<D> ps;
+      ps.integral = k;
+      ps.sp = runs[k]->params();
+      ps.adapt = runs[k]->adapt();
+      ps.stride = runs[k]->stride();
+      ps.st = runs[k]->strat();
+      passes.push_back(ps);
+    }
+    std::vector<iteration_sums> sums = backend.sample_batch(f, batch, passes);
+    to_adapt.clear();
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const std::size_t k = passes[i].integral;
+      vegas_run<D>& run = *runs[k];
+      try {
+        const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
+          detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, backend.batch_map_edges(batch, k),
+                                          opt.n_bins, it, index, value);
+        };
+        const auto adapt = [&, i](const iteration_sums&) { to_adapt.emplace_back(k, &sums[i]); };
+        run.take(sums[i], fail, adapt, {});
+      } catch (const std::exception& e) {
+        std::throw_with_nested(batch_error(k, e.what()));
+      }
+    }
+    backend.adapt_batch(batch, to_adapt, opt.alpha, opt.symmetric_map);
+    std::size_t kept = 0;
+    for (const std::size_t k : active) {
+      if (runs[k]->done()) {
+        out[k] = runs[k]->finish();
+        progress.n_eval += out[k].n_eval;
+        ++progress.finished;
+      } else {
+        active[kept++] = k;
+      }
+    }
+    active.resize(kept);
+    ++progress.round;
+    if (on_round && !active.empty()) {
+      batch_progress now = progress;
+      for (const std::size_t k : active) now.n_eval += runs[k]->evaluations();
+      if (on_round(now) == run_control::stop) {
+        for (const std::size_t k : active) {
+          runs[k]->stop();
+          out[k] = runs[k]->finish();
+        }
+        active.clear();
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace mcubes
