@@ -39,8 +39,11 @@ class invalid_input : public error {
 class non_finite_integrand : public error {
  public:
   non_finite_integrand(int iteration, std::uint64_t sample_index, std::vector<double> point, double value)
-      : non_finite_integrand(make_message(iteration, sample_index, point, value), iteration, sample_index,
-                             std::move(point), value) {}
+      : error(make_message(iteration, sample_index, point, value)),  // the message before point_ takes the point
+        iteration_(iteration),
+        sample_index_(sample_index),
+        point_(std::move(point)),
+        value_(value) {}
   /// Iteration (0-based) in which the value was met.
   int iteration() const noexcept { return iteration_; }
   /// Global sample index: sub-cube index * samples per sub-cube + sample within the sub-cube.
@@ -79,7 +82,7 @@ class table_out_of_range : public non_finite_integrand {
   table_out_of_range(int iteration, std::uint64_t sample_index, std::vector<double> point, double value, std::string table,
                      std::vector<double> argument, std::vector<double> lower, std::vector<double> upper)
       : non_finite_integrand(make_table_message(iteration, sample_index, point, table, argument, lower, upper),
-                             iteration, sample_index, std::move(point), value),
+                             iteration, sample_index, point, value),  // a copy: the arguments' order is unspecified
         table_(std::move(table)),
         argument_(std::move(argument)),
         lower_(std::move(lower)),

@@ -273,6 +273,7 @@ void check_non_finite(const F& f, bool expect_nan) {
       EXPECT_NE(what.find(expect_nan ? "nan" : "inf"), std::string::npos) << what;
       EXPECT_NE(what.find("sample " + std::to_string(expected)), std::string::npos) << what;
       EXPECT_NE(what.find("x = ("), std::string::npos) << what;
+      EXPECT_NE(what.find("x = " + mcubes::point_text(e.point())), std::string::npos) << what;  // the point itself
     }
   }
 }
