@@ -12,6 +12,7 @@
 //
 //   batch-bench [--backend cuda|cpu] [--K 1024] [--calls 100000] [--iterations 10] [--runs 3]
 //               [--sequential N]   (N of the K sequential calls are timed and scaled to K; default K)
+//               [--adapt A]        (adapting iterations; default half) [--only-batch 1] (the batch line only)
 #if defined(__CUDACC__)
 #include <mcubes/cuda.cuh>
 #else
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
   unsigned long long calls = 100000;
   int iterations = 10, runs = 3;
   long sequential = -1;
+  int adapt = -1;
+  bool only_batch = false, breakdown = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--backend") backend = argv[i + 1];
@@ -76,6 +79,9 @@ int main(int argc, char** argv) {
     else if (a == "--iterations") iterations = std::atoi(argv[i + 1]);
     else if (a == "--runs") runs = std::atoi(argv[i + 1]);
     else if (a == "--sequential") sequential = std::atol(argv[i + 1]);
+    else if (a == "--adapt") adapt = std::atoi(argv[i + 1]);
+    else if (a == "--only-batch") only_batch = std::string(argv[i + 1]) == "1";
+    else if (a == "--breakdown") breakdown = std::string(argv[i + 1]) == "1";
     else {
       std::fprintf(stderr, "usage: %s [--backend cuda|cpu] [--K N] [--calls N] [--iterations I] [--runs R] [--sequential N]\n",
                    argv[0]);
@@ -93,14 +99,55 @@ int main(int argc, char** argv) {
     o.backend = backend == "cpu" ? mcubes::backend_kind::cpu : mcubes::backend_kind::cuda;
     o.calls_per_iteration = calls;
     o.max_iterations = iterations;
-    o.adapt_iterations = (iterations + 1) / 2;
+    o.adapt_iterations = adapt >= 0 ? adapt : (iterations + 1) / 2;
     o.skip = 0;
     o.min_iterations = 1;
     o.rel_tol = 1e-14;
     const auto reg = mcubes::region<4>::unit();
-    std::printf("batch-bench: backend %s, K = %zu Gaussians in 4-D (a = %g), %llu calls/iteration, %d iterations, n_bins %d, "
-                "median of %d runs\n", backend.c_str(), K, a, calls, iterations, o.n_bins, runs);
+    std::printf("batch-bench: backend %s, K = %zu Gaussians in 4-D (a = %g), %llu calls/iteration, %d iterations (%d adapting), "
+                "n_bins %d, median of %d runs\n", backend.c_str(), K, a, calls, iterations, o.adapt_iterations, o.n_bins, runs);
 
+#if defined(__CUDACC__)
+    if (breakdown) {  // where a batch's time goes: the backend, the maps, one round of passes, one adaptation
+      using clk = std::chrono::steady_clock;
+      const auto ms = [](clk::time_point a, clk::time_point b) { return std::chrono::duration<double>(b - a).count() * 1e3; };
+      for (int rep = 0; rep < 2; ++rep) {
+        const auto t0 = clk::now();
+        mcubes::cuda_launch_policy pol;
+        mcubes::cuda_backend be(pol, 0);
+        const auto t1 = clk::now();
+        auto st = be.make_batch<4>(ps.data(), K, o.n_bins);
+        const auto t2 = clk::now();
+        std::vector<mcubes::vegas_state> states(K);
+        std::vector<mcubes::batch_pass<4>> passes;
+        for (std::size_t k = 0; k < K; ++k) {
+          mcubes::vegas_options ok = o;
+          ok.seed = mcubes::batch_seed(o.seed, k);
+          mcubes::vegas_run<4> run(reg, ok, states[k], "cuda", o.n_bins);
+          mcubes::batch_pass<4> p;
+          p.integral = k;
+          p.sp = run.params();
+          p.sp.bin_scale = 1;
+          p.st = run.strat();
+          p.adapt = false;
+          passes.push_back(p);
+        }
+        const auto t3 = clk::now();
+        auto sums = be.sample_batch(f, st, passes);
+        const auto t4 = clk::now();
+        for (auto& p : passes) p.adapt = true;
+        sums = be.sample_batch(f, st, passes);
+        const auto t5 = clk::now();
+        std::vector<std::pair<std::size_t, const mcubes::iteration_sums*>> items;
+        for (std::size_t k = 0; k < K; ++k) items.emplace_back(k, &sums[k]);
+        be.adapt_batch(st, items, o.alpha, false);
+        (void)be.batch_map_edges(st, 0);
+        const auto t6 = clk::now();
+        std::printf("breakdown: backend %.3f ms, make_batch %.3f ms, runs %.3f ms, No-Adjust round %.3f ms, V-Sample round "
+                    "%.3f ms, adapt %.3f ms\n", ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t3, t4), ms(t4, t5), ms(t5, t6));
+      }
+    }
+#endif
     std::vector<mcubes::result> rs;
     const double t_batch = median_seconds(runs, [&] { rs = mcubes::vegas_batch<4>(f, reg, ps, o); });
     std::uint64_t n_eval = 0;
@@ -112,6 +159,7 @@ int main(int argc, char** argv) {
     std::printf("batch        K = %-6zu %10.4f s  %8.3f G evals/s  (%llu evaluations; largest |pull| %.2f)\n", K, t_batch,
                 n_eval / t_batch * 1e-9, static_cast<unsigned long long>(n_eval), worst);
 
+    if (only_batch) return 0;
     const std::size_t S = static_cast<std::size_t>(sequential);
     double t_seq = median_seconds(runs, [&] {
       for (std::size_t k = 0; k < S; ++k) {

@@ -23,6 +23,9 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +66,13 @@ struct batch_progress {
 /// result.
 using batch_callback = std::function<run_control(const batch_progress&)>;
 
+/// Host threads that process the integrals' results after a round (at most 8, and one per 128
+/// integrals of the round).
+inline std::size_t batch_host_threads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : std::min(8u, hw);
+}
+
 /// Checks the batch's sizes. @throws invalid_input naming the mismatch.
 inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
   MCUBES_EXPECTS(n_params >= 1, "a batch needs at least one integral (the parameter list is empty)");
@@ -83,6 +93,26 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   validate(opt, D);
   validate_batch(params.size(), regions.size());
   const std::size_t K = params.size();
+  if (K == 1) {  // one integral: the single-run path (the same bits by the contract, without the batch's buffers)
+    vegas_options o = opt;
+    o.seed = batch_seed(opt.seed, 0);
+    try {
+      iteration_callback each;
+      if (on_round)
+        each = [&](const iteration_record&, const result& so_far) {
+          batch_progress p;
+          p.integrals = 1;
+          p.round = so_far.iterations;
+          p.n_eval = so_far.n_eval;
+          return on_round(p);
+        };
+      return {vegas_with<D>(with_parameters<F, P>{f, params[0]}, regions[0], o, backend, each)};
+    } catch (const invalid_input&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::throw_with_nested(batch_error(0, e.what()));
+    }
+  }
   auto batch = backend.template make_batch<D>(params.data(), K, opt.n_bins);
   std::vector<vegas_state> states(K);
   std::vector<std::unique_ptr<vegas_run<D>>> runs;
@@ -112,21 +142,51 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       passes.push_back(ps);
     }
     std::vector<iteration_sums> sums = backend.sample_batch(f, batch, passes);
-    to_adapt.clear();
-    for (std::size_t i = 0; i < passes.size(); ++i) {
-      const std::size_t k = passes[i].integral;
-      vegas_run<D>& run = *runs[k];
+    // Each integral takes its pass's sums (vegas_run: averages, stopping test); independent of
+    // one another, so large rounds are split over host threads (the results do not depend on it).
+    const std::size_t n = passes.size();
+    std::vector<unsigned char> adapts(n, 0);
+    std::vector<std::exception_ptr> failed(n);
+    std::mutex backend_mutex;  // a failure's replay reads the map through the backend
+    const auto take = [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        const std::size_t k = passes[i].integral;
+        try {
+          const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
+            std::vector<double> edges;
+            {
+              std::lock_guard<std::mutex> lock(backend_mutex);
+              edges = backend.batch_map_edges(batch, k);
+            }
+            detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, opt.n_bins, it, index, value);
+          };
+          runs[k]->take(sums[i], fail, [&](const iteration_sums&) { adapts[i] = 1; }, {});
+        } catch (...) {
+          failed[i] = std::current_exception();
+        }
+      }
+    };
+    const std::size_t workers = std::min<std::size_t>(batch_host_threads(), n / 128);
+    if (workers <= 1) {
+      take(0, n);
+    } else {
+      std::vector<std::thread> pool;
+      for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(take, n * w / workers, n * (w + 1) / workers);
+      for (auto& t : pool) t.join();
+    }
+    std::size_t first_failed = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (failed[i] && (first_failed == n || passes[i].integral < passes[first_failed].integral)) first_failed = i;
+    if (first_failed < n) {
       try {
-        const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
-          detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, backend.batch_map_edges(batch, k),
-                                          opt.n_bins, it, index, value);
-        };
-        const auto adapt = [&, i](const iteration_sums&) { to_adapt.emplace_back(k, &sums[i]); };
-        run.take(sums[i], fail, adapt, {});
+        std::rethrow_exception(failed[first_failed]);
       } catch (const std::exception& e) {
-        std::throw_with_nested(batch_error(k, e.what()));
+        std::throw_with_nested(batch_error(passes[first_failed].integral, e.what()));
       }
     }
+    to_adapt.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      if (adapts[i]) to_adapt.emplace_back(passes[i].integral, &sums[i]);
     backend.adapt_batch(batch, to_adapt, opt.alpha, opt.symmetric_map);
     std::size_t kept = 0;
     for (const std::size_t k : active) {

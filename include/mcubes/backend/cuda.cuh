@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -342,8 +343,8 @@ class cuda_backend {
     return n * per;
   }
 
-  /// Uniform maps (the edges of adaptive_map<D>(n_bins)) and zero bins for n integrals, and the
-  /// parameters params[0..n) copied to the device.
+  /// Uniform maps (the edges of adaptive_map<D>(n_bins), computed on the device) and zero bins for
+  /// n integrals; the parameters params[0..n) are copied with each round's pass descriptors.
   /// @throws invalid_input if the batch needs more device memory than is free (naming the figures);
   ///         cuda_error if an allocation or copy fails.
   template <int D, class P>
@@ -361,20 +362,17 @@ class cuda_backend {
     b.n = n;
     b.n_bins = n_bins;
     b.host_params = params;
-    const adaptive_map<D> uniform(n_bins);
-    std::vector<double> all(n * b.map_doubles());
-    for (std::size_t k = 0; k < n; ++k)
-      std::memcpy(all.data() + k * b.map_doubles(), uniform.edges().data(), b.map_doubles() * sizeof(double));
-    b.edges = device_array<double>(all);
+    b.edges = device_array<double>(n * b.map_doubles());
     b.bins = device_array<bin_accumulator>(n * b.bin_values());
     b.over = device_array<bin_accumulator>(n * b.bin_values() * max_bin_level);
+    b.flags = device_array<cuda_detail::device_flags>(n);
     MCUBES_CUDA_CHECK(cudaMemsetAsync(b.bins.data(), 0, b.bins.size() * sizeof(bin_accumulator), stream_));
     MCUBES_CUDA_CHECK(cudaMemsetAsync(b.over.data(), 0, b.over.size() * sizeof(bin_accumulator), stream_));
+    cuda_detail::init_batch_kernel<><<<static_cast<unsigned>(std::min<std::size_t>(4096, (b.edges.size() + 255) / 256)), 256, 0,
+                                     stream_>>>(b.edges.data(), b.edges.size(), n_bins, b.flags.data(), n);
+    MCUBES_CUDA_CHECK_LAUNCH("init_batch_kernel");
     b.items = device_array<cuda_detail::batch_item<D, P>>(n);
     b.host_items = pinned_array<cuda_detail::batch_item<D, P>>(n);
-    b.flags = device_array<cuda_detail::device_flags>(n);
-    std::vector<cuda_detail::device_flags> init(n, cuda_detail::initial_flags());
-    b.flags.copy_from_host(init.data(), n);
     b.results = device_array<cuda_detail::pass_result>(n);
     b.host_results = pinned_array<cuda_detail::pass_result>(n);
     b.adapt_items = device_array<cuda_detail::adapt_item>(n);
@@ -406,6 +404,7 @@ class cuda_backend {
 
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned items of the last round are no longer read
     std::uint64_t units = 0, units_adapt = 0;
+    int levels = 1;
     for (std::size_t j = 0; j < n; ++j) {
       const batch_pass<D>& ps = passes[order[j]];
       const std::size_t k = ps.integral;
@@ -416,10 +415,12 @@ class cuda_backend {
       it.n_bins = b.n_bins;
       it.stride = ps.stride;
       it.n_sel = (ps.st.n_chunks + ps.stride - 1) / ps.stride;
-      it.n_tiles = (it.n_sel + B - 1) / B;
       const std::uint64_t width = next_pow2(it.n_sel);
-      const std::uint64_t tile = std::min<std::uint64_t>(B, width);
-      it.tree_width = width / tile;
+      it.group = batch_group(ps.st, width, B);
+      const std::uint64_t unit = it.group * static_cast<std::uint64_t>(B);
+      it.n_tiles = (it.n_sel + unit - 1) / unit;
+      it.tree_width = width / std::min<std::uint64_t>(unit, width);
+      levels = std::max(levels, 1 + static_cast<int>(std::log2(static_cast<double>(it.group))));
       it.first_unit = units;
       units += it.n_tiles;
       if (j + 1 == n_adapt) units_adapt = units;
@@ -441,11 +442,12 @@ class cuda_backend {
     }
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.items.data(), b.host_items.data(), n * sizeof(cuda_detail::batch_item<D, P>),
                                       cudaMemcpyHostToDevice, stream_));
+    const std::size_t smem = cuda_detail::batch_group_smem_bytes(levels, B);
     if (n_adapt > 0)
-      launch_batch<D, F, P, true>(f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data());
+      launch_batch<D, F, P, true>(f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data(), smem);
     if (n_adapt < n)
       launch_batch<D, F, P, false>(f, b.items.data() + n_adapt, static_cast<unsigned>(n - n_adapt), units_adapt, units, b,
-                                   b.flags.data() + n_adapt);
+                                   b.flags.data() + n_adapt, smem);
     cuda_detail::batch_tree_reduce_kernel<D, P><<<static_cast<unsigned>(n), 1024, 0, stream_>>>(
         b.items.data(), b.tile_est.data(), b.tile_var.data(), b.results.data(), b.flags.data());
     MCUBES_CUDA_CHECK_LAUNCH("batch_tree_reduce_kernel");
@@ -543,22 +545,38 @@ class cuda_backend {
   }
 
  private:
+  /// Chunks per thread in a unit of a batched pass (batch_kernels.cuh): the smallest power of two
+  /// G with G x (samples per chunk) >= 64, so that the per-unit work (the block's tree, the flag
+  /// fold) is spread over enough samples; at most 2^(levels - 1) with levels x B x 16 bytes of
+  /// shared memory <= 32 KiB (and <= 64), and B G <= the padded width (the unit is a node of the
+  /// pass's tree), else 1. Never changes a result.
+  static std::uint64_t batch_group(const stratification& st, std::uint64_t width, int B) {
+    const std::uint64_t per_chunk = st.chunk_cubes * st.samples_per_cube;
+    int max_levels = 1;
+    while (max_levels < cuda_detail::batch_group_levels &&
+           cuda_detail::batch_group_smem_bytes(max_levels + 1, B) <= 32 * 1024)
+      ++max_levels;
+    std::uint64_t g = 1;
+    while (g * per_chunk < 64 && 2 * g <= (std::uint64_t(1) << (max_levels - 1)) && 2 * g * B <= width) g *= 2;
+    return g;
+  }
+
   /// Launches v_sample_batch_kernel over units [unit_begin, unit_end) of the n_items passes at
   /// `items` (their flags at `flags`). Grid: resident blocks to fill every multiprocessor, at most
   /// one per unit.
   template <int D, class F, class P, bool Adapt>
   void launch_batch(const F& f, const cuda_detail::batch_item<D, P>* items, unsigned n_items, std::uint64_t unit_begin,
-                    std::uint64_t unit_end, batch_state<D, P>& b, cuda_detail::device_flags* flags) {
+                    std::uint64_t unit_end, batch_state<D, P>& b, cuda_detail::device_flags* flags, std::size_t smem) {
     if (unit_end <= unit_begin) return;
     const int B = policy_.threads_per_block;
     auto kernel = B <= 256 ? cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 256>
                            : cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 1024>;
-    const int per_sm = blocks_per_sm(kernel, B, 0);
+    const int per_sm = blocks_per_sm(kernel, B, smem);
     if (per_sm < 1) throw cuda_error("V-Sample batch kernel cannot run with " + std::to_string(B) + " threads per block");
     std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
     grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, unit_end - unit_begin));
-    kernel<<<static_cast<unsigned>(grid), B, 0, stream_>>>(f, items, n_items, unit_begin, unit_end, b.tile_est.data(),
+    kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, items, n_items, unit_begin, unit_end, b.tile_est.data(),
                                                            b.tile_var.data(), flags);
     MCUBES_CUDA_CHECK_LAUNCH("v_sample_batch_kernel");
     last_grid_ = static_cast<int>(grid);

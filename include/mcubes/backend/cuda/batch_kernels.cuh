@@ -6,16 +6,19 @@
 ///
 /// Work decomposition (determinism contract: each pass's sums are bitwise those of the single-run
 /// kernels of vegas_kernels.cuh for the same pass, for any block size and grid):
-///  - the launch's work units are the tiles of its passes, concatenated in pass order (pass i owns
-///    units [first_unit_i, first_unit_i + n_tiles_i)); blocks loop over units (grid-stride). In a
-///    unit of pass i, thread t samples chunk (tile * B + t) * stride_i of pass i (sample_chunk with
-///    the integrand with_parameters{f, params_i}, the pass's map, seed and iteration) and the block
-///    sums the B chunk partials over the fixed pairwise tree (block_tree_sum): the tile value of the
-///    single-run kernel, written to tile_est[unit];
+///  - the launch's work units are aligned subtrees of B G chunks of its passes (G chunks per
+///    thread, a power of two chosen per pass so that a thread samples enough points per unit),
+///    concatenated in pass order (pass i owns units [first_unit_i, first_unit_i + n_tiles_i));
+///    each block takes a contiguous range of units. In a unit of pass i, thread t samples its G
+///    chunks of pass i (sample_chunk with the integrand with_parameters{f, params_i}, the pass's
+///    map, seed and iteration), sums them over the pairwise tree of G leaves, and the block sums the
+///    B group sums over the fixed pairwise tree (block_tree_sum): a node of the pass's fixed tree,
+///    written to tile_est[unit];
 ///  - bins: straight into pass i's global 128-bit bins (exact integer atomics: any order);
-///  - flags: per warp (shuffles), then integer atomics into pass i's device_flags (sum, min, max);
+///  - flags: per thread while a block stays on a pass, then per warp (shuffles) and integer atomics
+///    into the pass's device_flags (sum, min, max);
 ///  - batch_tree_reduce_kernel: block i finishes pass i's tree over its tile values (padded width
-///    width_i / tile_i), exactly as tree_reduce_kernel, and hands its flags over (resetting them).
+///    width_i / (B G_i)), exactly as tree_reduce_kernel, and hands its flags over (resetting them).
 
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +39,8 @@ struct batch_item {
   int n_bins;
   std::uint64_t stride;        ///< chunk stride (> 1: the bin-scale probe)
   std::uint64_t n_sel;         ///< chunks sampled: ceil(n_chunks / stride)
-  std::uint64_t n_tiles;       ///< ceil(n_sel / B)
+  std::uint64_t group;         ///< chunks per thread in a unit (a power of two; B group <= padded width, or 1)
+  std::uint64_t n_tiles;       ///< units of the pass: ceil(n_sel / (B group))
   std::uint64_t first_unit;    ///< its first unit (tile) in tile_est
   std::uint64_t tree_width;    ///< padded width of the tree over its tile values (width / tile)
   bin_accumulator* bins;       ///< its level-0 bins (D * n_bins)
@@ -58,57 +62,90 @@ __device__ __forceinline__ unsigned find_item(const batch_item<D, P>* items, uns
   return lo;
 }
 
-/// Folds the flags of the warp's chunk partials (sum, min, max over the lanes, as fold_warp_flags)
-/// and adds them with one integer atomic each (where not neutral) into `flags`.
-template <bool Adapt>
-__device__ __forceinline__ void add_warp_flags(const chunk_partial& part, device_flags* flags) {
-  constexpr unsigned full = 0xffffffffu;
-  unsigned long long nz = part.n_nonzero;
-#pragma unroll
-  for (int s = 16; s >= 1; s >>= 1) nz += __shfl_xor_sync(full, nz, s);
-  unsigned long long first = part.first_non_finite;
-  if (__any_sync(full, first != ~0ull)) {
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(full, first, s);
-      first = o < first ? o : first;
-    }
+/// Order-independent flags of a thread's chunk partials (sum, min, max), kept in registers while
+/// the block stays on one pass, then added to the pass's device_flags (add_to).
+struct thread_flags {
+  unsigned long long n_nonzero = 0, first_non_finite = ~0ull, max_contribution_bits = 0;
+  __device__ __forceinline__ void merge(const chunk_partial& p) {
+    n_nonzero += p.n_nonzero;
+    if (p.first_non_finite < first_non_finite) first_non_finite = p.first_non_finite;
+    const auto mx = static_cast<unsigned long long>(__double_as_longlong(p.max_contribution));
+    if (mx > max_contribution_bits) max_contribution_bits = mx;
   }
-  unsigned long long mx = 0;
-  if constexpr (Adapt) {
-    mx = static_cast<unsigned long long>(__double_as_longlong(part.max_contribution));
+  /// Folds the warp's flags (shuffles) and adds them with one integer atomic each (where not
+  /// neutral) into `flags`; resets this thread's. The whole warp calls it.
+  __device__ __forceinline__ void add_to(device_flags* flags) {
+    constexpr unsigned full = 0xffffffffu;
+    unsigned long long nz = n_nonzero, first = first_non_finite, mx = max_contribution_bits;
 #pragma unroll
     for (int s = 16; s >= 1; s >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(full, mx, s);
-      mx = o > mx ? o : mx;
+      nz += __shfl_xor_sync(full, nz, s);
+      const unsigned long long of = __shfl_xor_sync(full, first, s);
+      first = of < first ? of : first;
+      const unsigned long long om = __shfl_xor_sync(full, mx, s);
+      mx = om > mx ? om : mx;
     }
+    if ((threadIdx.x & 31u) == 0) {
+      if (nz) atomicAdd(&flags->n_nonzero, nz);
+      if (first != ~0ull) atomicMin(&flags->first_non_finite, first);
+      if (mx) atomicMax(&flags->max_contribution_bits, mx);
+    }
+    *this = thread_flags{};
   }
-  if ((threadIdx.x & 31u) == 0) {
-    if (nz) atomicAdd(&flags->n_nonzero, nz);
-    if (first != ~0ull) atomicMin(&flags->first_non_finite, first);
-    if (mx) atomicMax(&flags->max_contribution_bits, mx);
-  }
+};
+
+/// Maximum levels of a thread's group tree (batch_item::group <= 2^(batch_group_levels - 1)).
+inline constexpr int batch_group_levels = 7;
+
+/// Dynamic shared memory of a v_sample_batch_kernel launch whose largest group is 2^(levels - 1)
+/// chunks: the pending left subtrees (estimate, variance) of every thread, levels x blockDim.x x 2
+/// doubles.
+inline std::size_t batch_group_smem_bytes(int levels, int block) {
+  return static_cast<std::size_t>(levels) * block * 2 * sizeof(double);
 }
 
 /// V-Sample (Adapt) or No-Adjust over units [unit_begin, unit_end) of the passes items[0..n_items),
-/// whose first units are items[i].first_unit (see the file comment); pass i's flags are flags[i].
-/// Preconditions: every adapting pass's bins and overflow levels are zero; flags[i]
-/// holds initial_flags(); blockDim.x a power of two in [32, MaxThreads]; no dynamic shared memory.
+/// whose first units are items[i].first_unit; pass i's flags are flags[i]. Block b takes the
+/// contiguous units [unit_begin + b per, unit_begin + (b + 1) per) (per = ceil(units / grid)),
+/// so that it stays on one pass for many units. In a unit of pass i (group G = items[i].group
+/// chunks per thread, a power of two), thread t samples the G consecutive chunks
+/// ((unit - first_unit) B + t) G + j, j < G (times the stride), and sums their partials over the
+/// pairwise tree of G leaves as they come (a binary counter of pending left subtrees in shared
+/// memory; chunks past n_sel are 0.0 leaves); the block then sums the B group sums over the fixed
+/// pairwise tree (block_tree_sum). A unit is thus an aligned subtree of B G leaves of the pass's
+/// fixed tree (B G <= the padded width, or G = 1): the same bits as the single-run kernel's tiles
+/// of B chunks, reduced further by tree_reduce. Bins go straight into the pass's global 128-bit
+/// bins (exact integer atomics); flags are kept per thread while the block stays on a pass.
+/// Preconditions: every adapting pass's bins and overflow levels are zero; flags[i] holds
+/// initial_flags(); blockDim.x a power of two in [32, MaxThreads]; dynamic shared memory
+/// batch_group_smem_bytes(levels, blockDim.x) with 2^(levels - 1) >= every items[i].group.
 template <int D, class F, class P, bool Adapt, int MaxThreads>
-__global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads, F>)
+__global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
     v_sample_batch_kernel(F f, const batch_item<D, P>* __restrict__ items, unsigned n_items, std::uint64_t unit_begin,
                           std::uint64_t unit_end, double* tile_est, double* tile_var, device_flags* flags) {
-  __shared__ double s_red[2][2][32];  // warp sums of a tile, double buffered
+  extern __shared__ double batch_dyn[];  // [levels][2][B] pending left subtrees
+  __shared__ double s_red[2][2][32];     // warp sums of a unit, double buffered
   const unsigned B = blockDim.x, tid = threadIdx.x;
+  const std::uint64_t per = (unit_end - unit_begin + gridDim.x - 1) / gridDim.x;
+  std::uint64_t u = unit_begin + blockIdx.x * per;
+  const std::uint64_t end = u + per < unit_end ? u + per : unit_end;
+  if (u >= end) return;
+  unsigned i = find_item(items, n_items, u);
+  thread_flags fl;
   no_bins none;
-  for (unsigned k = 0;; ++k) {
-    const std::uint64_t u = unit_begin + blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
-    if (u >= unit_end) break;
-    const unsigned i = find_item(items, n_items, u);
+  for (unsigned k = 0; u < end; ++u, ++k) {
+    if (i + 1 < n_items && items[i + 1].first_unit <= u) {  // the block moves on to the next pass(es)
+      fl.add_to(flags + i);
+      while (i + 1 < n_items && items[i + 1].first_unit <= u) ++i;
+    }
     const batch_item<D, P>& it = items[i];
-    chunk_partial part;
-    {
-      const std::uint64_t sel = (u - it.first_unit) * B + tid;
+    const std::uint64_t G = it.group;
+    const std::uint64_t first_sel = ((u - it.first_unit) * B + tid) * G;
+    unsigned pending = 0;  // bit L: a left subtree of 2^L leaves waits at level L
+    double e = 0.0, v = 0.0;
+    for (std::uint64_t j = 0; j < G; ++j) {
+      chunk_partial part;
+      const std::uint64_t sel = first_sel + j;
       if (sel < it.n_sel) {
         const with_parameters<F, P> g{f, it.params};
         const map_view<D> map{it.edges, it.n_bins};
@@ -118,16 +155,44 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
         } else {
           part = sample_chunk<D>(g, it.sp, map, sel * it.stride, none, it.rng);
         }
+        fl.merge(part);
+      }
+      // push the leaf: merge with the pending left subtrees it completes (left operand first)
+      e = part.estimate;
+      v = part.variance;
+      int L = 0;
+      while (pending & (1u << L)) {
+        e = batch_dyn[(2 * L) * B + tid] + e;
+        v = batch_dyn[(2 * L + 1) * B + tid] + v;
+        pending &= ~(1u << L);
+        ++L;
+      }
+      if (j + 1 < G) {
+        batch_dyn[(2 * L) * B + tid] = e;
+        batch_dyn[(2 * L + 1) * B + tid] = v;
+        pending |= 1u << L;
       }
     }
-    add_warp_flags<Adapt>(part, flags + i);
-    double e = part.estimate, v = part.variance;
     block_tree_sum(e, v, s_red[k & 1u]);
     if (tid == 0) {
       tile_est[u] = e;
       tile_var[u] = v;
     }
   }
+  fl.add_to(flags + i);
+}
+
+/// The start of a batch: n_edges edges of uniform maps (edge k of a row of n_bins + 1 is
+/// k / n_bins, the value adaptive_map's constructor computes: IEEE division, the same bits) and
+/// n_flags flags set to initial_flags(). Grid-stride. (A template: vague linkage, see tree_reduce_kernel.)
+template <int Unused = 0>
+__global__ void init_batch_kernel(double* edges, std::size_t n_edges, int n_bins, device_flags* flags,
+                                         std::size_t n_flags) {
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n_edges; i += step)
+    edges[i] = static_cast<double>(i % static_cast<std::size_t>(n_bins + 1)) / n_bins;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n_flags; i += step)
+    flags[i] = initial_flags();
 }
 
 /// Block i finishes the fixed tree over pass i's tile values (tree_reduce_body, padded width
