@@ -184,4 +184,42 @@ struct philox_schedule {
   }
 };
 
+/// The numbers of philox_schedule (so of sample_stream) for a fixed (seed, stream, iteration),
+/// holding only the round-0 key words and the iteration's product (4 words instead of 22): round r
+/// uses the key {k0 + r W0, k1 + r W1} (mod 2^32), computed as it goes (Random123's bumpkey). For
+/// kernels whose per-pass data is not a kernel parameter (the parameter batch reads it from memory):
+/// two integer additions per round replace two loads. Bitwise the same words as philox_schedule
+/// (tests/unit/test_random.cpp). Trivially copyable.
+struct philox_compact_schedule {
+  std::uint32_t k0;        ///< round-0 key, word 0
+  std::uint32_t k1;        ///< round-0 key, word 1
+  std::uint32_t it_lo;     ///< low word of M1 * iteration
+  std::uint32_t it_hi_k0;  ///< high word of M1 * iteration, xor k0
+
+  static philox_compact_schedule make(std::uint64_t seed, stream_id stream, std::uint32_t iteration) {
+    const philox_schedule s = philox_schedule::make(seed, stream, iteration);
+    return philox_compact_schedule{s.key.k0[0], s.key.k1[0], s.it_lo, s.it_hi_k0};
+  }
+
+  /// Fills u[0..N) with the first N uniform doubles of sample `index` (philox_schedule::fill).
+  template <int N>
+  MCUBES_HOST_DEVICE void fill(std::uint64_t index, double (&u)[N]) const {
+    std::uint32_t h0;
+    const std::uint32_t l0 = philox_mulhilo(philox_m0, static_cast<std::uint32_t>(index), h0);  // round 0, word 0
+    const std::uint32_t x0 = static_cast<std::uint32_t>(index >> 32) ^ it_hi_k0;              // after round 0
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int k = 0; k < N; k += 4) {
+      std::uint32_t x[4] = {x0, it_lo, h0 ^ static_cast<std::uint32_t>(k / 4) ^ k1, l0};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int r = 1; r < 10; ++r)
+        philox_round(x, k0 + static_cast<std::uint32_t>(r) * 0x9E3779B9u, k1 + static_cast<std::uint32_t>(r) * 0xBB67AE85u);
+      for (int i = 0; i < 4 && k + i < N; ++i) u[k + i] = sample_stream::to_double(x[i]);
+    }
+  }
+};
+
 }  // namespace mcubes

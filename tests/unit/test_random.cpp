@@ -87,7 +87,7 @@ TEST(SampleStream, CounterAndKeyLayout) {
 }
 
 // philox_schedule (the key schedule precomputed, round 0 shared by the blocks; the CUDA kernels'
-// generator) gives sample_stream's numbers bit for bit: every seed, stream, iteration, index
+// generator) and philox_compact_schedule (round keys computed as it goes) give sample_stream's numbers bit for bit: every seed, stream, iteration, index
 // (including indices >= 2^32) and number of draws (part of a block, several blocks).
 template <int N>
 void expect_schedule_matches(u64 seed, mcubes::stream_id stream, u32 iteration, u64 index) {
@@ -96,6 +96,11 @@ void expect_schedule_matches(u64 seed, mcubes::stream_id stream, u32 iteration, 
   mcubes::philox_schedule::make(seed, stream, iteration).fill(index, got);
   for (int k = 0; k < N; ++k)
     ASSERT_TRUE(same_bits(got[k], want[k])) << "N " << N << " draw " << k << " seed " << seed << " iteration "
+                                            << iteration << " index " << index;
+  // the compact form (round keys computed as it goes; the parameter batch's generator)
+  mcubes::philox_compact_schedule::make(seed, stream, iteration).fill(index, got);
+  for (int k = 0; k < N; ++k)
+    ASSERT_TRUE(same_bits(got[k], want[k])) << "compact: N " << N << " draw " << k << " seed " << seed << " iteration "
                                             << iteration << " index " << index;
 }
 

@@ -410,7 +410,7 @@ class cuda_backend {
       const std::size_t k = ps.integral;
       cuda_detail::batch_item<D, P>& it = b.host_items.data()[j];
       it.sp = ps.sp;
-      it.rng = philox_schedule::make(ps.sp.seed, stream_id::vegas, ps.sp.iteration);
+      it.rng = philox_compact_schedule::make(ps.sp.seed, stream_id::vegas, ps.sp.iteration);
       it.edges = b.edges.data() + k * b.map_doubles();
       it.n_bins = b.n_bins;
       it.stride = ps.stride;
@@ -442,12 +442,11 @@ class cuda_backend {
     }
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.items.data(), b.host_items.data(), n * sizeof(cuda_detail::batch_item<D, P>),
                                       cudaMemcpyHostToDevice, stream_));
-    const std::size_t smem = cuda_detail::batch_group_smem_bytes(levels, B);
     if (n_adapt > 0)
-      launch_batch<D, F, P, true>(f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data(), smem);
+      launch_batch<D, F, P, true>(f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data(), levels);
     if (n_adapt < n)
       launch_batch<D, F, P, false>(f, b.items.data() + n_adapt, static_cast<unsigned>(n - n_adapt), units_adapt, units, b,
-                                   b.flags.data() + n_adapt, smem);
+                                   b.flags.data() + n_adapt, levels);
     cuda_detail::batch_tree_reduce_kernel<D, P><<<static_cast<unsigned>(n), 1024, 0, stream_>>>(
         b.items.data(), b.tile_est.data(), b.tile_var.data(), b.results.data(), b.flags.data());
     MCUBES_CUDA_CHECK_LAUNCH("batch_tree_reduce_kernel");
@@ -562,22 +561,28 @@ class cuda_backend {
   }
 
   /// Launches v_sample_batch_kernel over units [unit_begin, unit_end) of the n_items passes at
-  /// `items` (their flags at `flags`). Grid: resident blocks to fill every multiprocessor, at most
-  /// one per unit.
+  /// `items` (their flags at `flags`; groups of at most 2^(levels - 1) chunks). V-Sample passes keep
+  /// a block's bins in shared memory when the bin words fit next to the group trees in at most
+  /// 96 KiB (two blocks per multiprocessor still fit). Grid: resident blocks to fill every
+  /// multiprocessor, at most one per unit. Never changes a result.
   template <int D, class F, class P, bool Adapt>
   void launch_batch(const F& f, const cuda_detail::batch_item<D, P>* items, unsigned n_items, std::uint64_t unit_begin,
-                    std::uint64_t unit_end, batch_state<D, P>& b, cuda_detail::device_flags* flags, std::size_t smem) {
+                    std::uint64_t unit_end, batch_state<D, P>& b, cuda_detail::device_flags* flags, int levels) {
     if (unit_end <= unit_begin) return;
     const int B = policy_.threads_per_block;
     auto kernel = B <= 256 ? cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 256>
                            : cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 1024>;
+    const std::size_t smem_bins = cuda_detail::batch_group_smem_bytes(levels, B, b.bin_values());
+    const bool shared_bins = Adapt && smem_bins <= 96 * 1024;
+    const std::size_t smem = shared_bins ? smem_bins : cuda_detail::batch_group_smem_bytes(levels, B);
     const int per_sm = blocks_per_sm(kernel, B, smem);
     if (per_sm < 1) throw cuda_error("V-Sample batch kernel cannot run with " + std::to_string(B) + " threads per block");
     std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
     grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, unit_end - unit_begin));
     kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, items, n_items, unit_begin, unit_end, b.tile_est.data(),
-                                                           b.tile_var.data(), flags);
+                                                           b.tile_var.data(), flags, levels, shared_bins);
+    if (Adapt) last_shared_bins_ = shared_bins;
     MCUBES_CUDA_CHECK_LAUNCH("v_sample_batch_kernel");
     last_grid_ = static_cast<int>(grid);
   }

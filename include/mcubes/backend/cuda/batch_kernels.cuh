@@ -34,7 +34,7 @@ namespace cuda_detail {
 template <int D, class P>
 struct batch_item {
   sampling_params<D> sp;       ///< the pass's parameters (seed, iteration, bin scale)
-  philox_schedule rng;         ///< the Vegas stream of (seed, iteration)
+  philox_compact_schedule rng; ///< the Vegas stream of (seed, iteration)
   const double* edges;         ///< the integral's map, D rows of n_bins + 1 edges
   int n_bins;
   std::uint64_t stride;        ///< chunk stride (> 1: the bin-scale probe)
@@ -98,10 +98,11 @@ struct thread_flags {
 inline constexpr int batch_group_levels = 7;
 
 /// Dynamic shared memory of a v_sample_batch_kernel launch whose largest group is 2^(levels - 1)
-/// chunks: the pending left subtrees (estimate, variance) of every thread, levels x blockDim.x x 2
-/// doubles.
-inline std::size_t batch_group_smem_bytes(int levels, int block) {
-  return static_cast<std::size_t>(levels) * block * 2 * sizeof(double);
+/// chunks: the pending left subtrees (estimate, variance) of every thread, levels x block x 2
+/// doubles; then, with shared bins (V-Sample), the low 64-bit words of the current pass's
+/// n_bin_values = D n_bins bins.
+inline std::size_t batch_group_smem_bytes(int levels, int block, std::size_t n_bin_values = 0) {
+  return static_cast<std::size_t>(levels) * block * 2 * sizeof(double) + n_bin_values * sizeof(unsigned long long);
 }
 
 /// V-Sample (Adapt) or No-Adjust over units [unit_begin, unit_end) of the passes items[0..n_items),
@@ -114,28 +115,48 @@ inline std::size_t batch_group_smem_bytes(int levels, int block) {
 /// memory; chunks past n_sel are 0.0 leaves); the block then sums the B group sums over the fixed
 /// pairwise tree (block_tree_sum). A unit is thus an aligned subtree of B G leaves of the pass's
 /// fixed tree (B G <= the padded width, or G = 1): the same bits as the single-run kernel's tiles
-/// of B chunks, reduced further by tree_reduce. Bins go straight into the pass's global 128-bit
-/// bins (exact integer atomics); flags are kept per thread while the block stays on a pass.
+/// of B chunks, reduced further by tree_reduce. Bins: with `shared_bins`, the block keeps the low
+/// words of its current pass's bins in shared memory (shared_bin_sink) and flushes them into the
+/// pass's global 128-bit bins when it moves to another pass and at its end (flush_shared_bins);
+/// otherwise exact integer atomics straight into the global bins. Either way the same integers.
+/// Flags are kept per thread while the block stays on a pass.
 /// Preconditions: every adapting pass's bins and overflow levels are zero; flags[i] holds
-/// initial_flags(); blockDim.x a power of two in [32, MaxThreads]; dynamic shared memory
-/// batch_group_smem_bytes(levels, blockDim.x) with 2^(levels - 1) >= every items[i].group.
+/// initial_flags(); every pass has the same n_bins; blockDim.x a power of two in
+/// [32, MaxThreads]; dynamic shared memory batch_group_smem_bytes(levels, blockDim.x,
+/// shared_bins ? D n_bins : 0) with 2^(levels - 1) >= every items[i].group.
 template <int D, class F, class P, bool Adapt, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
     v_sample_batch_kernel(F f, const batch_item<D, P>* __restrict__ items, unsigned n_items, std::uint64_t unit_begin,
-                          std::uint64_t unit_end, double* tile_est, double* tile_var, device_flags* flags) {
-  extern __shared__ double batch_dyn[];  // [levels][2][B] pending left subtrees
+                          std::uint64_t unit_end, double* tile_est, double* tile_var, device_flags* flags, int levels,
+                          bool shared_bins) {
+  extern __shared__ double batch_dyn[];  // [levels][2][B] pending left subtrees, then [D n_bins] bin low words
   __shared__ double s_red[2][2][32];     // warp sums of a unit, double buffered
   const unsigned B = blockDim.x, tid = threadIdx.x;
   const std::uint64_t per = (unit_end - unit_begin + gridDim.x - 1) / gridDim.x;
   std::uint64_t u = unit_begin + blockIdx.x * per;
   const std::uint64_t end = u + per < unit_end ? u + per : unit_end;
-  if (u >= end) return;
+  if (u >= end) return;  // the whole block
   unsigned i = find_item(items, n_items, u);
+  const int n_bins = items[i].n_bins;
+  const unsigned n_values = static_cast<unsigned>(D * n_bins);
+  unsigned long long* s_lo = reinterpret_cast<unsigned long long*>(batch_dyn + 2 * static_cast<std::size_t>(levels) * B);
+  const bool bins_in_smem = Adapt && shared_bins;
+  if (bins_in_smem) {
+    for (unsigned k = tid; k < n_values; k += B) s_lo[k] = 0ull;
+    __syncthreads();
+  }
   thread_flags fl;
   no_bins none;
   for (unsigned k = 0; u < end; ++u, ++k) {
     if (i + 1 < n_items && items[i + 1].first_unit <= u) {  // the block moves on to the next pass(es)
       fl.add_to(flags + i);
+      if (bins_in_smem) {
+        __syncthreads();  // every add of the last unit is done
+        flush_shared_bins(s_lo, items[i].bins, static_cast<int>(n_values));
+        __syncthreads();
+        for (unsigned b = tid; b < n_values; b += B) s_lo[b] = 0ull;
+        __syncthreads();
+      }
       while (i + 1 < n_items && items[i + 1].first_unit <= u) ++i;
     }
     const batch_item<D, P>& it = items[i];
@@ -148,9 +169,9 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
       const std::uint64_t sel = first_sel + j;
       if (sel < it.n_sel) {
         const with_parameters<F, P> g{f, it.params};
-        const map_view<D> map{it.edges, it.n_bins};
+        const map_view<D> map{it.edges, n_bins};
         if constexpr (Adapt) {
-          shared_bin_sink sink{nullptr, it.bins, it.over, static_cast<unsigned>(D * it.n_bins), it.n_bins, false};
+          shared_bin_sink sink{s_lo, it.bins, it.over, n_values, n_bins, bins_in_smem};
           part = sample_chunk<D>(g, it.sp, map, sel * it.stride, sink, it.rng);
         } else {
           part = sample_chunk<D>(g, it.sp, map, sel * it.stride, none, it.rng);
@@ -180,6 +201,10 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
     }
   }
   fl.add_to(flags + i);
+  if (bins_in_smem) {
+    __syncthreads();
+    flush_shared_bins(s_lo, items[i].bins, static_cast<int>(n_values));
+  }
 }
 
 /// The start of a batch: n_edges edges of uniform maps (edge k of a row of n_bins + 1 is
