@@ -18,6 +18,7 @@
 #include "algorithm/plain_mc.hpp"
 #include "algorithm/vegas.hpp"
 #include "algorithm/vegas_batch.hpp"
+#include "algorithm/vegas_vector.hpp"
 #include "backend/cpu.hpp"
 #include "config.hpp"
 #include "error.hpp"
@@ -28,3 +29,4 @@
 #include "point.hpp"
 #include "region.hpp"
 #include "result.hpp"
+#include "values.hpp"

@@ -30,6 +30,7 @@
 #include "algorithm/plain_mc.hpp"
 #include "algorithm/vegas.hpp"
 #include "algorithm/vegas_batch.hpp"
+#include "algorithm/vegas_vector.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu.hpp"
 #include "error.hpp"
@@ -317,6 +318,26 @@ template <int D, class F, class P>
 std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const std::vector<P>& params,
                                 const vegas_options& opt = {}, const batch_callback& on_round = {}) {
   return vegas_batch<D>(f, std::vector<mcubes::region<D>>{reg}, params, opt, on_round);
+}
+
+/// Integrates the vector-valued f (`mcubes::values<N> operator()(const mcubes::point<D>&) const`,
+/// 1 <= N <= 64) over `reg` with m-Cubes: every component from the same samples, with the N x N
+/// covariance of the estimates and the correlated chi2 (algorithm/vegas_vector.hpp: formulas,
+/// stopping rule, determinism). Runs on the CPU backend (backend cpu, or automatic).
+/// @throws invalid_input for bad options or backend cuda (vector integrands are not on the GPU in
+///         this version); as vegas_vector_with.
+template <int D, class F>
+auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options& opt = {}) {
+  using value_type = std::decay_t<decltype(f(std::declval<const point<D>&>()))>;
+  constexpr int N = value_type::size();
+  static_assert(std::is_same_v<value_type, values<N>>, "mcubes: a vector integrand returns mcubes::values<N>");
+  validate(opt, D);
+  MCUBES_EXPECTS(opt.backend != backend_kind::cuda,
+                 "vector-valued integrands run on the CPU backend in this version (use backend cpu or automatic)");
+  cpu_backend backend(opt.threads);
+  vector_result r = vegas_vector_with<D, N>(f, reg, opt, backend);
+  r.run.options.backend = opt.backend;
+  return r;
 }
 
 /// The same as vegas (the name the library used first for the entry with the CUDA backend).

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <functional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -150,6 +151,17 @@ class vegas_run {
   const vegas_options& options() const noexcept { return opt_; }
   /// Evaluations of the iterations completed so far.
   std::uint64_t evaluations() const noexcept { return res_.n_eval; }
+  /// The region's volume over the number of sub-cubes, V / m: the factor of a pass's unscaled sums.
+  double cube_weight() const noexcept { return cube_weight_; }
+
+  /// Optional, for runs that integrate more than the scalar (vector-valued integrands,
+  /// algorithm/vegas_vector.hpp): `done(rec)` is called when an iteration is complete, before the
+  /// stopping test (rec.accumulated says whether it entered the average), and the run converges
+  /// only where `converged()` also holds. Neither changes the scalar arithmetic.
+  void set_iteration_hooks(std::function<void(const iteration_record&)> done, std::function<bool()> converged) {
+    iteration_done_ = std::move(done);
+    also_converged_ = std::move(converged);
+  }
 
   /// Takes the sums of the pass described by params(), adapt(), stride().
   /// @throws whatever `fail` throws for a failing sample; numerical_error as vegas_continue;
@@ -303,8 +315,10 @@ class vegas_run {
     res_.records.push_back(rec);
     res_.iterations = k_ + 1;
 
+    if (iteration_done_) iteration_done_(rec);
     const double tol = std::fmax(opt_.abs_tol, opt_.rel_tol * std::fabs(avg_.mean()));
-    if (avg_.count() >= opt_.min_iterations && avg_.sdev() <= tol && avg_.chi2_dof() <= opt_.max_chi2_dof) {
+    if (avg_.count() >= opt_.min_iterations && avg_.sdev() <= tol && avg_.chi2_dof() <= opt_.max_chi2_dof &&
+        (!also_converged_ || also_converged_())) {
       res_.status = status::converged;
       phase_ = phase::done;
       return;
@@ -337,6 +351,8 @@ class vegas_run {
   std::uint64_t stride_ = 1;
   bool stopped_ = false;
   phase phase_ = phase::main;
+  std::function<void(const iteration_record&)> iteration_done_;
+  std::function<bool()> also_converged_;
 };
 
 /// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,

@@ -33,6 +33,7 @@
 #include "../core/stratification.hpp"
 #include "../error.hpp"
 #include "cpu/fast_path.hpp"
+#include "cpu/vector_pass.hpp"
 #include "cpu_tiles.hpp"
 
 namespace mcubes {
@@ -194,6 +195,13 @@ class cpu_backend {
       }
     }
     return out;
+  }
+
+  /// One pass of a vector-valued integrand (values<N>; backend/cpu/vector_pass.hpp).
+  template <int D, int N, class F>
+  vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st,
+                                 const map_view<D>& map, bool adapt, std::uint64_t stride = 1) const {
+    return cpu_sample_vector<D, N>(threads_, f, sp, st, map, adapt, stride);
   }
 
   // The map interface of a backend (algorithm/vegas.hpp): the backend owns the adaptive map, here

@@ -1,0 +1,260 @@
+#pragma once
+/// @file algorithm/vegas_vector.hpp
+/// m-Cubes for a vector-valued integrand f: R^D -> R^N (returns values<N>, N <= 64): every
+/// component is integrated from the same samples, so the estimates come with their N x N
+/// covariance matrix (Lepage's vegas integrates arrays and dictionaries this way; Cuba's ncomp).
+///
+/// The iterations, the stopping rule and the map are vegas_run's (algorithm/vegas.hpp), with the
+/// map adapted to component 0 alone, as vegas does: the user puts first the component whose
+/// precision matters most (a normalisation, the total), and a one-component integrand is then
+/// bitwise the scalar run (tested). (Cuba's alternative, the sum of the normalised |f_c|, spreads
+/// the map over every component's support and serves none of them fully.)
+///
+/// Per iteration k: I_k,i = (V/m) sum_c I_c,i and C_k(i, j) = (V/m)^2 sum_c cov_c(i, j)
+/// (core/vector_sampler.hpp). Over the accumulated iterations (the scalar run's rule: from `skip`
+/// on, with a non-zero sample, no underflow):
+///  - estimate_i: the inverse-variance weighted average of I_k,i with weights w_k,i = 1 / C_k(i, i)
+///    (floored at the rounding level, as running_average), component by component (component 0's
+///    is the scalar run's, bit for bit);
+///  - covariance(i, j) = sum_k (w_k,i / W_i)(w_k,j / W_j) C_k(i, j), W_i = sum_k w_k,i: the exact
+///    covariance of those weighted averages given the iterations' covariances (the diagonal is
+///    error_i^2);
+///  - chi2_dof_i: each component's chi2 / (n - 1), as the scalar run;
+///  - the vector's chi2 = sum_k d_k^T C_k^-1 d_k with d_k = I_k - estimate (vegas's correlated
+///    chi2), C_k^-1 through a Cholesky factorisation in which a pivot below 1e-12 of its diagonal
+///    entry drops that direction (linearly dependent components), dof = (sum_k rank C_k) - N;
+///    q_vector its p-value.
+/// The run converges when every component has error_i <= max(abs_tol, rel_tol |estimate_i|) and
+/// chi2_dof_i <= max_chi2_dof after min_iterations accumulated iterations.
+///
+/// Determinism: as the scalar run (bitwise for any number of threads). Backends: the CPU in this
+/// version (backend/cpu/vector_pass.hpp); the CUDA backend refuses vector integrands with
+/// invalid_input.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../backend/cpu/vector_pass.hpp"
+#include "../core/running_average.hpp"
+#include "../core/sample_diagnosis.hpp"
+#include "../core/vector_sampler.hpp"
+#include "../error.hpp"
+#include "../options.hpp"
+#include "../region.hpp"
+#include "../result.hpp"
+#include "../values.hpp"
+#include "vegas.hpp"
+
+namespace mcubes {
+
+/// One iteration of a vector run: its estimates I_k,i and their covariance C_k (N x N, row-major).
+struct vector_iteration {
+  int index = 0;                  ///< the iteration's index (as iteration_record::index)
+  bool accumulated = false;       ///< part of the averages
+  std::vector<double> estimate;   ///< N
+  std::vector<double> covariance; ///< N x N, row-major
+};
+
+/// Result of mcubes::vegas_vector: per-component estimates, errors and chi2/dof, the covariance of
+/// the estimates, the vector's correlated chi2, and the run (status, iterations, evaluations, seed,
+/// component 0's iteration records) in `run`.
+struct vector_result {
+  int components = 0;                  ///< N
+  std::vector<double> estimate;        ///< N weighted averages
+  std::vector<double> error;           ///< N standard deviations (sqrt of the covariance's diagonal)
+  std::vector<double> covariance;      ///< N x N, row-major, of the estimates
+  std::vector<double> chi2_dof;        ///< N, each component's chi2/dof over the iterations
+  double chi2_dof_vector = 0;          ///< the vector's correlated chi2 / dof (0 when dof = 0)
+  int dof_vector = 0;                  ///< its degrees of freedom
+  double q_vector = 1;                 ///< its p-value
+  result run;                          ///< status, iterations, n_eval, seed, options, component 0's records
+  std::vector<vector_iteration> iterations;  ///< every iteration's estimates and covariance
+  mcubes::status status() const noexcept { return run.status; }
+  bool converged() const noexcept { return run.converged(); }
+  /// Covariance entry (i, j).
+  double cov(int i, int j) const { return covariance[static_cast<std::size_t>(i) * components + j]; }
+};
+
+namespace detail {
+
+/// v^T C^-1 v for a symmetric positive semi-definite N x N matrix C (row-major) by Cholesky
+/// factorisation; a pivot below 1e-12 of its diagonal entry (a direction of zero variance, e.g.
+/// linearly dependent components) is dropped with its row. `rank` gets the pivots kept.
+inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> v, int n, int& rank) {
+  rank = 0;
+  std::vector<bool> kept(n, false);
+  for (int j = 0; j < n; ++j) {
+    double d = c[j * n + j];
+    for (int k = 0; k < j; ++k)
+      if (kept[k]) d -= c[j * n + k] * c[j * n + k];
+    if (!(d > 1e-12 * c[j * n + j]) || !(d > 0)) {
+      for (int i = j; i < n; ++i) c[i * n + j] = 0;
+      continue;
+    }
+    kept[j] = true;
+    ++rank;
+    const double l = std::sqrt(d);
+    c[j * n + j] = l;
+    for (int i = j + 1; i < n; ++i) {
+      double s = c[i * n + j];
+      for (int k = 0; k < j; ++k)
+        if (kept[k]) s -= c[i * n + k] * c[j * n + k];
+      c[i * n + j] = s / l;
+    }
+  }
+  double q = 0;  // forward substitution L y = v over the kept pivots; q = |y|^2
+  for (int i = 0; i < n; ++i) {
+    if (!kept[i]) continue;
+    double s = v[i];
+    for (int k = 0; k < i; ++k)
+      if (kept[k]) s -= c[i * n + k] * v[k];
+    v[i] = s / c[i * n + i];
+    q += v[i] * v[i];
+  }
+  return q;
+}
+
+}  // namespace detail
+
+/// Integrates the vector-valued f (values<N> operator()(const point<D>&) const) over `reg` with
+/// m-Cubes on `backend` (which offers sample_vector<D, N>: the CPU backend), from a uniform map
+/// (see the file comment for the statistics and the stopping rule).
+/// @throws invalid_input for bad options; non_finite_integrand / overflow_error for the first
+///         sample where a component is not finite or overflows (the point, component 0's value);
+///         numerical_error as vegas_continue.
+template <int D, int N, class F, class Backend>
+vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend) {
+  validate(opt, D);
+  auto map = backend.template make_map<D>(opt.n_bins);
+  vegas_state state;
+  vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins);
+  const double w = run.cube_weight();
+  constexpr int M = vector_partial_size<N>;
+  std::vector<double> pending(M, 0.0);
+  vector_result out;
+  out.components = N;
+  std::vector<running_average> avg(N);
+  std::vector<std::vector<double>> acc_cov;  // covariances of the accumulated iterations, floored diagonals
+  std::vector<std::vector<double>> acc_est;
+
+  const auto iteration_done = [&](const iteration_record& rec) {
+    vector_iteration it;
+    it.index = rec.index;
+    it.accumulated = rec.accumulated;
+    it.estimate.resize(N);
+    it.covariance.assign(static_cast<std::size_t>(N) * N, 0.0);
+    for (int i = 0; i < N; ++i) {
+      it.estimate[i] = w * pending[i];
+      for (int j = i; j < N; ++j) {
+        const double c = w * w * pending[N + triangle_index(N, i, j)];
+        it.covariance[static_cast<std::size_t>(i) * N + j] = c;
+        it.covariance[static_cast<std::size_t>(j) * N + i] = c;
+      }
+    }
+    for (int i = 0; i < N; ++i) {
+      const double e = it.estimate[i], c = it.covariance[static_cast<std::size_t>(i) * N + i];
+      if (!std::isfinite(e) || !std::isfinite(c))
+        throw numerical_error("iteration " + std::to_string(rec.index) + ": component " + std::to_string(i) +
+                              "'s estimate or variance is not finite (sums of f J overflow the double range); "
+                              "rescale the integrand");
+    }
+    if (rec.accumulated) {
+      std::vector<double> cf = it.covariance;
+      for (int i = 0; i < N; ++i) {
+        avg[i].add(it.estimate[i], it.covariance[static_cast<std::size_t>(i) * N + i]);
+        const double floor_var = running_average::variance_floor(it.estimate[i]);
+        double& d = cf[static_cast<std::size_t>(i) * N + i];
+        if (!(d > floor_var)) d = floor_var;
+      }
+      acc_cov.push_back(std::move(cf));
+      acc_est.push_back(it.estimate);
+    }
+    out.iterations.push_back(std::move(it));
+  };
+  const auto all_converged = [&]() {
+    for (int i = 1; i < N; ++i) {
+      const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(avg[i].mean()));
+      if (!(avg[i].sdev() <= tol && avg[i].chi2_dof() <= opt.max_chi2_dof)) return false;
+    }
+    return true;
+  };
+  run.set_iteration_hooks(iteration_done, all_converged);
+  const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
+    (void)value;  // component 0's; the host re-evaluates every component to name the failing one
+    const auto first = [&](const point<D>& x) { return f(x)[0]; };
+    const std::vector<double> edges = backend.map_edges(map);
+    const map_view<D> m{edges.data(), opt.n_bins};
+    std::uint64_t coord[D];
+    cube_coordinates<D>(index / sp.p, sp.g, coord);
+    point<D> x;
+    int bin[D];
+    const double jac = make_sample<D>(sp, m, coord, index, x, bin);
+    const values<N> v = f(x);
+    for (int i = 0; i < N; ++i) {
+      const double q = v[i] * jac * (v[i] * jac);
+      if (!std::isfinite(v[i])) detail::throw_non_finite<D>(first, it, index, x, v[i]);
+      if (!(q - q == 0)) throw overflow_error(it, index, std::vector<double>(x.x, x.x + D), v[i], jac);
+    }
+    detail::throw_non_finite<D>(first, it, index, x, v[0]);
+  };
+  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
+  while (!run.done()) {
+    vector_pass_sums ps = backend.template sample_vector<D, N>(f, run.params(), run.strat(), map.view(), run.adapt(),
+                                                               run.stride());
+    pending = std::move(ps.sums);
+    run.take(ps.scalar, fail, adapt, {});
+  }
+  out.run = run.finish();
+
+  // the averages over the accumulated iterations
+  out.estimate.assign(N, 0.0);
+  out.error.assign(N, std::numeric_limits<double>::infinity());
+  out.chi2_dof.assign(N, std::numeric_limits<double>::quiet_NaN());
+  out.covariance.assign(static_cast<std::size_t>(N) * N, 0.0);
+  const std::size_t n_acc = acc_est.size();
+  if (n_acc == 0) {
+    out.chi2_dof_vector = std::numeric_limits<double>::quiet_NaN();
+    out.q_vector = std::numeric_limits<double>::quiet_NaN();
+    for (auto& c : out.covariance) c = std::numeric_limits<double>::quiet_NaN();
+    return out;
+  }
+  std::vector<std::vector<double>> wn(N, std::vector<double>(n_acc));  // normalised weights w_k,i / W_i
+  for (int i = 0; i < N; ++i) {
+    out.estimate[i] = avg[i].mean();
+    out.error[i] = avg[i].sdev();
+    out.chi2_dof[i] = avg[i].chi2_dof();
+    double v_min = acc_cov[0][static_cast<std::size_t>(i) * N + i];
+    for (std::size_t k = 1; k < n_acc; ++k) v_min = std::fmin(v_min, acc_cov[k][static_cast<std::size_t>(i) * N + i]);
+    double sum = 0;
+    for (std::size_t k = 0; k < n_acc; ++k) sum += wn[i][k] = v_min / acc_cov[k][static_cast<std::size_t>(i) * N + i];
+    for (std::size_t k = 0; k < n_acc; ++k) wn[i][k] /= sum;
+  }
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) {
+      double c = 0;
+      if (i == j) {
+        c = out.error[i] * out.error[i];
+      } else {
+        for (std::size_t k = 0; k < n_acc; ++k) c += wn[i][k] * wn[j][k] * acc_cov[k][static_cast<std::size_t>(i) * N + j];
+      }
+      out.covariance[static_cast<std::size_t>(i) * N + j] = c;
+    }
+  double chi2 = 0;
+  int rank_sum = 0;
+  for (std::size_t k = 0; k < n_acc; ++k) {
+    std::vector<double> d(N);
+    for (int i = 0; i < N; ++i) d[i] = acc_est[k][i] - out.estimate[i];
+    int rank = 0;
+    chi2 += detail::quadratic_form_inverse(acc_cov[k], d, N, rank);
+    rank_sum += rank;
+  }
+  out.dof_vector = rank_sum > N ? rank_sum - N : 0;
+  out.chi2_dof_vector = out.dof_vector > 0 ? chi2 / out.dof_vector : 0.0;
+  out.q_vector = out.dof_vector > 0 ? chi2_q(chi2, out.dof_vector) : 1.0;
+  return out;
+}
+
+}  // namespace mcubes

@@ -1,0 +1,201 @@
+// Vector-valued integrands (algorithm/vegas_vector.hpp) on the CPU: one component is bitwise the
+// scalar run; thread-count invariance; each component within 4 sigma of its exact value; the
+// iteration covariance against a direct computation on the same samples; linearly dependent
+// components; convergence of every component; failures and the CUDA refusal.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "mcubes/mcubes.hpp"
+
+namespace {
+
+constexpr double max_pull = 4.0;                  // |estimate - exact| / error, fixed seeds
+constexpr double covariance_rel_tolerance = 1e-11;  // engine vs direct sums (different order)
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+struct scalar_peak {
+  double operator()(const mcubes::point<2>& x) const {
+    return std::exp(-30 * ((x[0] - 0.3) * (x[0] - 0.3) + (x[1] - 0.6) * (x[1] - 0.6)));
+  }
+};
+struct one_component {
+  mcubes::values<1> operator()(const mcubes::point<2>& x) const { return {{scalar_peak{}(x)}}; }
+};
+
+// f0 = 1 + x0 x1 (1.25), f1 = x0 (0.5), f2 = x0^2 x1 (1/6), f3 = 2 f0 (2.5: linearly dependent on f0)
+struct four {
+  mcubes::values<4> operator()(const mcubes::point<2>& x) const {
+    const double f0 = 1 + x[0] * x[1];
+    return {{f0, x[0], x[0] * x[0] * x[1], 2 * f0}};
+  }
+};
+const double four_exact[4] = {1.25, 0.5, 1.0 / 6, 2.5};
+
+mcubes::vegas_options options(int threads) {
+  mcubes::vegas_options o;
+  o.threads = threads;
+  o.calls_per_iteration = 20000;
+  o.max_iterations = 12;
+  o.adapt_iterations = 6;
+  o.skip = 2;
+  o.rel_tol = 1e-9;  // run every iteration
+  o.n_bins = 50;
+  o.seed = 99;
+  return o;
+}
+
+TEST(VectorCpu, OneComponentIsTheScalarRunBitwise) {
+  const auto reg = mcubes::region<2>::unit();
+  const mcubes::result s = mcubes::vegas<2>(scalar_peak{}, reg, options(1));
+  const mcubes::vector_result v = mcubes::vegas_vector<2>(one_component{}, reg, options(3));
+  ASSERT_EQ(v.components, 1);
+  EXPECT_TRUE(same_bits(v.estimate[0], s.estimate)) << v.estimate[0] << " vs " << s.estimate;
+  EXPECT_TRUE(same_bits(v.error[0], s.error));
+  EXPECT_TRUE(same_bits(v.run.estimate, s.estimate));
+  EXPECT_EQ(v.run.iterations, s.iterations);
+  ASSERT_EQ(v.run.records.size(), s.records.size());
+  for (std::size_t k = 0; k < s.records.size(); ++k) {
+    EXPECT_TRUE(same_bits(v.run.records[k].estimate, s.records[k].estimate)) << k;
+    EXPECT_TRUE(same_bits(v.iterations[k].estimate[0], s.records[k].estimate)) << k;
+  }
+}
+
+TEST(VectorCpu, SameBitsForAnyThreadCount) {
+  const auto reg = mcubes::region<2>::unit();
+  const auto a = mcubes::vegas_vector<2>(four{}, reg, options(1));
+  const auto b = mcubes::vegas_vector<2>(four{}, reg, options(4));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(same_bits(a.estimate[i], b.estimate[i])) << i;
+  for (std::size_t t = 0; t < a.covariance.size(); ++t) EXPECT_TRUE(same_bits(a.covariance[t], b.covariance[t])) << t;
+  EXPECT_TRUE(same_bits(a.chi2_dof_vector, b.chi2_dof_vector));
+}
+
+TEST(VectorCpu, EveryComponentWithinFourSigmaAndDependentComponentsExact) {
+  mcubes::vegas_options o = options(0);
+  o.rel_tol = 1e-4;
+  o.max_iterations = 40;
+  const auto r = mcubes::vegas_vector<2>(four{}, mcubes::region<2>::unit(), o);
+  EXPECT_EQ(r.status(), mcubes::status::converged);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_LT(std::fabs(r.estimate[i] - four_exact[i]) / r.error[i], max_pull) << "component " << i;
+    EXPECT_LE(r.error[i], o.rel_tol * std::fabs(r.estimate[i])) << "component " << i << " met its tolerance";
+  }
+  // f3 = 2 f0 on every sample: estimate, covariance and correlation follow exactly (to rounding)
+  EXPECT_NEAR(r.estimate[3], 2 * r.estimate[0], 1e-12 * r.estimate[3]);
+  EXPECT_NEAR(r.cov(0, 3), 2 * r.cov(0, 0), 1e-9 * r.cov(0, 3));
+  EXPECT_NEAR(r.cov(3, 3), 4 * r.cov(0, 0), 1e-9 * r.cov(3, 3));
+  EXPECT_NEAR(r.cov(0, 3) / std::sqrt(r.cov(0, 0) * r.cov(3, 3)), 1.0, 1e-9);
+  EXPECT_EQ(r.cov(1, 2), r.cov(2, 1));
+  // the dependent direction is dropped from the correlated chi2: 3 independent components
+  const int acc = r.run.accumulated;
+  EXPECT_EQ(r.dof_vector, 3 * acc - 4);
+  EXPECT_GT(r.q_vector, 1e-3);
+}
+
+// The iteration covariance of a one-iteration run on the uniform map, recomputed directly from the
+// same samples (sample points from the stream contract, per sub-cube sums in long double).
+TEST(VectorCpu, IterationCovarianceMatchesADirectComputation) {
+  mcubes::vegas_options o = options(2);
+  o.max_iterations = 1;
+  o.adapt_iterations = 0;
+  o.skip = 0;
+  o.min_iterations = 1;
+  const mcubes::region<2> reg({0.0, -1.0}, {2.0, 1.0});
+  const auto r = mcubes::vegas_vector<2>(four{}, reg, o);
+  ASSERT_EQ(r.iterations.size(), 1u);
+
+  const mcubes::stratification st = mcubes::make_stratification(2, o.calls_per_iteration);
+  const mcubes::adaptive_map<2> uniform(o.n_bins);
+  mcubes::sampling_params<2> sp{};
+  for (int j = 0; j < 2; ++j) sp.lower[j] = reg.lower()[j], sp.width[j] = reg.width(j);
+  sp.g = st.g;
+  sp.inv_g = 1.0 / static_cast<double>(st.g);
+  sp.n_cubes = st.n_cubes;
+  sp.p = st.samples_per_cube;
+  sp.chunk_cubes = st.chunk_cubes;
+  sp.seed = o.seed;
+  sp.iteration = 0;
+  const long double p = static_cast<long double>(st.samples_per_cube);
+  long double est[4] = {}, cov[4][4] = {};
+  for (std::uint64_t c = 0; c < st.n_cubes; ++c) {
+    std::uint64_t coord[2];
+    mcubes::cube_coordinates<2>(c, st.g, coord);
+    long double s1[4] = {}, s2[4][4] = {};
+    for (std::uint64_t k = 0; k < st.samples_per_cube; ++k) {
+      mcubes::point<2> x;
+      int bin[2];
+      const double jac = mcubes::make_sample<2>(sp, uniform.view(), coord, c * st.samples_per_cube + k, x, bin);
+      const auto v = four{}(x);
+      for (int i = 0; i < 4; ++i) {
+        s1[i] += static_cast<long double>(v[i]) * jac;
+        for (int j = 0; j < 4; ++j) s2[i][j] += static_cast<long double>(v[i]) * jac * v[j] * jac;
+      }
+    }
+    for (int i = 0; i < 4; ++i) {
+      est[i] += s1[i] / p;
+      for (int j = 0; j < 4; ++j) cov[i][j] += (s2[i][j] - s1[i] * s1[j] / p) / (p * (p - 1));
+    }
+  }
+  const long double w = reg.volume() / static_cast<double>(st.n_cubes);
+  for (int i = 0; i < 4; ++i) {
+    const double want = static_cast<double>(w * est[i]);
+    // relative to the estimate's error: a component whose integral is 0 (f2 here) has an estimate of
+    // cancelling terms
+    EXPECT_NEAR(r.iterations[0].estimate[i], want, covariance_rel_tolerance * std::sqrt(static_cast<double>(w * w * cov[i][i])))
+        << i;
+    for (int j = 0; j < 4; ++j) {
+      const double cw = static_cast<double>(w * w * cov[i][j]);
+      EXPECT_NEAR(r.iterations[0].covariance[i * 4 + j], cw, covariance_rel_tolerance * std::sqrt(static_cast<double>(w * w * cov[i][i] * w * w * cov[j][j])))
+          << i << "," << j;
+    }
+  }
+  // with one iteration, the result's covariance is the iteration's
+  for (int t = 0; t < 16; ++t)
+    if (t % 5 != 0) {
+      EXPECT_NEAR(r.covariance[t], r.iterations[0].covariance[t], 1e-15 * std::fabs(r.covariance[t]) + 1e-300);
+    }
+}
+
+// Component 1 is much harder than component 0: the run goes on until it meets the tolerance too.
+struct easy_and_hard {
+  mcubes::values<2> operator()(const mcubes::point<2>& x) const {
+    return {{1 + 0.1 * x[0], std::exp(-200 * ((x[0] - 0.7) * (x[0] - 0.7) + (x[1] - 0.2) * (x[1] - 0.2)))}};
+  }
+};
+TEST(VectorCpu, ConvergesOnlyWhenEveryComponentDoes) {
+  mcubes::vegas_options o = options(0);
+  o.rel_tol = 1e-3;
+  o.max_iterations = 60;
+  o.skip = 0;
+  o.min_iterations = 2;
+  const auto r = mcubes::vegas_vector<2>(easy_and_hard{}, mcubes::region<2>::unit(), o);
+  ASSERT_EQ(r.status(), mcubes::status::converged);
+  for (int i = 0; i < 2; ++i) EXPECT_LE(r.error[i], o.rel_tol * std::fabs(r.estimate[i])) << i;
+  // component 0 alone would have stopped at the first possible iteration
+  EXPECT_GT(r.run.iterations, o.min_iterations);
+}
+
+struct nan_in_component_2 {
+  mcubes::values<3> operator()(const mcubes::point<2>& x) const { return {{1.0, x[0], x[1] > 0.9 ? NAN : x[1]}}; }
+};
+TEST(VectorCpu, NonFiniteComponentNamesThePoint) {
+  try {
+    (void)mcubes::vegas_vector<2>(nan_in_component_2{}, mcubes::region<2>::unit(), options(2));
+    ADD_FAILURE() << "no exception";
+  } catch (const mcubes::non_finite_integrand& e) {
+    EXPECT_GT(e.point()[1], 0.9);
+    EXPECT_TRUE(std::isnan(e.value()));
+  }
+}
+
+TEST(VectorCpu, CudaBackendIsRefusedWithAClearMessage) {
+  mcubes::vegas_options o = options(1);
+  o.backend = mcubes::backend_kind::cuda;
+  EXPECT_THROW((void)mcubes::vegas_vector<2>(four{}, mcubes::region<2>::unit(), o), mcubes::invalid_input);
+}
+
+}  // namespace
