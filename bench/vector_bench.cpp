@@ -7,12 +7,17 @@
 //   vector16 the 16 moments through mcubes::vegas_vector (covariance of 16 x 16 included).
 // Each line prints the evaluations/s and the ratio to the scalar run.
 //
-//   vector-bench [--calls N] [--iterations I] [--runs R] [--threads T]
+//   vector-bench [--backend cpu|cuda] [--calls N] [--iterations I] [--runs R] [--threads T]
+#if defined(__CUDACC__)
+#include <mcubes/cuda.cuh>
+#else
 #include <mcubes/mcubes.hpp>
+#endif
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -21,17 +26,17 @@
 
 namespace {
 
-inline double shared_part(const mcubes::point<4>& x) {
+MCUBES_HOST_DEVICE inline double shared_part(const mcubes::point<4>& x) {
   double r2 = 0;
   for (int i = 0; i < 4; ++i) r2 += 20 * (x[i] - 0.4) * (x[i] - 0.4);
-  return std::exp(-r2) * (1.5 + std::sin(7 * x[0] + 3 * x[1]) * std::cos(5 * x[2] - x[3]));
+  return exp(-r2) * (1.5 + sin(7 * x[0] + 3 * x[1]) * cos(5 * x[2] - x[3]));
 }
 struct scalar_w {
-  double operator()(const mcubes::point<4>& x) const { return shared_part(x); }
+  MCUBES_HOST_DEVICE double operator()(const mcubes::point<4>& x) const { return shared_part(x); }
 };
 template <int N>
 struct moments {
-  mcubes::values<N> operator()(const mcubes::point<4>& x) const {
+  MCUBES_HOST_DEVICE mcubes::values<N> operator()(const mcubes::point<4>& x) const {
     const double w = shared_part(x);
     mcubes::values<N> v;
     double m = w;
@@ -57,14 +62,16 @@ double median_seconds(int runs, const std::function<void()>& fn) {
 int main(int argc, char** argv) {
   unsigned long long calls = 2000000;
   int iterations = 5, runs = 3, threads = 0;
+  std::string backend = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--calls") calls = std::strtoull(argv[i + 1], nullptr, 10);
+    if (a == "--backend") backend = argv[i + 1];
+    else if (a == "--calls") calls = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--iterations") iterations = std::atoi(argv[i + 1]);
     else if (a == "--runs") runs = std::atoi(argv[i + 1]);
     else if (a == "--threads") threads = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: %s [--calls N] [--iterations I] [--runs R] [--threads T]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--calls N] [--iterations I] [--runs R] [--threads T]\n", argv[0]);
       return 2;
     }
   }
@@ -76,8 +83,9 @@ int main(int argc, char** argv) {
   o.min_iterations = 1;
   o.rel_tol = 1e-14;
   o.threads = threads;
+  o.backend = backend == "cuda" ? mcubes::backend_kind::cuda : mcubes::backend_kind::cpu;
   const auto reg = mcubes::region<4>::unit();
-  std::printf("vector-bench: cpu, %llu calls/iteration, %d iterations, %d threads (0: all), median of %d runs\n", calls,
+  std::printf("vector-bench: %s, %llu calls/iteration, %d iterations, %d threads (0: all), median of %d runs\n", backend.c_str(), calls,
               iterations, threads, runs);
   mcubes::result s;
   const double t_s = median_seconds(runs, [&] { s = mcubes::vegas<4>(scalar_w{}, reg, o); });

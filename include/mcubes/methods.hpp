@@ -323,21 +323,28 @@ std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const 
 /// Integrates the vector-valued f (`mcubes::values<N> operator()(const mcubes::point<D>&) const`,
 /// 1 <= N <= 64) over `reg` with m-Cubes: every component from the same samples, with the N x N
 /// covariance of the estimates and the correlated chi2 (algorithm/vegas_vector.hpp: formulas,
-/// stopping rule, determinism). Runs on the CPU backend (backend cpu, or automatic).
-/// @throws invalid_input for bad options or backend cuda (vector integrands are not on the GPU in
-///         this version); as vegas_vector_with.
+/// stopping rule, determinism) on the backend of opt (CUDA: up to 16 components,
+/// cuda_backend::max_vector_components).
+/// @throws invalid_input for bad options, backend cuda outside nvcc translation units, or more than
+///         16 components on CUDA; as vegas_vector_with and on_backend.
 template <int D, class F>
 auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options& opt = {}) {
   using value_type = std::decay_t<decltype(f(std::declval<const point<D>&>()))>;
   constexpr int N = value_type::size();
   static_assert(std::is_same_v<value_type, values<N>>, "mcubes: a vector integrand returns mcubes::values<N>");
   validate(opt, D);
-  MCUBES_EXPECTS(opt.backend != backend_kind::cuda,
-                 "vector-valued integrands run on the CPU backend in this version (use backend cpu or automatic)");
+#if defined(__CUDACC__)
+  if (uses_cuda(opt)) {
+    cuda_launch_policy policy;
+    policy.threads_per_block = opt.cuda_threads_per_block;
+    cuda_backend backend(policy, opt.device);
+    return vegas_vector_with<D, N>(f, reg, opt, backend);
+  }
+#else
+  (void)uses_cuda(opt);  // backend cuda outside nvcc: invalid_input
+#endif
   cpu_backend backend(opt.threads);
-  vector_result r = vegas_vector_with<D, N>(f, reg, opt, backend);
-  r.run.options.backend = opt.backend;
-  return r;
+  return vegas_vector_with<D, N>(f, reg, opt, backend);
 }
 
 /// The same as vegas (the name the library used first for the entry with the CUDA backend).

@@ -192,7 +192,8 @@ TEST(VectorCpu, NonFiniteComponentNamesThePoint) {
   }
 }
 
-TEST(VectorCpu, CudaBackendIsRefusedWithAClearMessage) {
+// backend cuda in a translation unit compiled by g++ (no CUDA backend here)
+TEST(VectorCpu, CudaBackendOutsideNvccIsRefusedWithAClearMessage) {
   mcubes::vegas_options o = options(1);
   o.backend = mcubes::backend_kind::cuda;
   EXPECT_THROW((void)mcubes::vegas_vector<2>(four{}, mcubes::region<2>::unit(), o), mcubes::invalid_input);

@@ -27,9 +27,10 @@
 /// The run converges when every component has error_i <= max(abs_tol, rel_tol |estimate_i|) and
 /// chi2_dof_i <= max_chi2_dof after min_iterations accumulated iterations.
 ///
-/// Determinism: as the scalar run (bitwise for any number of threads). Backends: the CPU in this
-/// version (backend/cpu/vector_pass.hpp); the CUDA backend refuses vector integrands with
-/// invalid_input.
+/// Determinism: as the scalar run (bitwise for any number of threads or CUDA block size). Backends:
+/// the CPU (backend/cpu/vector_pass.hpp) and CUDA up to 16 components (backend/cuda/
+/// vector_kernels.cuh); both reduce over the same fixed tree, so they agree bitwise where the
+/// integrand's arithmetic does (no FMA contraction).
 
 #include <cmath>
 #include <cstdint>
@@ -120,7 +121,7 @@ inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> 
 }  // namespace detail
 
 /// Integrates the vector-valued f (values<N> operator()(const point<D>&) const) over `reg` with
-/// m-Cubes on `backend` (which offers sample_vector<D, N>: the CPU backend), from a uniform map
+/// m-Cubes on `backend` (which offers sample_vector<D, N>), from a uniform map
 /// (see the file comment for the statistics and the stopping rule).
 /// @throws invalid_input for bad options; non_finite_integrand / overflow_error for the first
 ///         sample where a component is not finite or overflows (the point, component 0's value);

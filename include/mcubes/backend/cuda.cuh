@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <utility>
 #include <string>
@@ -32,6 +33,8 @@
 #include "../core/adaptive_map.hpp"
 #include "cuda/adapt_kernels.cuh"
 #include "cuda/batch_kernels.cuh"
+#include "cuda/vector_kernels.cuh"
+#include "cpu/vector_pass.hpp"
 #include "cuda/check.cuh"
 #include "cuda/device_array.cuh"
 #include "cuda/launch.cuh"
@@ -297,6 +300,82 @@ class cuda_backend {
       MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_replay_.data(), replay_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
       MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
       out.flags.non_finite_value = *host_replay_.data();
+    }
+    return out;
+  }
+
+  /// Largest number of components of a vector integrand on the CUDA backend (each thread holds
+  /// its chunk's N + N (N + 1) / 2 sums in local memory).
+  static constexpr int max_vector_components = 16;
+
+  /// One pass of a vector-valued integrand (values<N>, N <= max_vector_components) over the map
+  /// `map` (backend/cuda/vector_kernels.cuh): the same contract as the CPU's sample_vector (the
+  /// bins stay on the device for adapt_map, as sample()). Synchronises once.
+  /// @throws invalid_input if N > max_vector_components; cuda_error if a CUDA call fails.
+  template <int D, int N, class F>
+  vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
+                                 bool adapt, std::uint64_t stride = 1) {
+    MCUBES_EXPECTS(N <= max_vector_components, "the CUDA backend integrates vector integrands of up to ",
+                   max_vector_components, " components, got ", N, " (use backend cpu)");
+    constexpr int M = vector_partial_size<N>;
+    use_device();
+    const int B = policy_.threads_per_block;
+    const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
+    const std::uint64_t width = next_pow2(n_sel);
+    const std::uint64_t tile = std::min<std::uint64_t>(B, width);
+    const std::uint64_t n_tiles = (n_sel + B - 1) / B;
+    const std::size_t n_bin_values = static_cast<std::size_t>(D) * map.n_bins;
+    if (vector_tiles_.size() < n_tiles * M) vector_tiles_ = device_array<double>(n_tiles * M);
+    if (vector_out_.size() < static_cast<std::size_t>(M) + 4) {
+      vector_out_ = device_array<double>(M + 4);
+      host_vector_out_ = pinned_array<double>(M + 4);
+    }
+    if (adapt) {
+      ensure_bins(n_bin_values);
+      if (!bins_clean_)
+        MCUBES_CUDA_CHECK(cudaMemsetAsync(bins_.data(), 0, n_bin_values * sizeof(bin_accumulator), stream_));
+      if (over_dirty_ > 0)
+        MCUBES_CUDA_CHECK(cudaMemsetAsync(over_.data(), 0, over_dirty_ * sizeof(bin_accumulator), stream_));
+      bins_clean_ = false;
+      over_dirty_ = 0;
+    }
+    auto kernel = adapt ? (B <= 256 ? cuda_detail::v_sample_vector_kernel<D, N, F, true, 256>
+                                    : cuda_detail::v_sample_vector_kernel<D, N, F, true, 1024>)
+                        : (B <= 256 ? cuda_detail::v_sample_vector_kernel<D, N, F, false, 256>
+                                    : cuda_detail::v_sample_vector_kernel<D, N, F, false, 1024>);
+    const int per_sm = blocks_per_sm(kernel, B, 0);
+    if (per_sm < 1) throw cuda_error("the vector V-Sample kernel cannot run with " + std::to_string(B) + " threads per block");
+    std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
+    if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
+    grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
+    kernel<<<static_cast<unsigned>(grid), B, 0, stream_>>>(f, sp, map, stride, n_sel, n_tiles, vector_tiles_.data(),
+                                                           bins_.data(), over_.data(), flags_.data(),
+                                                           philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
+    MCUBES_CUDA_CHECK_LAUNCH("v_sample_vector_kernel");
+    auto* out_flags = reinterpret_cast<cuda_detail::device_flags*>(vector_out_.data() + M);
+    cuda_detail::vector_tree_reduce_kernel<M><<<static_cast<unsigned>((M + 1) / 2), 1024, 0, stream_>>>(
+        vector_tiles_.data(), n_tiles, width / tile, vector_out_.data(), flags_.data(), out_flags);
+    MCUBES_CUDA_CHECK_LAUNCH("vector_tree_reduce_kernel");
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_vector_out_.data(), vector_out_.data(), (M + 4) * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream_));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    vector_pass_sums out;
+    out.sums.assign(host_vector_out_.data(), host_vector_out_.data() + M);
+    cuda_detail::device_flags fl;
+    std::memcpy(&fl, host_vector_out_.data() + M, sizeof fl);
+    iteration_sums& o = out.scalar;
+    o.estimate = out.sums[0];
+    o.variance = out.sums[N];
+    o.flags.n_nonzero = fl.n_nonzero;
+    o.flags.first_non_finite = fl.first_non_finite;
+    double maxc;
+    std::memcpy(&maxc, &fl.max_contribution_bits, sizeof maxc);
+    o.flags.max_contribution = maxc;
+    if (fl.first_non_finite != ~0ull) o.flags.non_finite_value = std::numeric_limits<double>::quiet_NaN();
+    if (adapt) {
+      o.top_level = top_bin_level(maxc, sp.bin_scale);
+      last_top_ = o.top_level;
+      over_dirty_ = static_cast<std::size_t>(o.top_level) * n_bin_values;
     }
     return out;
   }
@@ -671,6 +750,8 @@ class cuda_backend {
   std::size_t over_dirty_ = 0;  ///< over_ is zero beyond its first over_dirty_ accumulators
   int last_top_ = 0;            ///< top bin level of the last adapting pass
   device_array<cuda_detail::device_flags> flags_;
+  device_array<double> vector_tiles_, vector_out_;  ///< vector passes: tile values (element-major), sums and flags
+  pinned_array<double> host_vector_out_;
   pinned_array<cuda_detail::pass_result> host_result_;
   pinned_array<double> host_replay_;
   std::map<std::pair<const void*, std::size_t>, int> occupancy_;
