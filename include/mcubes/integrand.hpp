@@ -29,7 +29,23 @@
 /// Determinism: the integrand must be a pure function of x (no state changed by a call: the CPU
 /// backend calls one integrand object from several threads at once, and the same sample may be
 /// recomputed to report a failure).
+///
+/// Array integrands (CPU backend): an integrand may also evaluate many points in one call, e.g. a
+/// function written with NumPy (the Python module) or one that vectorises across points. It
+/// declares `static constexpr bool array_integrand = true;` and has, besides the one-point call,
+///   void operator()(const double* x, std::size_t n, double* values) const
+/// with x row-major (n, D) (point i at x[i*D .. i*D + D), i.e. n consecutive point<D>s) and
+/// values[i] = f(point i). The CPU backend then generates the points of a tile in sample-index
+/// order, calls the array form once per slice of up to 32768 points (backend/cpu/array_path.hpp)
+/// and accumulates the values in sample order: the result is bitwise that of the one-point calls,
+/// for any number of threads. The one-point call must give the same values: it re-evaluates a
+/// failing sample for the report (core/sample_diagnosis.hpp). The array call may be made from
+/// several threads at once (each with its own x and values). mcubes::array_function<D, G> makes
+/// both forms from a G that has only the array call. Plain Monte Carlo and the midpoint rule call
+/// the array form too (per group of chunks); the CUDA backend does not (CPU backend only).
 
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -50,6 +66,65 @@ template <class F, int D>
 struct returns_double<F, D, true>
     : std::is_same<decltype(std::declval<const F&>()(std::declval<const point<D>&>())), double> {};
 }  // namespace detail
+
+namespace detail {
+template <class F, class = void>
+struct declares_array_integrand : std::false_type {};
+template <class F>
+struct declares_array_integrand<F, std::void_t<decltype(F::array_integrand)>>
+    : std::bool_constant<static_cast<bool>(F::array_integrand)> {};
+
+template <class F, class = void>
+struct array_callable : std::false_type {};
+template <class F>
+struct array_callable<F, std::void_t<decltype(std::declval<const F&>()(
+                             std::declval<const double*>(), std::declval<std::size_t>(), std::declval<double*>()))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// True if F declares `static constexpr bool array_integrand = true`.
+template <class F>
+inline constexpr bool declares_array_integrand_v = detail::declares_array_integrand<F>::value;
+
+/// True if F is an array integrand of dimension D (file comment): it declares array_integrand =
+/// true, has the const array call f(const double* x, std::size_t n, double* values) and is an
+/// integrand of dimension D (the one-point call).
+template <class F, int D>
+inline constexpr bool is_array_integrand_v = declares_array_integrand_v<F> && detail::array_callable<F>::value &&
+                                             detail::const_callable<F, D>::value;
+
+/// Points per call of an array integrand at most (the CPU backend's slice; plain Monte Carlo's and
+/// the midpoint rule's groups of chunks), unless one chunk holds more.
+inline constexpr std::uint64_t array_call_points = 32768;
+
+/// The chunks per call of an array integrand for a method whose chunks hold `chunk_points` points,
+/// among n_chunks: the largest power of two g <= next power of two >= n_chunks with g chunk_points
+/// <= array_call_points (at least 1). An aligned group of g chunks is a node of the method's
+/// fixed pairwise tree (core/fixed_tree.hpp), so reducing group results gives the same bits.
+constexpr std::uint64_t array_group_chunks(std::uint64_t n_chunks, std::uint64_t chunk_points) {
+  std::uint64_t width = 1;
+  while (width < n_chunks) width *= 2;
+  std::uint64_t g = 1;
+  while (2 * g <= width && 2 * g * chunk_points <= array_call_points) g *= 2;
+  return g;
+}
+
+/// An array integrand of dimension D made from a function object G with the array call only,
+/// g(const double* x, std::size_t n, double* values) const (x row-major (n, D)): the one-point call
+/// evaluates a single row. Trivially copyable when G is.
+template <int D, class G>
+struct array_function {
+  G g;
+  static constexpr bool array_integrand = true;
+  /// values[i] = f(x[i*D .. i*D + D)) for i < n.
+  void operator()(const double* x, std::size_t n, double* values) const { g(x, n, values); }
+  /// f(x): the array call with n = 1.
+  double operator()(const point<D>& x) const {
+    double v = 0;
+    g(x.x, 1, &v);
+    return v;
+  }
+};
 
 /// True if f(x) is valid for `const F f` and `const point<D>& x`.
 template <class F, int D>
@@ -91,6 +166,9 @@ constexpr bool check_integrand() {
                 "mcubes: the integrand must be callable as f(const mcubes::point<D>&) on a const object "
                 "(is its operator() declared const, and does it take const mcubes::point<D>& for this D?)");
   static_assert(!is_const_callable_v<F, D> || returns_double_v<F, D>, "mcubes: the integrand must return double");
+  static_assert(!declares_array_integrand_v<F> || detail::array_callable<F>::value,
+                "mcubes: an array integrand (array_integrand = true) must also have "
+                "void operator()(const double* x, std::size_t n, double* values) const");
   return is_integrand_v<F, D>;
 }
 

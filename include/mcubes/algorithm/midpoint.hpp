@@ -54,6 +54,7 @@
 #include "../core/sample_diagnosis.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
+#include "../integrand.hpp"
 #include "../options.hpp"
 #include "../point.hpp"
 #include "../region.hpp"
@@ -449,6 +450,55 @@ struct midpoint_chunk_fn {
   MCUBES_HOST_DEVICE midpoint_partial operator()(std::uint64_t chunk) const { return midpoint_chunk<D>(f, p, chunk); }
 };
 
+namespace detail {
+/// The values of one array call handed back in order to midpoint_chunk (which calls f once per
+/// point, in index order): the k-th call returns values[k]. The point is not read.
+template <int D>
+struct midpoint_replay {
+  const double* values;
+  std::uint64_t* next;
+  double operator()(const point<D>&) const { return values[(*next)++]; }
+};
+}  // namespace detail
+
+/// The chunk operation of the midpoint rule for an array integrand (integrand.hpp), over aligned
+/// groups of `group` chunks (array_group_chunks): the group's points in index order (those of
+/// midpoint_point, by an odometer), one array call, each chunk's partial by midpoint_chunk over
+/// those values, and the group's partial by the fixed tree of width `group`: bitwise the result of
+/// the one-point calls. Host only.
+template <int D, class F>
+struct midpoint_group_fn {
+  F f;
+  midpoint_params<D> p;
+  std::uint64_t group;
+  midpoint_partial operator()(std::uint64_t g) const {
+    const std::uint64_t c0 = g * group, c1 = c0 + group < p.n_chunks ? c0 + group : p.n_chunks;
+    const std::uint64_t i0 = c0 * p.chunk_points, i1 = c1 * p.chunk_points < p.points ? c1 * p.chunk_points : p.points;
+    std::vector<point<D>> x(i1 - i0);
+    std::vector<double> v(i1 - i0);
+    std::uint64_t c[D];
+    {
+      std::uint64_t r = i0;
+      for (int j = 0; j < D; ++j) c[j] = r % p.n_axis, r /= p.n_axis;
+    }
+    for (std::uint64_t i = i0; i < i1; ++i) {
+      point<D>& xi = x[i - i0];
+      for (int j = 0; j < D; ++j) xi[j] = p.lower[j] + (static_cast<double>(c[j]) + 0.5) * p.h[j];
+      for (int j = 0; j < D; ++j) {  // odometer, axis 0 fastest
+        if (++c[j] < p.n_axis) break;
+        c[j] = 0;
+      }
+    }
+    f(x.data()->x, static_cast<std::size_t>(i1 - i0), v.data());
+    std::vector<midpoint_partial> parts(c1 - c0);
+    for (std::uint64_t ch = c0; ch < c1; ++ch) {
+      std::uint64_t next = 0;
+      parts[ch - c0] = midpoint_chunk<D>(detail::midpoint_replay<D>{v.data() + (ch * p.chunk_points - i0), &next}, p, ch);
+    }
+    return fixed_tree_reduce(parts.data(), c1 - c0, group, merge_partials{});
+  }
+};
+
 /// The tensor-product midpoint rule with n_per_axis points per axis over `reg` on `backend` (any
 /// backend of backend/backend.hpp: its reduce over problem-defined chunks); formula, rounding,
 /// error estimate, status and determinism: file comment. result.seconds: wall time on the backend.
@@ -462,8 +512,14 @@ result midpoint_with(const F& f, const region<D>& reg, std::uint64_t n_per_axis,
   validate(opt);
   const midpoint_params<D> p = detail::make_midpoint_params<D>(reg, n_per_axis);
   const auto t0 = std::chrono::steady_clock::now();
-  const midpoint_partial total =
-      backend.template reduce<midpoint_partial>(p.n_chunks, midpoint_chunk_fn<D, F>{f, p}, merge_partials{});
+  midpoint_partial total;
+  if constexpr (is_array_integrand_v<F, D>) {  // groups of chunks, one array call each (same bits)
+    const std::uint64_t group = array_group_chunks(p.n_chunks, p.chunk_points);
+    total = backend.template reduce<midpoint_partial>((p.n_chunks + group - 1) / group,
+                                                      midpoint_group_fn<D, F>{f, p, group}, merge_partials{});
+  } else {
+    total = backend.template reduce<midpoint_partial>(p.n_chunks, midpoint_chunk_fn<D, F>{f, p}, merge_partials{});
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return detail::midpoint_finish<D>(f, total, p, reg, opt, backend.name(), seconds);
 }

@@ -49,6 +49,7 @@
 #include "../core/stratification.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
+#include "../integrand.hpp"
 #include "../options.hpp"
 #include "../point.hpp"
 #include "../random.hpp"
@@ -335,6 +336,50 @@ struct plain_mc_chunk_fn {
   MCUBES_HOST_DEVICE mc_partial operator()(std::uint64_t chunk) const { return plain_mc_chunk<D>(f, p, chunk); }
 };
 
+namespace detail {
+/// The values of one array call handed back, one per call, to a chunk function that calls a
+/// one-point integrand in sample order: the k-th call (k from 0) returns values[k mod n] (mod n:
+/// plain_mc_first_overflow goes over its chunk a second time). The point is not read.
+template <int D>
+struct replay_values {
+  const double* values;
+  std::uint64_t n;
+  std::uint64_t* next;
+  double operator()(const point<D>&) const {
+    const double v = values[*next % n];
+    ++*next;
+    return v;
+  }
+};
+}  // namespace detail
+
+/// The chunk operation of plain Monte Carlo for an array integrand (integrand.hpp), over aligned
+/// groups of `group` chunks (array_group_chunks): the group's points in sample order, one array
+/// call, then each chunk's partial by plain_mc_chunk over those values and the group's partial by
+/// the fixed tree of width `group`: a node of the tree over all chunks, so the result is bitwise
+/// that of the one-point calls. Host only.
+template <int D, class F>
+struct plain_mc_group_fn {
+  F f;
+  plain_mc_params<D> p;
+  std::uint64_t group;
+  mc_partial operator()(std::uint64_t g) const {
+    const std::uint64_t c0 = g * group, c1 = c0 + group < p.n_chunks ? c0 + group : p.n_chunks;
+    const std::uint64_t s0 = c0 * p.chunk_samples, s1 = c1 * p.chunk_samples < p.samples ? c1 * p.chunk_samples : p.samples;
+    std::vector<point<D>> x(s1 - s0);
+    std::vector<double> v(s1 - s0);
+    for (std::uint64_t k = s0; k < s1; ++k) plain_mc_point<D>(p, k, x[k - s0]);
+    f(x.data()->x, static_cast<std::size_t>(s1 - s0), v.data());
+    std::vector<mc_partial> parts(c1 - c0);
+    for (std::uint64_t c = c0; c < c1; ++c) {
+      const std::uint64_t b = c * p.chunk_samples, e = b + p.chunk_samples < s1 ? b + p.chunk_samples : s1;
+      std::uint64_t next = 0;
+      parts[c - c0] = plain_mc_chunk<D>(detail::replay_values<D>{v.data() + (b - s0), e - b, &next}, p, c);
+    }
+    return fixed_tree_reduce(parts.data(), c1 - c0, group, merge_partials{});
+  }
+};
+
 /// Plain Monte Carlo of f over `reg` on `backend` (any backend of backend/backend.hpp: its reduce
 /// over problem-defined chunks); see the file comment for the formula, the status and the
 /// determinism contract. opt's execution fields are those the backend was made with.
@@ -348,8 +393,14 @@ result plain_mc_with(const F& f, const region<D>& reg, const plain_mc_options& o
   validate(opt);
   const auto t0 = std::chrono::steady_clock::now();
   const plain_mc_params<D> p = detail::make_plain_mc_params<D>(reg, opt);
-  const mc_partial total =
-      backend.template reduce<mc_partial>(p.n_chunks, plain_mc_chunk_fn<D, F>{f, p}, merge_partials{});
+  mc_partial total;
+  if constexpr (is_array_integrand_v<F, D>) {  // groups of chunks, one array call each (same bits)
+    const std::uint64_t group = array_group_chunks(p.n_chunks, p.chunk_samples);
+    total = backend.template reduce<mc_partial>((p.n_chunks + group - 1) / group, plain_mc_group_fn<D, F>{f, p, group},
+                                                merge_partials{});
+  } else {
+    total = backend.template reduce<mc_partial>(p.n_chunks, plain_mc_chunk_fn<D, F>{f, p}, merge_partials{});
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return detail::plain_mc_finish<D>(f, total, p, reg, opt, backend.name(), seconds);
 }

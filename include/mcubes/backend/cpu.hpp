@@ -7,7 +7,9 @@
 /// whole tiles from a shared counter, computes the tile's chunk partials in chunk order and reduces
 /// them with the fixed pairwise tree (reduction.hpp); tile sums are reduced with the same tree.
 /// Every tile is a node of the one global tree, so the sums are bitwise identical for any number
-/// of threads. Bin contributions are exact integers (bin_accumulator), merged in any order.
+/// of threads. Bin contributions are exact integers (bin_accumulator), merged in any order. An
+/// array integrand (integrand.hpp) takes larger tiles (backend/cpu/array_path.hpp: one call of its
+/// array form per slice of up to 32768 points), still nodes of that tree: the same sums.
 ///
 /// The operations of a backend (backend/backend.hpp) on std::threads:
 ///  - reduce: partials of problem-defined chunks merged over the fixed tree (backend/cpu_tiles.hpp);
@@ -24,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -32,6 +35,7 @@
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
 #include "../error.hpp"
+#include "cpu/array_path.hpp"
 #include "cpu/fast_path.hpp"
 #include "cpu/vector_pass.hpp"
 #include "cpu_tiles.hpp"
@@ -88,13 +92,16 @@ class cpu_backend {
     };
     std::vector<pass_plan> plan(n_passes);
     std::vector<std::unique_ptr<cpu_detail::coordinate_tables<D>>> tables;
-    std::uint64_t n_units = 0;
+    std::uint64_t n_units = 0, max_tile = 1;
+    using F = std::decay_t<decltype(integrand(std::size_t{0}))>;
     for (std::size_t i = 0; i < n_passes; ++i) {
       const cpu_pass<D>& ps = passes[i];
       pass_plan& pl = plan[i];
       pl.n_sel = (ps.st->n_chunks + ps.stride - 1) / ps.stride;
       pl.width = next_pow2(pl.n_sel);
-      pl.tile = std::min<std::uint64_t>(1024, pl.width);
+      // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either way
+      pl.tile = std::min<std::uint64_t>(cpu_detail::tile_chunks<D, F>(ps.sp->chunk_cubes * ps.sp->p), pl.width);
+      max_tile = std::max(max_tile, pl.tile);
       pl.n_tiles = (pl.n_sel + pl.tile - 1) / pl.tile;
       pl.first_unit = n_units;
       n_units += pl.n_tiles;
@@ -120,7 +127,8 @@ class cpu_backend {
 
     auto work = [&](int w) {
       try {
-        std::vector<double> est(1024), var(1024);
+        std::vector<double> est(max_tile), var(max_tile);
+        cpu_detail::array_workspace<D> buffers;  // used by array integrands only
         std::size_t i = 0;  // the pass of the current unit (units are claimed in increasing order)
         for (std::uint64_t u = next++; u < n_units; u = next++) {
           while (u >= plan[i].first_unit + plan[i].n_tiles) ++i;
@@ -138,7 +146,11 @@ class cpu_backend {
           no_bins none;
           const auto& f = integrand(i);
           const sampling_params<D>& sp = *ps.sp;
-          if (ps.stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
+          if (!serial_sampler && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
+                                                                     ps.adapt, est.data(), var.data(), wp.flags, sink,
+                                                                     buffers)) {
+            // an array integrand: its points evaluated in slices (same bits)
+          } else if (ps.stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
             if (ps.adapt)
               cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
                                            sink);

@@ -311,6 +311,188 @@ struct coordinate_tables {
   }
 };
 
+#if defined(__GNUC__) || defined(__clang__)
+/// Inlined into the sampling loop whatever the compiler's heuristics (the per-sample step of the
+/// fast path and of the array path).
+#define MCUBES_CPU_INLINE inline __attribute__((always_inline))
+#else
+#define MCUBES_CPU_INLINE inline
+#endif
+
+/// The sample points of the consecutive sub-cubes [cube_begin, cube_end), batch by batch, in
+/// sample-index order: for each batch of at most `batch` consecutive samples, the uniforms
+/// (uniform_batch), the sub-cube coordinates (coordinate_tables or runs) and the map, axis by axis
+/// (map_axis): the point, the jacobian and the bin of every axis, bitwise what make_sample
+/// (core/sampler.hpp) gives for each of these samples. Used by sample_chunks below (which calls f
+/// on each point as it comes) and by the array path (backend/cpu/array_path.hpp, which stores the
+/// points of many batches and evaluates them in one call). Host only; holds no heap memory.
+template <int D>
+class batch_generator {
+ public:
+  batch_generator(const sampling_params<D>& sp, const map_view<D>& map, const coordinate_tables<D>& tables,
+                  std::uint64_t cube_begin, std::uint64_t cube_end)
+      : sp_(sp), map_(map), tables_(tables), key_(make_philox_round_keys(sp.seed, stream_id::vegas)),
+        index_(cube_begin * sp.p), index_end_(cube_end * sp.p) {
+#if MCUBES_CPU_AVX2_DISPATCH
+    avx2_ = cpu_has_avx2();
+#endif
+    if (cube_begin >= cube_end) {
+      index_end_ = index_;
+      return;
+    }
+    // Per axis j, either its position pos[j] in the tabulated cycle of coordinates, or (for the
+    // axes with long runs) its coordinate as a double (exact, < 2^53), the samples left before it
+    // changes (it steps by one, mod g, every g^j sub-cubes) and whether cb[j] holds only that value.
+    cube_coordinates<D>(cube_begin, sp.g, coord_);
+    std::uint64_t gj = 1, below = 0;  // g^j and cube_begin mod g^j
+    for (int j = 0; j < D; ++j) {
+      cd_[j] = static_cast<double>(coord_[j]);
+      run_[j] = gj * sp.p;
+      left_[j] = (gj - below) * sp.p;
+      below += coord_[j] * gj;
+      pos_[j] = below * sp.p;  // (cube_begin mod g^(j+1)) p, used if tabulated
+      uniform_[j] = false;
+      if (j + 1 < D) gj *= sp.g;  // g^(D-1) <= m: no overflow
+    }
+    for (int j = 0; j < D; ++j)  // lanes past the end of a short last batch are computed too: keep them in bounds
+      for (int i = 0; i < batch; ++i) cb_[j][i] = 0.0;
+  }
+
+  /// Index of the first sample of the next batch.
+  std::uint64_t index() const noexcept { return index_; }
+  /// Samples not yet generated.
+  std::uint64_t remaining() const noexcept { return index_end_ - index_; }
+
+  /// Generates the next batch: x (row i: the point of sample index() + i, as read before the call),
+  /// jac[i] (the map's jacobian, region volume not included) and bin[j][i] (the bin of axis j).
+  /// Returns the batch's size n (0 when every sample is done); rows n..batch-1 are scratch.
+  int next(point<D>* x, double* jac, int (&bin)[D][batch]) {
+    if (index_ >= index_end_) return 0;
+    const int n = static_cast<int>(std::min<std::uint64_t>(batch, index_end_ - index_));
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2_)
+      uniform_batch_avx2<D>(key_, sp_.iteration, index_, u_);
+    else
+#endif
+      uniform_batch<D>(key_, sp_.iteration, index_, u_);
+    const double* c[D];  // sub-cube coordinate of each sample
+    for (int j = 0; j < D; ++j) {
+      if (tables_.cycle[j]) {  // a slice of the table
+        c[j] = tables_.data.data() + tables_.offset[j] + pos_[j];
+        pos_[j] += static_cast<std::uint64_t>(n);
+        if (pos_[j] >= tables_.cycle[j]) pos_[j] %= tables_.cycle[j];
+        continue;
+      }
+      c[j] = cb_[j];
+      if (left_[j] >= static_cast<std::uint64_t>(n) && uniform_[j]) {  // the whole batch in one run, already filled
+      } else if (left_[j] >= static_cast<std::uint64_t>(n)) {
+        for (int i = 0; i < batch; ++i) cb_[j][i] = cd_[j];
+        uniform_[j] = true;
+      } else {  // run by run; padded lanes keep a valid coordinate
+        for (int i = 0; i < n;) {
+          const int len = static_cast<int>(std::min<std::uint64_t>(left_[j], static_cast<std::uint64_t>(n - i)));
+          for (int e = i + len; i < e; ++i) cb_[j][i] = cd_[j];
+          if ((left_[j] -= static_cast<std::uint64_t>(len)) == 0) {
+            if (++coord_[j] == sp_.g) coord_[j] = 0;
+            cd_[j] = static_cast<double>(coord_[j]);
+            left_[j] = run_[j];
+          }
+        }
+        uniform_[j] = false;
+        continue;
+      }
+      if ((left_[j] -= static_cast<std::uint64_t>(n)) == 0) {
+        if (++coord_[j] == sp_.g) coord_[j] = 0;
+        cd_[j] = static_cast<double>(coord_[j]);
+        left_[j] = run_[j];
+        uniform_[j] = false;
+      }
+    }
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2_) {
+      map_axis_avx2<D, true>(map_, 0, sp_.lower[0], sp_.width[0], sp_.inv_g, n, c[0], u_[0], jac, bin[0], x);
+      for (int j = 1; j < D; ++j)
+        map_axis_avx2<D, false>(map_, j, sp_.lower[j], sp_.width[j], sp_.inv_g, n, c[j], u_[j], jac, bin[j], x);
+    } else
+#endif
+    {
+      map_axis<D, true>(map_, 0, sp_.lower[0], sp_.width[0], sp_.inv_g, n, c[0], u_[0], jac, bin[0], x);
+      for (int j = 1; j < D; ++j) map_axis<D, false>(map_, j, sp_.lower[j], sp_.width[j], sp_.inv_g, n, c[j], u_[j], jac, bin[j], x);
+    }
+    index_ += static_cast<std::uint64_t>(n);
+    return n;
+  }
+
+ private:
+  const sampling_params<D>& sp_;
+  map_view<D> map_;
+  const coordinate_tables<D>& tables_;
+  philox_round_keys key_;
+#if MCUBES_CPU_AVX2_DISPATCH
+  bool avx2_ = false;
+#endif
+  std::uint64_t index_, index_end_;
+  double cd_[D];
+  std::uint64_t pos_[D], run_[D], left_[D], coord_[D];
+  bool uniform_[D];
+  double u_[D][batch];   // uniforms of the batch, axis-major
+  double cb_[D][batch];  // sub-cube coordinate of each sample (untabulated axes)
+};
+
+/// The sums of sample_chunk (core/sampler.hpp) over consecutive samples given one at a time in
+/// sample-index order, from the first sample of chunk `first`: per sample the value f, the
+/// weighted value f J, its square, the flags and the bin term; per sub-cube its mean and variance;
+/// per chunk their sums, stored in est[i], var[i] (i = chunk - first) when the chunk's last sample
+/// is added. The same operations in the same order as sample_chunk, hence the same bits.
+template <int D>
+struct sample_accumulator {
+  const sampling_params<D>& sp;
+  double* est;
+  double* var;
+  chunk_partial& flags;
+  std::uint64_t index_end;  ///< one past the last sample (the end of the last, possibly short, chunk)
+  double pd = static_cast<double>(sp.p);
+  double var_den = pd * (pd - 1);
+  std::uint64_t k = 0;              // sample within the sub-cube
+  std::uint64_t cube_in_chunk = 0;  // sub-cube within the chunk
+  std::uint64_t chunk = 0;          // chunk - first
+  double s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
+
+  /// Adds sample `index` with value v and jacobian jac; bin_of(j) is its bin on axis j.
+  template <class Bins, class BinOf>
+  MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, Bins& bins, const BinOf& bin_of) {
+    double fj = v * jac;
+    double fj2 = fj * fj;
+    if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows (as sample_chunk)
+      if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v;
+      v = fj = fj2 = 0;
+    }
+    if (v != 0) ++flags.n_nonzero;
+    s1 += fj;
+    s2 += fj2;
+    if constexpr (Bins::enabled) {
+      if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
+      add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), bin_of);
+    }
+    if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
+      const double mean = s1 / pd;
+      double vr = (s2 - s1 * mean) / var_den;
+      if (vr <= 0) vr = 0;  // as sample_chunk: NaN stays NaN
+      chunk_est += mean;
+      chunk_var += vr;
+      s1 = s2 = 0;
+      k = 0;
+      if (++cube_in_chunk == sp.chunk_cubes || index + 1 == index_end) {  // chunk done
+        est[chunk] = chunk_est;
+        var[chunk] = chunk_var;
+        chunk_est = chunk_var = 0;
+        cube_in_chunk = 0;
+        ++chunk;
+      }
+    }
+  }
+};
+
 /// The CPU fast path of sample_chunk (core/sampler.hpp) for the consecutive chunks
 /// [first, first + count), i.e. the contiguous sample indices of their sub-cubes: stores each
 /// chunk's estimate and variance in est[i], var[i], merges its flags into `flags` and adds its
@@ -330,130 +512,17 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   std::uint64_t cube_end = (first + count) * sp.chunk_cubes;
   if (cube_end > sp.n_cubes) cube_end = sp.n_cubes;
   if (cube_begin >= cube_end) return;
-  const philox_round_keys key = make_philox_round_keys(sp.seed, stream_id::vegas);
-#if MCUBES_CPU_AVX2_DISPATCH
-  const bool avx2 = cpu_has_avx2();
-#endif
-  const double pd = static_cast<double>(sp.p);
-  const double var_den = pd * (pd - 1);
-
-  // Per axis j, either its position pos[j] in the tabulated cycle of coordinates, or (for the
-  // axes with long runs) its coordinate as a double (exact, < 2^53), the samples left before it
-  // changes (it steps by one, mod g, every g^j sub-cubes) and whether cb[j] holds only that value.
-  double cd[D];
-  std::uint64_t pos[D], run[D], left[D], coord[D];
-  bool uniform[D];
-  {
-    cube_coordinates<D>(cube_begin, sp.g, coord);
-    std::uint64_t gj = 1, below = 0;  // g^j and cube_begin mod g^j
-    for (int j = 0; j < D; ++j) {
-      cd[j] = static_cast<double>(coord[j]);
-      run[j] = gj * sp.p;
-      left[j] = (gj - below) * sp.p;
-      below += coord[j] * gj;
-      pos[j] = below * sp.p;  // (cube_begin mod g^(j+1)) p, used if tabulated
-      uniform[j] = false;
-      if (j + 1 < D) gj *= sp.g;  // g^(D-1) <= m: no overflow
-    }
-  }
-
-  std::uint64_t k = 0;              // sample within the sub-cube
-  std::uint64_t cube_in_chunk = 0;  // sub-cube within the chunk
-  std::uint64_t chunk = 0;          // chunk - first
-  double s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
-  const std::uint64_t index_end = cube_end * sp.p;
-  double u[D][batch];       // uniforms of the batch, axis-major
-  double cb[D][batch];      // sub-cube coordinate of each sample (untabulated axes)
-  for (int j = 0; j < D; ++j)  // lanes past the end of a short last batch are computed too: keep them in bounds
-    for (int i = 0; i < batch; ++i) cb[j][i] = 0.0;
-  const double* c[D];       // sub-cube coordinate of each sample
+  batch_generator<D> gen(sp, map, tables, cube_begin, cube_end);
+  sample_accumulator<D> acc{sp, est, var, flags, cube_end * sp.p};
   double jac[batch];
-  int bin[D][batch];        // bin of each sample, axis-major
+  int bin[D][batch];  // bin of each sample, axis-major
   point<D> xs[batch];
-  for (std::uint64_t index0 = cube_begin * sp.p; index0 < index_end; index0 += batch) {
-    const int n = static_cast<int>(std::min<std::uint64_t>(batch, index_end - index0));
-#if MCUBES_CPU_AVX2_DISPATCH
-    if (avx2)
-      uniform_batch_avx2<D>(key, sp.iteration, index0, u);
-    else
-#endif
-      uniform_batch<D>(key, sp.iteration, index0, u);
-    for (int j = 0; j < D; ++j) {
-      if (tables.cycle[j]) {  // a slice of the table
-        c[j] = tables.data.data() + tables.offset[j] + pos[j];
-        pos[j] += static_cast<std::uint64_t>(n);
-        if (pos[j] >= tables.cycle[j]) pos[j] %= tables.cycle[j];
-        continue;
-      }
-      c[j] = cb[j];
-      if (left[j] >= static_cast<std::uint64_t>(n) && uniform[j]) {  // the whole batch in one run, already filled
-      } else if (left[j] >= static_cast<std::uint64_t>(n)) {
-        for (int i = 0; i < batch; ++i) cb[j][i] = cd[j];
-        uniform[j] = true;
-      } else {  // run by run; padded lanes keep a valid coordinate
-        for (int i = 0; i < n;) {
-          const int len = static_cast<int>(std::min<std::uint64_t>(left[j], static_cast<std::uint64_t>(n - i)));
-          for (int e = i + len; i < e; ++i) cb[j][i] = cd[j];
-          if ((left[j] -= static_cast<std::uint64_t>(len)) == 0) {
-            if (++coord[j] == sp.g) coord[j] = 0;
-            cd[j] = static_cast<double>(coord[j]);
-            left[j] = run[j];
-          }
-        }
-        uniform[j] = false;
-        continue;
-      }
-      if ((left[j] -= static_cast<std::uint64_t>(n)) == 0) {
-        if (++coord[j] == sp.g) coord[j] = 0;
-        cd[j] = static_cast<double>(coord[j]);
-        left[j] = run[j];
-        uniform[j] = false;
-      }
-    }
-#if MCUBES_CPU_AVX2_DISPATCH
-    if (avx2) {
-      map_axis_avx2<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, c[0], u[0], jac, bin[0], xs);
-      for (int j = 1; j < D; ++j)
-        map_axis_avx2<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, c[j], u[j], jac, bin[j], xs);
-    } else
-#endif
-    {
-      map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, c[0], u[0], jac, bin[0], xs);
-      for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, c[j], u[j], jac, bin[j], xs);
-    }
-    for (int i = 0; i < n; ++i) {
-      const std::uint64_t index = index0 + static_cast<std::uint64_t>(i);
-      double v = f(xs[i]);
-      double fj = v * jac[i];
-      double fj2 = fj * fj;
-      if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows (as sample_chunk)
-        if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v;
-        v = fj = fj2 = 0;
-      }
-      if (v != 0) ++flags.n_nonzero;
-      s1 += fj;
-      s2 += fj2;
-      if constexpr (Bins::enabled) {
-        if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-        add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), [&](int j) { return bin[j][i]; });
-      }
-      if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
-        const double mean = s1 / pd;
-        double vr = (s2 - s1 * mean) / var_den;
-        if (vr <= 0) vr = 0;  // as sample_chunk: NaN stays NaN
-        chunk_est += mean;
-        chunk_var += vr;
-        s1 = s2 = 0;
-        k = 0;
-        if (++cube_in_chunk == sp.chunk_cubes || index + 1 == index_end) {  // chunk done
-          est[chunk] = chunk_est;
-          var[chunk] = chunk_var;
-          chunk_est = chunk_var = 0;
-          cube_in_chunk = 0;
-          ++chunk;
-        }
-      }
-    }
+  for (;;) {
+    const std::uint64_t index0 = gen.index();
+    const int n = gen.next(xs, jac, bin);
+    if (n == 0) break;
+    for (int i = 0; i < n; ++i)
+      acc.add(f(xs[i]), jac[i], index0 + static_cast<std::uint64_t>(i), bins, [&](int j) { return bin[j][i]; });
   }
 }
 

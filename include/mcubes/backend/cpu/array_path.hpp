@@ -1,0 +1,170 @@
+#pragma once
+/// @file backend/cpu/array_path.hpp
+/// The array path of the CPU backend (backend/cpu.hpp): the Vegas pass for an *array integrand*
+/// (integrand.hpp, is_array_integrand_v), one that evaluates many points in one call, such as a
+/// NumPy function called from the Python module. Per tile of chunks, slice by slice:
+///  1. the points of up to array_slice_samples consecutive samples, their jacobians and bins, are
+///     generated into the worker's buffers in sample-index order by the fast path's generator
+///     (fast_path.hpp, batch_generator: bitwise make_sample's points);
+///  2. f is called once for the slice: f(x, n, values) with x row-major (n, D);
+///  3. the values are accumulated in sample-index order by the fast path's accumulator
+///     (sample_accumulator: per sub-cube s1, s2, the flags and the bin terms of sample_chunk).
+/// Hence an array integrand gives bitwise the result of the scalar functor that computes the same
+/// values (tests/integrand/test_array_integrand.cpp), for any number of threads and any slice size.
+///
+/// Tiles: an array integrand's tiles hold tile_chunks() chunks, enough for one call of about
+/// array_slice_samples samples (a call from the CPU backend into Python costs microseconds, so it
+/// must carry thousands of points). A tile is an aligned node of the one pairwise tree of the
+/// pass (core/fixed_tree.hpp), whatever its power-of-two size, so the sums are those of the
+/// 1024-chunk tiles of scalar integrands, bit for bit.
+///
+/// Threads: every worker runs this path on its own tiles; the integrand's array call may be made
+/// from several threads at once (an integrand that needs a lock, e.g. Python's GIL, takes it in its
+/// call: point generation and accumulation run outside it). Memory per worker: about
+/// array_slice_samples x (8 D + 16 + 4 D) bytes (1.9 MiB for D = 8).
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "../../core/sampler.hpp"
+#include "../../integrand.hpp"
+#include "fast_path.hpp"
+
+namespace mcubes {
+namespace cpu_detail {
+
+/// Samples per call of an array integrand (at most, and at least one chunk's samples when a chunk
+/// holds more: then a call covers one chunk at a time). A multiple of the fast path's batch.
+inline constexpr std::uint64_t array_slice_samples = array_call_points;
+
+/// Chunks per CPU tile for integrand type F with chunks of `chunk_samples` samples: 1024 for a
+/// scalar integrand (backend/cpu.hpp); for an array integrand, the largest power of two whose
+/// chunks hold at most array_slice_samples samples, and at least 1024. The caller caps it at the
+/// pass's tree width. Never changes a result (file comment).
+template <int D, class F>
+constexpr std::uint64_t tile_chunks(std::uint64_t chunk_samples) {
+  std::uint64_t t = 1024;
+  if constexpr (is_array_integrand_v<F, D>)
+    while (chunk_samples > 0 && 2 * t * chunk_samples <= array_slice_samples) t *= 2;
+  return t;
+}
+
+/// A worker's buffers for the array path (empty until the first array tile). Row i of a slice: the
+/// point x[i], its jacobian jac[i], its bins bins[i * D + j] and f's value values[i].
+template <int D>
+struct array_workspace {
+  std::vector<point<D>> x;
+  std::vector<double> jac, values;
+  std::vector<int> bins;
+  /// A run of consecutive rows of one chunk run: its run number, its first row and sample index.
+  struct segment {
+    std::uint64_t run;
+    std::size_t row, n;
+    std::uint64_t index;
+  };
+  std::vector<segment> segments;
+};
+
+/// The Vegas pass over chunks first*stride, (first+1)*stride, ..., (first+count-1)*stride for an
+/// array integrand (file comment): stores chunk c's estimate and variance in est[c - first] and
+/// var[c - first] (index c / stride - first for stride > 1), merges the flags into `flags` and adds
+/// the bin terms to `bins`, bitwise as sample_chunk (core/sampler.hpp) does chunk by chunk.
+/// @throws whatever f throws (the pass stops there).
+template <int D, class F, class Bins>
+void sample_chunks_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                         const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
+                         std::uint64_t stride, double* est, double* var, chunk_partial& flags, Bins& bins,
+                         array_workspace<D>& ws) {
+  static_assert(array_slice_samples % batch == 0, "the slice must hold whole batches");
+  const std::uint64_t n_runs = stride == 1 ? 1 : count;  // stride 1: one run of consecutive chunks
+  const auto run_cubes = [&](std::uint64_t r, std::uint64_t& begin, std::uint64_t& end) {
+    const std::uint64_t c0 = stride == 1 ? first : (first + r) * stride;
+    const std::uint64_t c1 = stride == 1 ? first + count : c0 + 1;
+    begin = c0 * sp.chunk_cubes;
+    end = std::min(c1 * sp.chunk_cubes, sp.n_cubes);
+  };
+  for (std::uint64_t c = 0; c < count; ++c) est[c] = var[c] = 0;
+  const std::size_t cap = static_cast<std::size_t>(array_slice_samples) + batch;  // + scratch rows of a batch
+  if (ws.x.size() < cap) {
+    ws.x.resize(cap);
+    ws.jac.resize(cap);
+    ws.values.resize(cap);
+    if (Bins::enabled) ws.bins.resize(cap * D);
+  }
+  if (Bins::enabled && ws.bins.size() < cap * D) ws.bins.resize(cap * D);
+
+  std::optional<batch_generator<D>> gen;
+  std::optional<sample_accumulator<D>> acc;
+  std::uint64_t next_run = 0, gen_run = 0, acc_run = 0;
+  int bin[D][batch];
+  for (;;) {
+    // 1. the points of the slice, run after run, in sample-index order
+    std::size_t filled = 0;
+    ws.segments.clear();
+    while (filled + batch <= array_slice_samples) {
+      if (!gen || gen->remaining() == 0) {
+        if (next_run == n_runs) break;
+        std::uint64_t b, e;
+        run_cubes(next_run, b, e);
+        gen_run = next_run++;
+        gen.emplace(sp, map, tables, b, e);
+        continue;
+      }
+      const std::uint64_t index = gen->index();
+      const int n = gen->next(ws.x.data() + filled, ws.jac.data() + filled, bin);
+      if constexpr (Bins::enabled)
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < D; ++j) ws.bins[(filled + static_cast<std::size_t>(i)) * D + j] = bin[j][i];
+      if (!ws.segments.empty() && ws.segments.back().run == gen_run)
+        ws.segments.back().n += static_cast<std::size_t>(n);
+      else
+        ws.segments.push_back({gen_run, filled, static_cast<std::size_t>(n), index});
+      filled += static_cast<std::size_t>(n);
+    }
+    if (filled == 0) return;
+    // 2. one call for the slice
+    f(ws.x.data()->x, filled, ws.values.data());
+    // 3. the sums, in sample-index order
+    for (const auto& s : ws.segments) {
+      if (!acc || acc_run != s.run) {
+        std::uint64_t b, e;
+        run_cubes(s.run, b, e);
+        const std::uint64_t slot = stride == 1 ? 0 : s.run;
+        acc.emplace(sample_accumulator<D>{sp, est + slot, var + slot, flags, e * sp.p});
+        acc_run = s.run;
+      }
+      for (std::size_t r = s.row; r < s.row + s.n; ++r)
+        acc->add(ws.values[r], ws.jac[r], s.index + (r - s.row), bins,
+                 [&](int j) { return ws.bins[r * D + static_cast<std::size_t>(j)]; });
+    }
+  }
+}
+
+/// The hook of cpu_backend::sample_passes: runs the tile through sample_chunks_array and returns
+/// true if F is an array integrand of dimension D (V-Sample when `adapt`, with `sink`; else
+/// No-Adjust), returns false at once otherwise (the scalar paths run).
+template <int D, class F, class Sink>
+bool sample_tile_if_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                          const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
+                          std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
+                          Sink& sink, array_workspace<D>& ws) {
+  if constexpr (is_array_integrand_v<F, D>) {
+    if (adapt) {
+      sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, sink, ws);
+    } else {
+      no_bins none;
+      sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, none, ws);
+    }
+    return true;
+  } else {
+    (void)f, (void)sp, (void)map, (void)tables, (void)first, (void)count, (void)stride, (void)adapt, (void)est,
+        (void)var, (void)flags, (void)sink, (void)ws;
+    return false;
+  }
+}
+
+}  // namespace cpu_detail
+}  // namespace mcubes
