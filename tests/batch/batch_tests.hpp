@@ -191,6 +191,25 @@ inline void stop_interrupts_every_member(const mcubes::execution& ex) {
   }
 }
 
+/// A batch large enough for the host pool that takes the results (K >= 256): members across the
+/// range are still their single runs, bit for bit.
+inline void many_members(const mcubes::execution& ex) {
+  const int K = 300;
+  const auto ps = members(K);
+  mcubes::vegas_options o = batch_options(ex);
+  o.calls_per_iteration = 400;
+  o.n_bins = 16;
+  const auto reg = mcubes::region<4>::unit();
+  const auto rs = mcubes::vegas_batch<4>(gauss4{}, reg, ps, o);
+  ASSERT_EQ(rs.size(), static_cast<std::size_t>(K));
+  for (int k : {0, 1, 149, 150, 298, 299}) {
+    mcubes::vegas_options solo = o;
+    solo.seed = mcubes::batch_seed(o.seed, k);
+    expect_identical(rs[k], mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{gauss4{}, ps[k]}, reg, solo),
+                     "integral " + std::to_string(k));
+  }
+}
+
 inline void bad_sizes(const mcubes::execution& ex) {
   const mcubes::vegas_options o = batch_options(ex);
   EXPECT_THROW((void)mcubes::vegas_batch<4>(gauss4{}, mcubes::region<4>::unit(), std::vector<gauss_params>{}, o),

@@ -23,6 +23,7 @@ TEST(BatchCpu, ResultKDoesNotDependOnTheOtherMembers) { batch_tests::independent
 TEST(BatchCpu, EveryMemberWithinFourSigma) { batch_tests::accurate_with_regions(cpu(0)); }
 TEST(BatchCpu, FailureNamesTheIntegral) { batch_tests::failure_names_the_integral(cpu(2)); }
 TEST(BatchCpu, StopInterruptsEveryMember) { batch_tests::stop_interrupts_every_member(cpu(2)); }
+TEST(BatchCpu, ManyMembersAreTheirSingleRuns) { batch_tests::many_members(cpu(2)); }
 TEST(BatchCpu, BadSizes) { batch_tests::bad_sizes(cpu(1)); }
 
 TEST(BatchSeed, IsPhiloxOfTheIndexUnderTheBatchKey) {

@@ -38,6 +38,10 @@ TEST(BatchCuda, StopInterruptsEveryMember) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::stop_interrupts_every_member(gpu(256));
 }
+TEST(BatchCuda, ManyMembersAreTheirSingleRuns) {
+  MCUBES_REQUIRE_DEVICE();
+  batch_tests::many_members(gpu(256));
+}
 TEST(BatchCuda, BadSizes) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::bad_sizes(gpu(256));

@@ -23,6 +23,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <algorithm>
@@ -67,11 +68,79 @@ struct batch_progress {
 using batch_callback = std::function<run_control(const batch_progress&)>;
 
 /// Host threads that process the integrals' results after a round (at most 8, and one per 128
-/// integrals of the round).
+/// integrals of the batch; rounds of fewer than 256 integrals use the calling thread alone).
 inline std::size_t batch_host_threads() {
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : std::min(8u, hw);
 }
+
+namespace detail {
+
+/// A pool of host threads kept for the rounds of one batch: run(n, fn) calls fn(lo, hi) on
+/// `workers` contiguous parts of [0, n) at once (the caller takes the first) and returns when all
+/// are done. (Starting threads every round cost more than the work of 1024 results.)
+class round_pool {
+ public:
+  explicit round_pool(std::size_t workers) : parts_(workers < 1 ? 1 : workers) {
+    for (std::size_t w = 1; w < parts_; ++w) threads_.emplace_back([this, w] { loop(w); });
+  }
+  round_pool(const round_pool&) = delete;
+  round_pool& operator=(const round_pool&) = delete;
+  ~round_pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  std::size_t workers() const noexcept { return parts_; }
+  template <class Fn>
+  void run(std::size_t n, const Fn& fn) {
+    if (parts_ == 1) return fn(std::size_t(0), n);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = [&fn](std::size_t lo, std::size_t hi) { fn(lo, hi); };
+      n_ = n;
+      pending_ = parts_ - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    fn(std::size_t(0), n / parts_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  void loop(std::size_t w) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      std::function<void(std::size_t, std::size_t)> job;
+      std::size_t n;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+        job = job_;
+        n = n_;
+      }
+      job(n * w / parts_, n * (w + 1) / parts_);  // the callers' functions catch their exceptions
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+  std::size_t parts_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::function<void(std::size_t, std::size_t)> job_;
+  std::size_t n_ = 0, pending_ = 0;
+  std::uint64_t generation_ = 0;
+  bool quit_ = false;
+};
+
+}  // namespace detail
 
 /// Checks the batch's sizes. @throws invalid_input naming the mismatch.
 inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
@@ -128,6 +197,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   for (std::size_t k = 0; k < K; ++k) active[k] = k;
   batch_progress progress;
   progress.integrals = K;
+  detail::round_pool pool(std::min<std::size_t>(batch_host_threads(), K / 128));
   std::vector<batch_pass<D>> passes;
   std::vector<std::pair<std::size_t, const iteration_sums*>> to_adapt;
   while (!active.empty()) {
@@ -166,14 +236,10 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
         }
       }
     };
-    const std::size_t workers = std::min<std::size_t>(batch_host_threads(), n / 128);
-    if (workers <= 1) {
+    if (n >= 256)
+      pool.run(n, take);
+    else
       take(0, n);
-    } else {
-      std::vector<std::thread> pool;
-      for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(take, n * w / workers, n * (w + 1) / workers);
-      for (auto& t : pool) t.join();
-    }
     std::size_t first_failed = n;
     for (std::size_t i = 0; i < n; ++i)
       if (failed[i] && (first_failed == n || passes[i].integral < passes[first_failed].integral)) first_failed = i;

@@ -642,7 +642,8 @@ class cuda_backend {
   /// Launches v_sample_batch_kernel over units [unit_begin, unit_end) of the n_items passes at
   /// `items` (their flags at `flags`; groups of at most 2^(levels - 1) chunks). V-Sample passes keep
   /// a block's bins in shared memory when the bin words fit next to the group trees in at most
-  /// 96 KiB (two blocks per multiprocessor still fit). Grid: resident blocks to fill every
+  /// 96 KiB (two blocks per multiprocessor still fit), and the map's edges go there too when they
+  /// fit as well. Grid: resident blocks to fill every
   /// multiprocessor, at most one per unit. Never changes a result.
   template <int D, class F, class P, bool Adapt>
   void launch_batch(const F& f, const cuda_detail::batch_item<D, P>* items, unsigned n_items, std::uint64_t unit_begin,
@@ -653,14 +654,17 @@ class cuda_backend {
                            : cuda_detail::v_sample_batch_kernel<D, F, P, Adapt, 1024>;
     const std::size_t smem_bins = cuda_detail::batch_group_smem_bytes(levels, B, b.bin_values());
     const bool shared_bins = Adapt && smem_bins <= 96 * 1024;
-    const std::size_t smem = shared_bins ? smem_bins : cuda_detail::batch_group_smem_bytes(levels, B);
+    const std::size_t smem_base = cuda_detail::batch_group_smem_bytes(levels, B, shared_bins ? b.bin_values() : 0);
+    const std::size_t smem_edges = smem_base + b.map_doubles() * sizeof(double);
+    const bool shared_edges = smem_edges <= 96 * 1024;
+    const std::size_t smem = shared_edges ? smem_edges : smem_base;
     const int per_sm = blocks_per_sm(kernel, B, smem);
     if (per_sm < 1) throw cuda_error("V-Sample batch kernel cannot run with " + std::to_string(B) + " threads per block");
     std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
     grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, unit_end - unit_begin));
     kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, items, n_items, unit_begin, unit_end, b.tile_est.data(),
-                                                           b.tile_var.data(), flags, levels, shared_bins);
+                                                           b.tile_var.data(), flags, levels, shared_bins, shared_edges);
     if (Adapt) last_shared_bins_ = shared_bins;
     MCUBES_CUDA_CHECK_LAUNCH("v_sample_batch_kernel");
     last_grid_ = static_cast<int>(grid);

@@ -100,9 +100,10 @@ inline constexpr int batch_group_levels = 7;
 /// Dynamic shared memory of a v_sample_batch_kernel launch whose largest group is 2^(levels - 1)
 /// chunks: the pending left subtrees (estimate, variance) of every thread, levels x block x 2
 /// doubles; then, with shared bins (V-Sample), the low 64-bit words of the current pass's
-/// n_bin_values = D n_bins bins.
-inline std::size_t batch_group_smem_bytes(int levels, int block, std::size_t n_bin_values = 0) {
-  return static_cast<std::size_t>(levels) * block * 2 * sizeof(double) + n_bin_values * sizeof(unsigned long long);
+/// n_bin_values = D n_bins bins; then, with shared edges, its map's n_edges = D (n_bins + 1) edges.
+inline std::size_t batch_group_smem_bytes(int levels, int block, std::size_t n_bin_values = 0, std::size_t n_edges = 0) {
+  return static_cast<std::size_t>(levels) * block * 2 * sizeof(double) + n_bin_values * sizeof(unsigned long long) +
+         n_edges * sizeof(double);
 }
 
 /// V-Sample (Adapt) or No-Adjust over units [unit_begin, unit_end) of the passes items[0..n_items),
@@ -119,16 +120,19 @@ inline std::size_t batch_group_smem_bytes(int levels, int block, std::size_t n_b
 /// words of its current pass's bins in shared memory (shared_bin_sink) and flushes them into the
 /// pass's global 128-bit bins when it moves to another pass and at its end (flush_shared_bins);
 /// otherwise exact integer atomics straight into the global bins. Either way the same integers.
+/// With `shared_edges` the block copies its current pass's map edges into shared memory (the same
+/// values, so the same bits).
 /// Flags are kept per thread while the block stays on a pass.
 /// Preconditions: every adapting pass's bins and overflow levels are zero; flags[i] holds
 /// initial_flags(); every pass has the same n_bins; blockDim.x a power of two in
 /// [32, MaxThreads]; dynamic shared memory batch_group_smem_bytes(levels, blockDim.x,
-/// shared_bins ? D n_bins : 0) with 2^(levels - 1) >= every items[i].group.
+/// shared_bins ? D n_bins : 0, shared_edges ? D (n_bins + 1) : 0) with 2^(levels - 1) >= every
+/// items[i].group.
 template <int D, class F, class P, bool Adapt, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
     v_sample_batch_kernel(F f, const batch_item<D, P>* __restrict__ items, unsigned n_items, std::uint64_t unit_begin,
                           std::uint64_t unit_end, double* tile_est, double* tile_var, device_flags* flags, int levels,
-                          bool shared_bins) {
+                          bool shared_bins, bool shared_edges) {
   extern __shared__ double batch_dyn[];  // [levels][2][B] pending left subtrees, then [D n_bins] bin low words
   __shared__ double s_red[2][2][32];     // warp sums of a unit, double buffered
   const unsigned B = blockDim.x, tid = threadIdx.x;
@@ -141,23 +145,28 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
   const unsigned n_values = static_cast<unsigned>(D * n_bins);
   unsigned long long* s_lo = reinterpret_cast<unsigned long long*>(batch_dyn + 2 * static_cast<std::size_t>(levels) * B);
   const bool bins_in_smem = Adapt && shared_bins;
-  if (bins_in_smem) {
+  double* s_edges = reinterpret_cast<double*>(s_lo + (bins_in_smem ? n_values : 0u));
+  const unsigned n_edges = static_cast<unsigned>(D * (n_bins + 1));
+  if (bins_in_smem)
     for (unsigned k = tid; k < n_values; k += B) s_lo[k] = 0ull;
-    __syncthreads();
-  }
+  if (shared_edges)
+    for (unsigned k = tid; k < n_edges; k += B) s_edges[k] = items[i].edges[k];
+  if (bins_in_smem || shared_edges) __syncthreads();
   thread_flags fl;
   no_bins none;
   for (unsigned k = 0; u < end; ++u, ++k) {
     if (i + 1 < n_items && items[i + 1].first_unit <= u) {  // the block moves on to the next pass(es)
       fl.add_to(flags + i);
+      if (bins_in_smem || shared_edges) __syncthreads();  // every add and edge read of the last unit is done
       if (bins_in_smem) {
-        __syncthreads();  // every add of the last unit is done
         flush_shared_bins(s_lo, items[i].bins, static_cast<int>(n_values));
         __syncthreads();
         for (unsigned b = tid; b < n_values; b += B) s_lo[b] = 0ull;
-        __syncthreads();
       }
       while (i + 1 < n_items && items[i + 1].first_unit <= u) ++i;
+      if (shared_edges)
+        for (unsigned b = tid; b < n_edges; b += B) s_edges[b] = items[i].edges[b];
+      if (bins_in_smem || shared_edges) __syncthreads();
     }
     const batch_item<D, P>& it = items[i];
     const std::uint64_t G = it.group;
@@ -169,7 +178,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
       const std::uint64_t sel = first_sel + j;
       if (sel < it.n_sel) {
         const with_parameters<F, P> g{f, it.params};
-        const map_view<D> map{it.edges, n_bins};
+        const map_view<D> map{shared_edges ? s_edges : it.edges, n_bins};
         if constexpr (Adapt) {
           shared_bin_sink sink{s_lo, it.bins, it.over, n_values, n_bins, bins_in_smem};
           part = sample_chunk<D>(g, it.sp, map, sel * it.stride, sink, it.rng);
