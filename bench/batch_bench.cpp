@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "median_seconds.hpp"
+
 namespace {
 
 struct gauss_params {
@@ -49,17 +51,6 @@ double exact(double a, const gauss_params& p) {
   return v;
 }
 
-double median_seconds(int runs, const std::function<void()>& fn) {
-  fn();  // warm-up
-  std::vector<double> s;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(s.begin(), s.end());
-  return s[s.size() / 2];
-}
 
 }  // namespace
 
@@ -107,7 +98,9 @@ int main(int argc, char** argv) {
     std::printf("batch-bench: backend %s, K = %zu Gaussians in 4-D (a = %g), %llu calls/iteration, %d iterations (%d adapting), "
                 "n_bins %d, median of %d runs\n", backend.c_str(), K, a, calls, iterations, o.adapt_iterations, o.n_bins, runs);
 
-#if defined(__CUDACC__)
+#if !defined(__CUDACC__)
+    if (breakdown) std::printf("breakdown: the CUDA build only\n");
+#else
     if (breakdown) {  // where a batch's time goes: the backend, the maps, one round of passes, one adaptation
       using clk = std::chrono::steady_clock;
       const auto ms = [](clk::time_point a, clk::time_point b) { return std::chrono::duration<double>(b - a).count() * 1e3; };

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "median_seconds.hpp"
+
 namespace {
 
 MCUBES_HOST_DEVICE inline double shared_part(const mcubes::point<4>& x) {
@@ -45,17 +47,6 @@ struct moments {
   }
 };
 
-double median_seconds(int runs, const std::function<void()>& fn) {
-  fn();
-  std::vector<double> s;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(s.begin(), s.end());
-  return s[s.size() / 2];
-}
 
 }  // namespace
 

@@ -62,6 +62,24 @@ struct device_map {
   map_view<D> view() const noexcept { return map_view<D>{edges.data(), n_bins}; }
 };
 
+namespace cuda_detail {
+/// The sums of a pass as the loop takes them (iteration_sums: no bins, they stay on the device),
+/// from the device's fixed-tree sums and flags; with `adapt`, top_level from the largest term and
+/// the pass's bin scale.
+inline iteration_sums pass_sums(double estimate, double variance, const device_flags& fl, bool adapt, double bin_scale) {
+  iteration_sums o;
+  o.estimate = estimate;
+  o.variance = variance;
+  o.flags.n_nonzero = fl.n_nonzero;
+  o.flags.first_non_finite = fl.first_non_finite;
+  double maxc;
+  std::memcpy(&maxc, &fl.max_contribution_bits, sizeof maxc);
+  o.flags.max_contribution = maxc;
+  if (adapt) o.top_level = top_bin_level(maxc, bin_scale);  // the highest level any term of the pass reached
+  return o;
+}
+}  // namespace cuda_detail
+
 /// CUDA backend: one device, one non-blocking stream, the launch policy and the device and pinned
 /// buffers of its passes (kept between calls; no global or thread-local state). Not thread-safe:
 /// one host thread at a time per backend; backends on different streams (of one device or several)
@@ -281,16 +299,8 @@ class cuda_backend {
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
     const cuda_detail::pass_result r = *host_result_.data();
-    iteration_sums out;
-    out.estimate = r.estimate;
-    out.variance = r.variance;
-    out.flags.n_nonzero = r.flags.n_nonzero;
-    out.flags.first_non_finite = r.flags.first_non_finite;
-    double maxc;
-    std::memcpy(&maxc, &r.flags.max_contribution_bits, sizeof maxc);
-    out.flags.max_contribution = maxc;
+    iteration_sums out = cuda_detail::pass_sums(r.estimate, r.variance, r.flags, adapt, sp.bin_scale);
     if (adapt) {
-      out.top_level = top_bin_level(maxc, sp.bin_scale);  // the highest level any term of the pass reached
       last_top_ = out.top_level;
       over_dirty_ = static_cast<std::size_t>(out.top_level) * n_bin_values;
     }
@@ -364,16 +374,9 @@ class cuda_backend {
     cuda_detail::device_flags fl;
     std::memcpy(&fl, host_vector_out_.data() + M, sizeof fl);
     iteration_sums& o = out.scalar;
-    o.estimate = out.sums[0];
-    o.variance = out.sums[N];
-    o.flags.n_nonzero = fl.n_nonzero;
-    o.flags.first_non_finite = fl.first_non_finite;
-    double maxc;
-    std::memcpy(&maxc, &fl.max_contribution_bits, sizeof maxc);
-    o.flags.max_contribution = maxc;
+    o = cuda_detail::pass_sums(out.sums[0], out.sums[N], fl, adapt, sp.bin_scale);
     if (fl.first_non_finite != ~0ull) o.flags.non_finite_value = std::numeric_limits<double>::quiet_NaN();
     if (adapt) {
-      o.top_level = top_bin_level(maxc, sp.bin_scale);
       last_top_ = o.top_level;
       over_dirty_ = static_cast<std::size_t>(o.top_level) * n_bin_values;
     }
@@ -540,15 +543,8 @@ class cuda_backend {
       const std::size_t k = ps.integral;
       const cuda_detail::pass_result r = b.host_results.data()[j];
       iteration_sums& o = out[i];
-      o.estimate = r.estimate;
-      o.variance = r.variance;
-      o.flags.n_nonzero = r.flags.n_nonzero;
-      o.flags.first_non_finite = r.flags.first_non_finite;
-      double maxc;
-      std::memcpy(&maxc, &r.flags.max_contribution_bits, sizeof maxc);
-      o.flags.max_contribution = maxc;
+      o = cuda_detail::pass_sums(r.estimate, r.variance, r.flags, ps.adapt, ps.sp.bin_scale);
       if (ps.adapt) {
-        o.top_level = top_bin_level(maxc, ps.sp.bin_scale);
         b.top_level[k] = o.top_level;
         b.over_dirty[k] = o.top_level;
       }
