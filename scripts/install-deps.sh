@@ -2,12 +2,13 @@
 # Installs the Debian 12 packages mcubes needs, only those missing. Needs root (or sudo).
 #   install-deps.sh           what command 1 needs (scripts/quickstart.sh: build the mcubes command)
 #   install-deps.sh --tests   also what command 2 needs (scripts/test.sh: GoogleTest, GSL for a
-#                             reference benchmark and a test, Python with matplotlib for bench/*.py)
+#                             reference benchmark and a test, Python with matplotlib for bench/*.py,
+#                             pybind11, the Python headers, NumPy and pytest for the Python module)
 set -euo pipefail
 pkgs=(g++ cmake make librandom123-dev libboost-math-dev libcli11-dev nlohmann-json3-dev)
 case "${1:-}" in
   "") ;;
-  --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib) ;;
+  --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib pybind11-dev python3-dev python3-numpy python3-pytest) ;;
   *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Command 2 of the README: install what is missing, build everything (the CUDA code too where nvcc
-# exists), and run every test that needs no GPU (GPU tests skip themselves with a message); then
+# exists; the Python module, whose pytest suite runs as the CTest test python_tests), and run every
+# test that needs no GPU (GPU tests skip themselves with a message); then
 # build the fast tests (CTest label `fast`) with AddressSanitizer and UndefinedBehaviorSanitizer in
 # build-asan/ and run them. Fails if either part fails; both always run.
 # Without a visible GPU the CUDA code is compiled for sm_90 alone (MCUBES_CUDA_ARCHITECTURES to
@@ -17,7 +18,7 @@ if [ -n "${MCUBES_CUDA_ARCHITECTURES:-}" ]; then
 elif ! { [ -e /dev/nvidia0 ] || nvidia-smi -L 2> /dev/null | grep -q '^GPU [0-9]'; }; then
   arch_args=(-DMCUBES_CUDA_ARCHITECTURES=90)
 fi
-cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DMCUBES_BUILD_TESTS=ON "${arch_args[@]}"
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DMCUBES_BUILD_TESTS=ON -DMCUBES_BUILD_PYTHON=ON "${arch_args[@]}"
 cmake --build build-test -j"$jobs"
 rc_main=0
 ctest --test-dir build-test --output-on-failure -j"$jobs" --timeout 1200 || rc_main=$?

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""The Python module's CPU benchmark: the paper's f4, exp(-625 sum (x_i - 1/2)^2) in 8-D, as a NumPy
+callable integrated by mcubes.vegas (the CPU backend's array path), printed with the estimate, its
+error and evaluations per second of wall time. bin/array-bench (bench/array_bench.cpp) runs the same
+options with the C++ functor, for the side-by-side figure (bench/results/2026-11-24-cpu-python.md).
+
+    PYTHONPATH=build/python python3 bench/python_bench.py [--calls 1e7] [--iterations 10] [--threads 0]
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+import mcubes
+
+MINUS_625 = np.full(8, -625.0)
+
+
+def f4(x):
+    """exp(-625 sum (x_i - 1/2)^2) for x of shape (n, 8): a few NumPy passes, no Python loop."""
+    d = x - 0.5
+    np.square(d, out=d)
+    s = d @ MINUS_625
+    return np.exp(s, out=s)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=float, default=1e7, help="calls per iteration (default 1e7)")
+    ap.add_argument("--iterations", type=int, default=10, help="iterations, half of them adapting (default 10)")
+    ap.add_argument("--threads", type=int, default=0, help="CPU threads, 0 = all (default)")
+    a = ap.parse_args()
+    opts = dict(calls_per_iteration=int(a.calls), max_iterations=a.iterations, adapt_iterations=a.iterations // 2,
+                skip=0, min_iterations=a.iterations, rel_tol=1e-12, threads=a.threads)
+    f4(np.random.default_rng(1).random((1000, 8)))  # warm-up of NumPy's code paths
+    t0 = time.perf_counter()
+    r = mcubes.vegas(f4, [(0, 1)] * 8, **opts)
+    s = time.perf_counter() - t0
+    exact = mcubes.suite.f4(8).exact
+    print(f"f4 8-D NumPy callable: {r.estimate:.6e} +- {r.error:.2e} (exact {exact:.6e}, pull "
+          f"{(r.estimate - exact) / r.error:+.2f})  n_eval {r.n_eval}  {s:.3f} s  "
+          f"{r.n_eval / s / 1e6:.2f} M evaluations/s  (threads {a.threads}, {opts})")
+
+
+if __name__ == "__main__":
+    main()

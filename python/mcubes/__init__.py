@@ -1,0 +1,374 @@
+"""m-Cubes (Vegas Monte Carlo with sub-cube stratification), plain Monte Carlo and the midpoint rule.
+
+The Python face of the mcubes C++ library (Sakiotis et al., "m-Cubes: An efficient and portable
+implementation of multi-dimensional integration for GPUs", ISC 2022, arXiv:2202.01753)::
+
+    import numpy as np, mcubes
+
+    def f(x):                      # x: float64 array of shape (n, d), one point per row
+        return np.exp(-625 * ((x - 0.5) ** 2).sum(axis=1))
+
+    r = mcubes.vegas(f, [(0, 1)] * 8, rel_tol=1e-3, seed=7)
+    print(r.estimate, r.error, r.status)
+    print(r.summary())             # the iteration table
+
+The integrand ``f`` is one of
+
+* a *vectorised callable*: ``f(x)`` with ``x`` a read-only float64 NumPy array of shape (n, d)
+  returning n values (anything NumPy turns into a float64 array of shape (n,)). mcubes generates
+  the points (the same points as the C++ library for the same seed) and calls ``f`` on slices of up
+  to 32768 of them from its CPU threads, taking the GIL for the call only; the result is bitwise
+  that of a C++ integrand computing the same values, whatever ``threads`` (``x`` is a fresh copy at
+  each call and may be kept);
+* a *string*: a C++ expression of ``x[0] .. x[d-1]`` (and ``D``) with the <cmath> functions, as for
+  ``mcubes integrate --expr``, compiled at run time to native code (the system C++ compiler; cached
+  in ``$XDG_CACHE_HOME/mcubes``). The text is code, compiled and run with your rights;
+* an integrand of :mod:`mcubes.suite` (the paper's test integrands with their exact values).
+
+Options are the fields of the C++ ``vegas_options`` by name (see :data:`VEGAS_OPTIONS`). Results are
+:class:`Result` objects. Errors: bad input raises ``ValueError`` with the library's message (an
+unknown option ``TypeError``); a NaN or infinite value of ``f`` raises :class:`NonFiniteIntegrand`
+(with the point); an overflow :class:`NumericalError`; a CUDA or toolchain failure ``RuntimeError``;
+an exception raised by ``f`` propagates unchanged; Ctrl-C stops a Vegas run at the next iteration
+boundary and raises ``KeyboardInterrupt``. The native work runs with the GIL released.
+
+Backends: callables run on the CPU (``backend="auto"`` means the CPU for them); ``backend="cuda"``
+with a callable raises ``NotImplementedError`` (GPU callables taking CuPy arrays or PyTorch tensors
+through DLPack are not implemented yet). Expression strings run on any backend the compiler
+supports (``"cuda"`` needs nvcc and a GPU).
+"""
+
+import math
+import os
+
+import numpy as np
+
+from . import _mcubes
+from ._mcubes import NonFiniteIntegrand, NumericalError
+
+__all__ = ["vegas", "plain_mc", "midpoint", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
+           "VEGAS_OPTIONS", "PLAIN_MC_OPTIONS", "MIDPOINT_OPTIONS", "max_dim", "suite", "__version__"]
+
+__version__ = _mcubes.version
+
+#: Largest dimension of a callable integrand (one native instantiation per dimension).
+max_dim = _mcubes.max_dim
+
+_EXECUTION = {
+    "backend": "'cpu', 'cuda' or 'auto' (default 'cpu'); callables run on the CPU",
+    "threads": "CPU worker threads, 0 = all cores (default); never changes the result",
+    "cuda_threads_per_block": "CUDA block size, a power of two in [32, 1024] (default 256)",
+    "device": "CUDA device ordinal (default 0)",
+}
+
+#: The options of :func:`vegas` and :class:`Integrator`, with their meaning (C++ vegas_options).
+VEGAS_OPTIONS = {
+    "rel_tol": "stop when error <= max(abs_tol, rel_tol |estimate|) (default 1e-3)",
+    "abs_tol": "absolute tolerance of the same test (default 0)",
+    "calls_per_iteration": "maxcalls: g = floor((maxcalls/2)^(1/d)) intervals per axis, m = g^d sub-cubes, "
+                           "p = max(2, maxcalls/m) samples each (default 1e6)",
+    "max_iterations": "itmax, iterations at most (default 100)",
+    "adapt_iterations": "ita: the first ita iterations adapt the map (default 20)",
+    "skip": "leading iterations left out of the weighted estimate (default 5)",
+    "min_iterations": "accumulated iterations needed before convergence (default 5)",
+    "max_chi2_dof": "convergence also needs chi2/dof <= this (default 2)",
+    "n_bins": "bins per axis of the adaptive map (default 500)",
+    "alpha": "damping exponent of the map adaptation, in [0, 64] (default 1.5)",
+    "symmetric_map": "one map for all axes (default False)",
+    "seed": "key of the Philox random streams (default 20211231)",
+    **_EXECUTION,
+}
+
+#: The options of :func:`plain_mc`.
+PLAIN_MC_OPTIONS = {
+    "samples": "N, integrand evaluations (default 1e6)",
+    "seed": "key of the Philox random stream (default 20211231)",
+    "rel_tol": "converged when error <= max(abs_tol, rel_tol |estimate|) (default 1e-3)",
+    "abs_tol": "absolute tolerance (default 0)",
+    **_EXECUTION,
+}
+
+#: The options of :func:`midpoint`.
+MIDPOINT_OPTIONS = {
+    "rel_tol": "converged when error <= max(abs_tol, rel_tol |estimate|) (default 1e-3)",
+    "abs_tol": "absolute tolerance (default 0)",
+    **_EXECUTION,
+}
+
+_INTEGER_OPTIONS = {"calls_per_iteration", "max_iterations", "adapt_iterations", "skip", "min_iterations", "n_bins",
+                    "seed", "threads", "cuda_threads_per_block", "device", "samples"}
+
+
+def _options(method, known, options):
+    out = {}
+    for k, v in options.items():
+        if k not in known:
+            raise TypeError(f"{method}() got an unexpected keyword argument '{k}' (options: {', '.join(known)})")
+        if k in _INTEGER_OPTIONS and isinstance(v, float):
+            if not v.is_integer():
+                raise ValueError(f"{k} must be an integer, got {v!r}")
+            v = int(v)
+        if k in _INTEGER_OPTIONS and isinstance(v, (int, np.integer)) and v < 0:
+            raise ValueError(f"{k} must be non-negative, got {v}")
+        if k == "backend" and v == "automatic":
+            v = "auto"
+        out[k] = v
+    return out
+
+
+def _region(region):
+    try:
+        pairs = [(float(lo), float(hi)) for lo, hi in region]
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"region must be a sequence of (lower, upper) pairs, one per axis: {e}") from None
+    if not pairs:
+        raise ValueError("region must have at least one (lower, upper) pair")
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _include_dir():
+    """The mcubes headers shipped with an installed package (for expressions), else '' (the build tree's)."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    return d if os.path.isfile(os.path.join(d, "mcubes", "config.hpp")) else ""
+
+
+def _native_integrand(f, backend, method):
+    """Returns ('expression', text) or ('callable', f) and checks the backend for it."""
+    if isinstance(f, str):
+        if not _mcubes.has_jit:
+            raise NotImplementedError(
+                "expression strings need the library's run-time compilation (include/mcubes/jit.hpp), which this "
+                "build of mcubes does not have; pass a NumPy callable instead")
+        return "expression", f
+    expr = getattr(f, "expression", None)
+    if backend == "cuda" and isinstance(expr, str) and _mcubes.has_jit:
+        return "expression", expr  # a suite integrand on the GPU: its C++ expression
+    if not callable(f):
+        raise TypeError(f"{method}: the integrand must be a callable f(x) with x of shape (n, d), an expression "
+                        f"string or a mcubes.suite integrand, got {type(f).__name__}")
+    if backend == "cuda":
+        raise NotImplementedError(
+            "callables run on the CPU backend: GPU callables (taking CuPy arrays or PyTorch CUDA tensors through "
+            "DLPack) are not implemented yet; use backend='cpu' or 'auto', or an expression string on the GPU")
+    return "callable", f
+
+
+def _cpu_for_callable(opts):
+    if opts.get("backend") == "auto":
+        opts = dict(opts, backend="cpu")
+    return opts
+
+
+def vegas(f, region, *, callback=None, **options):
+    """Integrates f over region with m-Cubes (Vegas with sub-cube stratification and an adaptive map).
+
+    f: a vectorised callable (x of shape (n, d) -> n values), an expression string or a suite integrand
+    (module docstring). region: a sequence of (lower, upper) pairs, one per axis. options: the fields of
+    VEGAS_OPTIONS by name. callback: optional, called after each iteration with a dict (index,
+    estimate, error, weighted_estimate, weighted_error, chi2_dof, iterations); a true return value stops
+    the run (status 'interrupted').
+
+    Returns a Result. Deterministic: the same options and seed give the same bits on every run, for
+    any number of threads, and the bits of the C++ library's run of an integrand computing the same
+    values. Raises ValueError (bad input), NonFiniteIntegrand, NumericalError, RuntimeError (CUDA or
+    compiler failures), KeyboardInterrupt (Ctrl-C, at an iteration boundary), or what f raises.
+    """
+    opts = _options("vegas", VEGAS_OPTIONS, options)
+    lower, upper = _region(region)
+    kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
+    if kind == "expression":
+        return Result(_mcubes.expression(g, "vegas", lower, upper, opts, 0, _include_dir(), callback))
+    return Result(_mcubes.vegas(g, lower, upper, _cpu_for_callable(opts), callback))
+
+
+def plain_mc(f, region, **options):
+    """Plain Monte Carlo of f over region with N = samples uniform points (PLAIN_MC_OPTIONS).
+
+    estimate = V mean(f), error = V sqrt(M2 / (N (N - 1))). Same integrands, errors and determinism
+    as vegas(). Returns a Result with one record.
+    """
+    opts = _options("plain_mc", PLAIN_MC_OPTIONS, options)
+    lower, upper = _region(region)
+    kind, g = _native_integrand(f, opts.get("backend", "cpu"), "plain_mc")
+    if kind == "expression":
+        return Result(_mcubes.expression(g, "plain_mc", lower, upper, opts, 0, _include_dir(), None))
+    return Result(_mcubes.plain_mc(g, lower, upper, _cpu_for_callable(opts)))
+
+
+def midpoint(f, region, n_per_axis, **options):
+    """The composite midpoint rule with n_per_axis points per axis (n^d <= 2^52 points; MIDPOINT_OPTIONS).
+
+    The error is estimated from the embedded coarse rule when n is divisible by 3, 5 or 7 (else it is
+    inf). Same integrands, errors and determinism as vegas(). Returns a Result with one record.
+    """
+    opts = _options("midpoint", MIDPOINT_OPTIONS, options)
+    lower, upper = _region(region)
+    if isinstance(n_per_axis, float) and n_per_axis.is_integer():
+        n_per_axis = int(n_per_axis)
+    if not isinstance(n_per_axis, (int, np.integer)) or n_per_axis < 1:
+        raise ValueError(f"n_per_axis must be a positive integer, got {n_per_axis!r}")
+    kind, g = _native_integrand(f, opts.get("backend", "cpu"), "midpoint")
+    if kind == "expression":
+        return Result(_mcubes.expression(g, "midpoint", lower, upper, opts, int(n_per_axis), _include_dir(), None))
+    return Result(_mcubes.midpoint(g, lower, upper, int(n_per_axis), _cpu_for_callable(opts)))
+
+
+class Integrator:
+    """An m-Cubes integrator that keeps its adaptive map between calls (C++ mcubes::integrator).
+
+    Each integrate() continues from the current map and iteration index, so training and measuring
+    can be separate calls and a map can warm-start a similar integrand::
+
+        integ = mcubes.Integrator([(0, 1)] * 4, calls_per_iteration=1e5)
+        integ.integrate(f, max_iterations=10, adapt_iterations=10, skip=0, min_iterations=10)  # adapt
+        r = integ.integrate(f, adapt_iterations=0, skip=0)                                    # map frozen
+
+    gives bitwise one vegas() call that adapts in its first 10 iterations and skips them. The options
+    given at construction are the defaults of every call; backend, threads and n_bins are fixed.
+    Callables only (an expression string has no integrator here).
+    """
+
+    def __init__(self, region, **options):
+        self._options = _options("Integrator", VEGAS_OPTIONS, options)
+        if self._options.get("backend") == "cuda":
+            raise NotImplementedError("the integrator object runs callables on the CPU backend only "
+                                      "(GPU callables through DLPack are not implemented yet)")
+        self._options = _cpu_for_callable(self._options)
+        lower, upper = _region(region)
+        self._native = _mcubes.Integrator(lower, upper, self._options)
+
+    @property
+    def dim(self):
+        return self._native.dim
+
+    @property
+    def next_iteration(self):
+        """The index of the next iteration (it keys the random numbers: a continued run never reuses samples)."""
+        return self._native.next_iteration
+
+    def integrate(self, f, *, callback=None, **options):
+        """Runs m-Cubes from the current map with the construction options updated by `options`."""
+        opts = dict(self._options, **_options("integrate", VEGAS_OPTIONS, options))
+        kind, g = _native_integrand(f, opts.get("backend", "cpu"), "integrate")
+        if kind == "expression":
+            raise NotImplementedError("Integrator.integrate takes callables; for an expression string use "
+                                      "mcubes.vegas (no map is kept)")
+        return Result(self._native.integrate(g, _cpu_for_callable(opts), callback))
+
+    def edges(self):
+        """The adaptive map: an array of shape (d, n_bins + 1) of unit coordinates (row j: axis j's edges)."""
+        return self._native.edges()
+
+    def set_edges(self, edges):
+        """Replaces the map (each row from 0 to 1, strictly increasing; ValueError otherwise)."""
+        self._native.set_edges(np.asarray(edges, dtype=np.float64))
+
+    def reset(self):
+        """Back to a uniform map at iteration 0."""
+        self._native.reset()
+
+
+class Records:
+    """The per-iteration records of a Result: one NumPy array per field, one entry per iteration.
+
+    Fields: index, estimate, error, weighted_estimate, weighted_error, chi2_dof, q, adapted,
+    accumulated, underflow, rescaled, n_eval, n_nonzero, top_bin_level, seconds (result.hpp,
+    iteration_record). Weighted fields are NaN before the first accumulated iteration.
+    """
+
+    def __init__(self, columns):
+        self._columns = dict(columns)
+        for k, v in self._columns.items():
+            setattr(self, k, v)
+
+    def __len__(self):
+        return len(self._columns["index"])
+
+    def __getitem__(self, key):
+        return self._columns[key]
+
+    def keys(self):
+        return self._columns.keys()
+
+    def __repr__(self):
+        return f"Records({len(self)} iterations: {', '.join(self._columns)})"
+
+
+class Result:
+    """The result of vegas(), plain_mc() or midpoint().
+
+    estimate, error (1 sigma), chi2_dof, q (the p-value of chi2), dof, status ('converged', 'not
+    converged', 'not resolved', 'underflow', 'interrupted'; only 'converged' is a result to use),
+    status_text (a sentence), iterations, accumulated, n_eval, seed, seconds, backend, records
+    (Records: NumPy arrays per iteration). summary() gives the iteration table.
+    """
+
+    def __init__(self, d):
+        for k, v in d.items():
+            if k != "records":
+                setattr(self, k, v)
+        self.records = Records(d["records"])
+
+    @property
+    def converged(self):
+        return self.status == "converged"
+
+    def __repr__(self):
+        return (f"Result(estimate={self.estimate!r}, error={self.error!r}, chi2_dof={self.chi2_dof!r}, q={self.q!r}, "
+                f"status={self.status!r}, iterations={self.iterations}, n_eval={self.n_eval}, seed={self.seed})")
+
+    def __str__(self):
+        return f"{_with_error(self.estimate, self.error)} ({self.status})"
+
+    def summary(self, extended=False):
+        """The iteration table, as vegas's RAvg.summary(): one line per iteration with its estimate, the
+        weighted average so far, chi2/dof and Q (values as estimate(error in the last digits)). With
+        extended=True also the flags (a adapted, * accumulated), evaluations and seconds."""
+        r = self.records
+        head = f"{'itn':>4}   {'integral':<20}{'wgt average':<20}{'chi2/dof':>10}{'Q':>8}"
+        if extended:
+            head += f"  {'flags':<5}{'n_eval':>12}{'time [s]':>10}"
+        lines = [head, "-" * len(head)]
+        for i in range(len(r)):
+            wgt = _with_error(r.weighted_estimate[i], r.weighted_error[i])
+            chi2 = "-" if math.isnan(r.chi2_dof[i]) else f"{r.chi2_dof[i]:.2f}"
+            q = "-" if math.isnan(r.q[i]) else f"{r.q[i]:.2f}"
+            line = (f"{int(r.index[i]) + 1:>4}   {_with_error(r.estimate[i], r.error[i]):<20}{wgt:<20}"
+                    f"{chi2:>10}{q:>8}")
+            if extended:
+                flags = ("a" if r.adapted[i] else "") + ("*" if r.accumulated[i] else "")
+                line += f"  {flags or '-':<5}{int(r.n_eval[i]):>12}{r.seconds[i]:>10.3f}"
+            lines.append(line)
+        lines.append("")
+        lines.append(f"result: {_with_error(self.estimate, self.error)}   status: {self.status}   "
+                     f"n_eval: {self.n_eval}   seed: {self.seed}")
+        return "\n".join(lines) + "\n"
+
+
+def _with_error(value, error):
+    """value(error) with the error's two leading digits in the last digits of the value: 1.0012(23),
+    4.407(97)e-11; '-' for NaN; value +- error when the error is 0 or infinite."""
+    value, error = float(value), float(error)
+    if math.isnan(value):
+        return "-"
+    if not math.isfinite(error) or error <= 0 or math.isnan(error):
+        return f"{value:.6g} +- {error:.2g}"
+    scale = value if value != 0 else error
+    exp10 = math.floor(math.log10(abs(scale))) if scale != 0 else 0
+    shift = 0
+    if exp10 < -3 or exp10 >= 5:
+        shift = exp10
+        value, error = value / 10.0 ** shift, error / 10.0 ** shift
+    decimals = 1 - math.floor(math.log10(error))
+    if decimals <= 0:  # error >= 10: integer digits
+        text = f"{value:.0f}({error:.0f})"
+    else:
+        digits = round(error * 10 ** decimals)
+        if digits >= 100:  # rounding carried into a third digit
+            decimals -= 1
+            digits = round(error * 10 ** decimals)
+        text = f"{value:.{max(decimals, 0)}f}({digits})"
+    return text + (f"e{shift:+03d}" if shift else "")
+
+
+from . import suite  # noqa: E402  (after the definitions it uses)

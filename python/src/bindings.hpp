@@ -1,0 +1,87 @@
+#pragma once
+/// @file python/src/bindings.hpp
+/// What the translation units of the Python module (`mcubes._mcubes`) share: the Python callable
+/// as an array integrand (integrand.hpp), the table of per-dimension entries (one instantiation of
+/// each method per dimension D = 1..max_dim, spread over dims_*.cpp so that they compile in
+/// parallel) and the type-erased integrator.
+///
+/// GIL: every entry is called with the GIL released (module.cpp); py_callable takes it for each
+/// array call only, so point generation and accumulation run on the CPU backend's threads without
+/// it, and NumPy's own loops (which release it) overlap across threads. Results never depend on the
+/// number of threads (backend/cpu/array_path.hpp).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "mcubes/mcubes.hpp"
+
+namespace mcubes::python {
+
+namespace py = pybind11;
+
+/// Largest dimension of a Python callable (one instantiation of every method per D = 1..max_dim).
+inline constexpr int max_dim = 16;
+
+/// An integration box of run-time dimension (lower.size() == upper.size() == d).
+struct box {
+  std::vector<double> lower, upper;
+  int dim() const { return static_cast<int>(lower.size()); }
+  /// region<D> of the box. @throws invalid_input as region<D> does.
+  template <int D>
+  region<D> to_region() const {
+    std::array<double, D> lo{}, hi{};
+    for (int j = 0; j < D; ++j) lo[j] = lower[static_cast<std::size_t>(j)], hi[j] = upper[static_cast<std::size_t>(j)];
+    return region<D>(lo, hi);
+  }
+};
+
+/// A Python callable f(x) -> values with x a read-only float64 NumPy array of shape (n, dim) (a
+/// copy of the library's points: valid after the call) and values anything NumPy turns into a
+/// float64 array of shape (n,). Called with the GIL released; takes it for the call. Errors: the
+/// callable's exception propagates (py::error_already_set); a result of another shape is a
+/// ValueError, one that is not numeric a TypeError. The callable is borrowed: the caller keeps it
+/// alive for the run.
+struct py_callable {
+  PyObject* fn = nullptr;
+  int dim = 0;
+  void operator()(const double* x, std::size_t n, double* values) const;
+};
+
+/// An m-Cubes integrator of run-time dimension (mcubes::integrator<D> behind a virtual interface).
+class integrator_base {
+ public:
+  virtual ~integrator_base() = default;
+  virtual result integrate(const py_callable& f, const vegas_options& opt, const iteration_callback& cb) = 0;
+  virtual std::vector<double> edges() const = 0;
+  virtual void set_edges(const std::vector<double>& edges) = 0;
+  virtual void reset() = 0;
+  virtual vegas_state state() const = 0;
+  virtual void set_state(const vegas_state& s) = 0;
+};
+
+/// The entries of one dimension D (dims_impl.hpp).
+struct dim_entry {
+  result (*vegas)(const py_callable&, const box&, const vegas_options&, const iteration_callback&) = nullptr;
+  result (*plain_mc)(const py_callable&, const box&, const plain_mc_options&) = nullptr;
+  result (*midpoint)(const py_callable&, const box&, std::uint64_t, const midpoint_options&) = nullptr;
+  std::unique_ptr<integrator_base> (*make_integrator)(const box&, const vegas_options&) = nullptr;
+};
+
+/// Fill table[D] for the dimensions of each translation unit (table has max_dim + 1 entries).
+void register_dims_a(dim_entry* table);
+void register_dims_b(dim_entry* table);
+void register_dims_c(dim_entry* table);
+void register_dims_d(dim_entry* table);
+
+/// The C++ reference runs of the tests and the benchmark (reference.cpp): `name` "poly" (the
+/// polynomial of python/tests, d in {1, 3, 8}) or "f4" (the paper's Gaussian, d = 8), as one-point
+/// functors on the CPU backend. @throws invalid_input for another name or dimension.
+result reference_vegas(const std::string& name, const box& b, const vegas_options& opt);
+result reference_plain_mc(const std::string& name, const box& b, const plain_mc_options& opt);
+result reference_midpoint(const std::string& name, const box& b, std::uint64_t n, const midpoint_options& opt);
+
+}  // namespace mcubes::python

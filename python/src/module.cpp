@@ -1,0 +1,465 @@
+// The native part of the Python module, `mcubes._mcubes`: the library's methods for NumPy
+// callables (array integrands, dims_impl.hpp), for expressions compiled at run time
+// (include/mcubes/jit.hpp, when the library has it), the integrator object, the suite's exact
+// values and the C++ reference runs. The Python-level API (keyword options, the result object,
+// summary()) is python/mcubes/__init__.py; this file takes and returns plain values and dicts.
+//
+// Errors: mcubes::invalid_input -> ValueError (the C++ message); non_finite_integrand (and its
+// table_out_of_range, index_out_of_range) -> mcubes.NonFiniteIntegrand with .point (NumPy array),
+// .value, .iteration, .sample_index; numerical_error -> mcubes.NumericalError (overflow_error with
+// .point, .value, .jacobian); any other mcubes::error (a CUDA failure, a toolchain failure) ->
+// RuntimeError; the callable's own exceptions propagate unchanged. Ctrl-C: the iteration callback
+// checks for signals with the GIL (PyErr_CheckSignals) and raises KeyboardInterrupt, which ends the
+// run at that iteration boundary.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "mcubes/suite/registry.hpp"
+
+#if __has_include("mcubes/jit.hpp")
+#include "mcubes/jit.hpp"
+#define MCUBES_PYTHON_HAS_JIT 1
+#else
+#define MCUBES_PYTHON_HAS_JIT 0
+#endif
+
+namespace mcubes::python {
+
+void py_callable::operator()(const double* x, std::size_t n, double* values) const {
+  py::gil_scoped_acquire gil;
+  const auto rows = static_cast<py::ssize_t>(n), cols = static_cast<py::ssize_t>(dim);
+  py::array_t<double> points({rows, cols});
+  if (n != 0) std::memcpy(points.mutable_data(), x, n * static_cast<std::size_t>(dim) * sizeof(double));
+  py::detail::array_proxy(points.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;  // read-only
+  py::object r = py::reinterpret_borrow<py::object>(fn)(points);
+  auto v = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(r);
+  if (!v)
+    throw py::type_error("the integrand must return float64 values: an array of shape (n,) for x of shape (n, d), got " +
+                         std::string(py::str(py::type::of(r))));
+  if (v.ndim() != 1 || v.shape(0) != rows)
+    throw py::value_error("the integrand must return an array of shape (" + std::to_string(n) + ",) for x of shape (" +
+                          std::to_string(n) + ", " + std::to_string(dim) + "), got shape " +
+                          std::string(py::str(py::getattr(v, "shape"))));
+  if (n != 0) std::memcpy(values, v.data(), n * sizeof(double));
+}
+
+namespace {
+
+PyObject* non_finite_type = nullptr;
+PyObject* numerical_type = nullptr;
+
+dim_entry dims[max_dim + 1];
+
+box make_box(const std::vector<double>& lower, const std::vector<double>& upper) {
+  MCUBES_EXPECTS(lower.size() == upper.size(), "region: ", lower.size(), " lower and ", upper.size(),
+                 " upper bounds (one (lower, upper) pair per axis)");
+  MCUBES_EXPECTS(!lower.empty(), "region: at least one axis is needed");
+  return box{lower, upper};
+}
+
+const dim_entry& entry_for(int d) {
+  MCUBES_EXPECTS(d >= 1 && d <= max_dim, "a Python callable integrand takes 1 to ", max_dim,
+                 " dimensions in this build, got ", d, " (an expression string takes more)");
+  return dims[d];
+}
+
+backend_kind backend_of(const std::string& s) {
+  if (s == "cpu") return backend_kind::cpu;
+  if (s == "cuda") return backend_kind::cuda;
+  if (s == "auto" || s == "automatic") return backend_kind::automatic;
+  MCUBES_EXPECTS(false, "backend must be 'cpu', 'cuda' or 'auto', got '", s, "'");
+  return backend_kind::cpu;
+}
+
+/// The execution fields of a dict of options (the other keys are the method's).
+bool set_execution(execution& ex, const std::string& k, const py::handle& v) {
+  if (k == "backend") ex.backend = backend_of(py::cast<std::string>(v));
+  else if (k == "threads") ex.threads = py::cast<int>(v);
+  else if (k == "cuda_threads_per_block") ex.cuda_threads_per_block = py::cast<int>(v);
+  else if (k == "device") ex.device = py::cast<int>(v);
+  else return false;
+  return true;
+}
+
+[[noreturn]] void unknown_option(const std::string& method, const std::string& k) {
+  throw py::type_error(method + "() got an unexpected keyword argument '" + k + "'");
+}
+
+vegas_options vegas_options_of(const py::dict& d) {
+  vegas_options o;
+  for (const auto& [key, v] : d) {
+    const std::string k = py::cast<std::string>(key);
+    if (set_execution(o, k, v)) continue;
+    if (k == "rel_tol") o.rel_tol = py::cast<double>(v);
+    else if (k == "abs_tol") o.abs_tol = py::cast<double>(v);
+    else if (k == "calls_per_iteration") o.calls_per_iteration = py::cast<std::uint64_t>(v);
+    else if (k == "max_iterations") o.max_iterations = py::cast<int>(v);
+    else if (k == "adapt_iterations") o.adapt_iterations = py::cast<int>(v);
+    else if (k == "skip") o.skip = py::cast<int>(v);
+    else if (k == "min_iterations") o.min_iterations = py::cast<int>(v);
+    else if (k == "max_chi2_dof") o.max_chi2_dof = py::cast<double>(v);
+    else if (k == "n_bins") o.n_bins = py::cast<int>(v);
+    else if (k == "alpha") o.alpha = py::cast<double>(v);
+    else if (k == "symmetric_map") o.symmetric_map = py::cast<bool>(v);
+    else if (k == "seed") o.seed = py::cast<std::uint64_t>(v);
+    else unknown_option("vegas", k);
+  }
+  return o;
+}
+
+plain_mc_options plain_mc_options_of(const py::dict& d) {
+  plain_mc_options o;
+  for (const auto& [key, v] : d) {
+    const std::string k = py::cast<std::string>(key);
+    if (set_execution(o, k, v)) continue;
+    if (k == "samples") o.samples = py::cast<std::uint64_t>(v);
+    else if (k == "seed") o.seed = py::cast<std::uint64_t>(v);
+    else if (k == "rel_tol") o.rel_tol = py::cast<double>(v);
+    else if (k == "abs_tol") o.abs_tol = py::cast<double>(v);
+    else unknown_option("plain_mc", k);
+  }
+  return o;
+}
+
+midpoint_options midpoint_options_of(const py::dict& d) {
+  midpoint_options o;
+  for (const auto& [key, v] : d) {
+    const std::string k = py::cast<std::string>(key);
+    if (set_execution(o, k, v)) continue;
+    if (k == "rel_tol") o.rel_tol = py::cast<double>(v);
+    else if (k == "abs_tol") o.abs_tol = py::cast<double>(v);
+    else unknown_option("midpoint", k);
+  }
+  return o;
+}
+
+template <class T, class Get>
+py::array column(const std::vector<iteration_record>& recs, Get get) {
+  py::array_t<T> a(static_cast<py::ssize_t>(recs.size()));
+  T* p = a.mutable_data();
+  for (std::size_t i = 0; i < recs.size(); ++i) p[i] = static_cast<T>(get(recs[i]));
+  return std::move(a);
+}
+
+/// The result as a dict of plain values; "records": a dict of NumPy arrays, one entry per
+/// iteration (result.hpp, iteration_record).
+py::dict to_dict(const result& r) {
+  py::dict d;
+  d["estimate"] = r.estimate;
+  d["error"] = r.error;
+  d["chi2_dof"] = r.chi2_dof;
+  d["q"] = r.q;
+  d["dof"] = r.dof;
+  d["status"] = std::string(to_string(r.status));
+  d["status_text"] = std::string(describe(r.status));
+  d["iterations"] = r.iterations;
+  d["accumulated"] = r.accumulated;
+  d["n_eval"] = r.n_eval;
+  d["seed"] = r.seed;
+  d["seconds"] = r.seconds;
+  d["backend"] = r.backend;
+  const auto& rs = r.records;
+  py::dict rec;
+  rec["index"] = column<std::int32_t>(rs, [](const iteration_record& x) { return x.index; });
+  rec["estimate"] = column<double>(rs, [](const iteration_record& x) { return x.estimate; });
+  rec["error"] = column<double>(rs, [](const iteration_record& x) { return x.error; });
+  rec["weighted_estimate"] = column<double>(rs, [](const iteration_record& x) { return x.weighted_estimate; });
+  rec["weighted_error"] = column<double>(rs, [](const iteration_record& x) { return x.weighted_error; });
+  rec["chi2_dof"] = column<double>(rs, [](const iteration_record& x) { return x.chi2_dof; });
+  rec["q"] = column<double>(rs, [](const iteration_record& x) { return x.q; });
+  rec["adapted"] = column<bool>(rs, [](const iteration_record& x) { return x.adapted; });
+  rec["accumulated"] = column<bool>(rs, [](const iteration_record& x) { return x.accumulated; });
+  rec["underflow"] = column<bool>(rs, [](const iteration_record& x) { return x.underflow; });
+  rec["rescaled"] = column<bool>(rs, [](const iteration_record& x) { return x.rescaled; });
+  rec["n_eval"] = column<std::uint64_t>(rs, [](const iteration_record& x) { return x.n_eval; });
+  rec["n_nonzero"] = column<std::uint64_t>(rs, [](const iteration_record& x) { return x.n_nonzero; });
+  rec["top_bin_level"] = column<std::int32_t>(rs, [](const iteration_record& x) { return x.top_bin_level; });
+  rec["seconds"] = column<double>(rs, [](const iteration_record& x) { return x.seconds; });
+  d["records"] = rec;
+  return d;
+}
+
+/// The iteration callback of a run: checks for signals with the GIL (Ctrl-C raises
+/// KeyboardInterrupt through the library, which stops the run at this boundary), then calls the
+/// user's callback, if any, with the iteration's index, estimate and error and the weighted
+/// estimate so far; a true return value stops the run (status interrupted).
+iteration_callback make_callback(py::object user) {
+  return [user = std::move(user)](const iteration_record& rec, const result& so_far) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!user.is_none()) {
+      py::dict info;
+      info["index"] = rec.index;
+      info["estimate"] = rec.estimate;
+      info["error"] = rec.error;
+      info["weighted_estimate"] = so_far.estimate;
+      info["weighted_error"] = so_far.error;
+      info["chi2_dof"] = so_far.chi2_dof;
+      info["iterations"] = so_far.iterations;
+      if (py::cast<bool>(py::bool_(user(info)))) return run_control::stop;
+    }
+    return run_control::proceed;
+  };
+}
+
+py::array_t<double> point_array(const std::vector<double>& x) {
+  py::array_t<double> a(static_cast<py::ssize_t>(x.size()));
+  if (!x.empty()) std::memcpy(a.mutable_data(), x.data(), x.size() * sizeof(double));
+  return a;
+}
+
+void raise_with(PyObject* type, const char* message, const py::dict& attrs) {
+  py::object exc = py::reinterpret_borrow<py::object>(type)(message);
+  for (const auto& [k, v] : attrs) py::setattr(exc, k, v);
+  PyErr_SetObject(type, exc.ptr());
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const non_finite_integrand& e) {
+    py::dict a;
+    a["point"] = point_array(e.point());
+    a["value"] = e.value();
+    a["iteration"] = e.iteration();
+    a["sample_index"] = e.sample_index();
+    raise_with(non_finite_type, e.what(), a);
+  } catch (const overflow_error& e) {
+    py::dict a;
+    a["point"] = point_array(e.point());
+    a["value"] = e.value();
+    a["jacobian"] = e.jacobian();
+    a["iteration"] = e.iteration();
+    a["sample_index"] = e.sample_index();
+    raise_with(numerical_type, e.what(), a);
+  } catch (const numerical_error& e) {
+    PyErr_SetString(numerical_type, e.what());
+  } catch (const invalid_input& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const error& e) {  // CUDA, toolchain, I/O: a runtime failure
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+}
+
+py::dict run_vegas(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
+                   const py::dict& options, py::object callback) {
+  const box b = make_box(lower, upper);
+  vegas_options opt = vegas_options_of(options);
+  const dim_entry& e = entry_for(b.dim());
+  const py_callable fn{f.ptr(), b.dim()};
+  const iteration_callback cb = make_callback(std::move(callback));
+  result r;
+  {
+    py::gil_scoped_release release;
+    r = e.vegas(fn, b, opt, cb);
+  }
+  return to_dict(r);
+}
+
+py::dict run_plain_mc(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
+                      const py::dict& options) {
+  const box b = make_box(lower, upper);
+  const plain_mc_options opt = plain_mc_options_of(options);
+  const dim_entry& e = entry_for(b.dim());
+  const py_callable fn{f.ptr(), b.dim()};
+  result r;
+  {
+    py::gil_scoped_release release;
+    r = e.plain_mc(fn, b, opt);
+  }
+  return to_dict(r);
+}
+
+py::dict run_midpoint(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
+                      std::uint64_t n_per_axis, const py::dict& options) {
+  const box b = make_box(lower, upper);
+  const midpoint_options opt = midpoint_options_of(options);
+  const dim_entry& e = entry_for(b.dim());
+  const py_callable fn{f.ptr(), b.dim()};
+  result r;
+  {
+    py::gil_scoped_release release;
+    r = e.midpoint(fn, b, n_per_axis, opt);
+  }
+  return to_dict(r);
+}
+
+/// mcubes.Integrator's native part: an integrator<D> for the box's dimension.
+class py_integrator {
+ public:
+  py_integrator(const std::vector<double>& lower, const std::vector<double>& upper, const py::dict& options)
+      : box_(make_box(lower, upper)), options_(vegas_options_of(options)) {
+    integ_ = entry_for(box_.dim()).make_integrator(box_, options_);
+  }
+  py::dict integrate(py::object f, const py::dict& options, py::object callback) {
+    vegas_options opt = vegas_options_of(options);
+    const py_callable fn{f.ptr(), box_.dim()};
+    const iteration_callback cb = make_callback(std::move(callback));
+    result r;
+    {
+      py::gil_scoped_release release;
+      r = integ_->integrate(fn, opt, cb);
+    }
+    return to_dict(r);
+  }
+  py::array_t<double> edges() const {
+    const std::vector<double> e = integ_->edges();
+    const auto d = static_cast<py::ssize_t>(box_.dim());
+    py::array_t<double> a({d, static_cast<py::ssize_t>(e.size()) / d});
+    std::memcpy(a.mutable_data(), e.data(), e.size() * sizeof(double));
+    return a;
+  }
+  void set_edges(const py::array_t<double, py::array::c_style | py::array::forcecast>& e) {
+    MCUBES_EXPECTS(e.ndim() == 2 && e.shape(0) == box_.dim(), "set_edges: an array of shape (d, n_bins + 1) = (",
+                   box_.dim(), ", ", options_.n_bins + 1, ") is needed");
+    integ_->set_edges(std::vector<double>(e.data(), e.data() + e.size()));
+  }
+  void reset() { integ_->reset(); }
+  int next_iteration() const { return integ_->state().next_iteration; }
+  int dim() const { return box_.dim(); }
+
+ private:
+  box box_;
+  vegas_options options_;
+  std::unique_ptr<integrator_base> integ_;
+};
+
+#if MCUBES_PYTHON_HAS_JIT
+/// An expression compiled at run time (include/mcubes/jit.hpp) and run by `method` ("vegas",
+/// "plain_mc", "midpoint") with the options of a dict; include_dir: where the mcubes headers are
+/// (empty: the library's own search).
+py::dict run_expression(const std::string& text, const std::string& method, const std::vector<double>& lower,
+                        const std::vector<double>& upper, const py::dict& options, std::uint64_t n_per_axis,
+                        const std::string& include_dir, py::object callback) {
+  const box b = make_box(lower, upper);
+  jit::box jb{b.lower, b.upper};
+  jit::compile_options copt;
+  copt.include_dir = include_dir;
+  const jit::method m = method == "vegas" ? jit::method::vegas : method == "plain_mc" ? jit::method::plain_mc : jit::method::midpoint;
+  result r;
+  if (m == jit::method::vegas) {
+    const vegas_options opt = vegas_options_of(options);
+    const iteration_callback cb = make_callback(std::move(callback));
+    py::gil_scoped_release release;
+    r = jit::compile(jit::expression(text, b.dim()), m, opt.backend, copt, opt.device).vegas(jb, opt, cb);
+  } else if (m == jit::method::plain_mc) {
+    const plain_mc_options opt = plain_mc_options_of(options);
+    py::gil_scoped_release release;
+    r = jit::compile(jit::expression(text, b.dim()), m, opt.backend, copt, opt.device).plain_mc(jb, opt);
+  } else {
+    const midpoint_options opt = midpoint_options_of(options);
+    py::gil_scoped_release release;
+    r = jit::compile(jit::expression(text, b.dim()), m, opt.backend, copt, opt.device).midpoint(jb, n_per_axis, opt);
+  }
+  return to_dict(r);
+}
+#endif
+
+py::list suite_entries() {
+  py::list out;
+  for (const suite::entry& e : suite::entries()) {
+    py::dict d;
+    d["name"] = e.name;
+    d["description"] = e.description;
+    d["default_dim"] = e.default_dim;
+    d["any_dim"] = e.any_dim;
+    d["max_dim"] = e.max_dim;
+    d["lower"] = e.lower;
+    d["upper"] = e.upper;
+    py::dict paper;
+    paper["calls_per_iteration"] = e.paper.calls;
+    paper["max_iterations"] = e.paper.max_iterations;
+    paper["adapt_iterations"] = e.paper.adapt_iterations;
+    paper["skip"] = e.paper.skip;
+    d["paper"] = paper;
+    out.append(d);
+  }
+  return out;
+}
+
+double suite_exact(const std::string& name, int d) {
+  const suite::entry* e = suite::find(name);
+  MCUBES_EXPECTS(e != nullptr, "no suite integrand named '", name, "' (f1..f6, fA, fB)");
+  return e->exact(d);
+}
+
+}  // namespace
+}  // namespace mcubes::python
+
+PYBIND11_MODULE(_mcubes, m) {
+  namespace py = pybind11;
+  using namespace mcubes::python;
+  m.doc() = "Native part of the mcubes Python module (m-Cubes Vegas, plain Monte Carlo, midpoint rule)";
+  register_dims_a(dims);
+  register_dims_b(dims);
+  register_dims_c(dims);
+  register_dims_d(dims);
+
+  non_finite_type = PyErr_NewExceptionWithDoc(
+      "mcubes.NonFiniteIntegrand",
+      "The integrand returned NaN or an infinity: the first such sample in sample order. Attributes: point (the "
+      "point x, a NumPy array), value, iteration, sample_index.",
+      PyExc_ArithmeticError, nullptr);
+  numerical_type = PyErr_NewExceptionWithDoc(
+      "mcubes.NumericalError",
+      "A quantity of the algorithm is not representable in double precision (an overflow of f times the map's "
+      "jacobian: attributes point, value, jacobian, iteration, sample_index; or of a sum or the weighted average).",
+      PyExc_ArithmeticError, nullptr);
+  m.attr("NonFiniteIntegrand") = py::handle(non_finite_type);
+  m.attr("NumericalError") = py::handle(numerical_type);
+  py::register_exception_translator(&translate);
+
+  m.attr("max_dim") = max_dim;
+  m.attr("version") = MCUBES_VERSION_STRING;
+  m.attr("has_jit") = static_cast<bool>(MCUBES_PYTHON_HAS_JIT);
+
+  m.def("vegas", &run_vegas, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
+        py::arg("callback") = py::none());
+  m.def("plain_mc", &run_plain_mc, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"));
+  m.def("midpoint", &run_midpoint, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("n_per_axis"),
+        py::arg("options"));
+#if MCUBES_PYTHON_HAS_JIT
+  m.def("expression", &run_expression, py::arg("text"), py::arg("method"), py::arg("lower"), py::arg("upper"),
+        py::arg("options"), py::arg("n_per_axis"), py::arg("include_dir"), py::arg("callback") = py::none());
+#endif
+  py::class_<py_integrator>(m, "Integrator")
+      .def(py::init<const std::vector<double>&, const std::vector<double>&, const py::dict&>())
+      .def("integrate", &py_integrator::integrate, py::arg("f"), py::arg("options"), py::arg("callback") = py::none())
+      .def("edges", &py_integrator::edges)
+      .def("set_edges", &py_integrator::set_edges)
+      .def("reset", &py_integrator::reset)
+      .def_property_readonly("next_iteration", &py_integrator::next_iteration)
+      .def_property_readonly("dim", &py_integrator::dim);
+  m.def("suite_entries", &suite_entries);
+  m.def("suite_exact", &suite_exact);
+  m.def("reference", [](const std::string& method, const std::string& name, const std::vector<double>& lower,
+                        const std::vector<double>& upper, const py::dict& options, std::uint64_t n_per_axis) {
+    const box b = make_box(lower, upper);
+    mcubes::result r;
+    if (method == "vegas") {
+      const mcubes::vegas_options opt = vegas_options_of(options);
+      py::gil_scoped_release release;
+      r = reference_vegas(name, b, opt);
+    } else if (method == "plain_mc") {
+      const mcubes::plain_mc_options opt = plain_mc_options_of(options);
+      py::gil_scoped_release release;
+      r = reference_plain_mc(name, b, opt);
+    } else {
+      const mcubes::midpoint_options opt = midpoint_options_of(options);
+      py::gil_scoped_release release;
+      r = reference_midpoint(name, b, n_per_axis, opt);
+    }
+    return to_dict(r);
+  });
+}

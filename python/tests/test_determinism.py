@@ -1,0 +1,63 @@
+"""Same seed, same bits: a NumPy callable gives bitwise the result of the C++ library's one-point
+functor computing the same values (mcubes._mcubes.reference runs python/src/reference.cpp), on
+every run and for any number of threads, on every method."""
+
+import numpy as np
+import pytest
+
+import mcubes
+from conftest import assert_same_result, poly
+
+
+def reference(method, d, options, n=0):
+    return mcubes.Result(mcubes._mcubes.reference(method, "poly", [0.0] * d, [1.0] * d, options, n))
+
+
+@pytest.mark.parametrize("d", [1, 3, 8])
+def test_vegas_bitwise_the_cpp_functor(d, small_vegas):
+    ref = reference("vegas", d, dict(small_vegas, threads=1))
+    assert ref.iterations == small_vegas["max_iterations"]
+    for threads in (1, 2, 3):
+        assert_same_result(ref, mcubes.vegas(poly, [(0, 1)] * d, threads=threads, **small_vegas))
+
+
+def test_vegas_many_points_per_call_and_chunks_of_many_sub_cubes():
+    opts = dict(calls_per_iteration=3_000_000, max_iterations=2, adapt_iterations=1, skip=0, min_iterations=1,
+                rel_tol=1e-12, seed=9)
+    calls = []
+
+    def counted(x):
+        calls.append(x.shape[0])
+        return poly(x)
+
+    assert_same_result(reference("vegas", 1, opts), mcubes.vegas(counted, [(0, 1)], **opts))
+    assert min(calls) >= 1000 and max(calls) <= 32768  # slices of thousands of points, at most 32768
+
+
+def test_repeated_runs_same_bits_other_seed_other_bits(small_vegas):
+    a = mcubes.vegas(poly, [(0, 1)] * 3, **small_vegas)
+    assert_same_result(a, mcubes.vegas(poly, [(0, 1)] * 3, **small_vegas))
+    b = mcubes.vegas(poly, [(0, 1)] * 3, **dict(small_vegas, seed=4))
+    assert a.estimate != b.estimate
+
+
+def test_plain_mc_and_midpoint_bitwise():
+    for threads in (1, 2):
+        opts = dict(samples=300001, seed=6, threads=threads)
+        assert_same_result(reference("plain_mc", 3, dict(opts, threads=1)), mcubes.plain_mc(poly, [(0, 1)] * 3, **opts))
+        assert_same_result(reference("midpoint", 3, {"threads": 1}, 35),
+                           mcubes.midpoint(poly, [(0, 1)] * 3, 35, threads=threads))
+
+
+def test_points_are_a_read_only_copy():
+    kept = []
+
+    def f(x):
+        assert x.dtype == np.float64 and x.ndim == 2 and x.shape[1] == 2 and x.flags.c_contiguous
+        assert not x.flags.writeable
+        kept.append(x)
+        return np.ones(x.shape[0])
+
+    mcubes.vegas(f, [(0, 1)] * 2, calls_per_iteration=5000, max_iterations=2, skip=0, min_iterations=1, rel_tol=1e-12)
+    assert len(kept) >= 2 and not np.array_equal(kept[0], kept[-1])  # each call its own array
+    assert all(((k >= 0) & (k <= 1)).all() for k in kept)

@@ -1,0 +1,106 @@
+"""Errors: bad input is a ValueError with the library's message (unknown options a TypeError), a
+non-finite value a NonFiniteIntegrand carrying the point, an overflow a NumericalError, the
+callable's own exceptions propagate, Ctrl-C stops a run with KeyboardInterrupt."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import mcubes
+from conftest import poly
+
+
+def test_bad_region_and_options_are_value_errors():
+    with pytest.raises(ValueError, match="lower bound must be below upper bound on axis 1"):
+        mcubes.vegas(poly, [(0, 1), (2, 1)])
+    with pytest.raises(ValueError, match="region must be a sequence of"):
+        mcubes.vegas(poly, [0, 1])
+    with pytest.raises(ValueError, match="rel_tol must be a finite non-negative number"):
+        mcubes.vegas(poly, [(0, 1)], rel_tol=-1)
+    with pytest.raises(ValueError, match="n_bins must be in"):
+        mcubes.vegas(poly, [(0, 1)], n_bins=1)
+    with pytest.raises(ValueError, match="backend must be"):
+        mcubes.vegas(poly, [(0, 1)], backend="tpu")
+    with pytest.raises(ValueError, match=f"1 to {mcubes.max_dim} dimensions"):
+        mcubes.vegas(poly, [(0, 1)] * (mcubes.max_dim + 1))
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        mcubes.plain_mc(poly, [(0, 1)], samples=1)
+    with pytest.raises(ValueError, match="at most 2\\^52"):
+        mcubes.midpoint(poly, [(0, 1)] * 4, 10 ** 5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tolerance'"):
+        mcubes.vegas(poly, [(0, 1)], tolerance=1e-3)
+    with pytest.raises(TypeError, match="must be a callable"):
+        mcubes.vegas(42, [(0, 1)])
+
+
+def test_wrong_result_shape_or_type():
+    with pytest.raises(ValueError, match=r"shape \(\d+,\)"):
+        mcubes.vegas(lambda x: x, [(0, 1)] * 2)
+    with pytest.raises((TypeError, ValueError)):
+        mcubes.vegas(lambda x: ["a"] * x.shape[0], [(0, 1)])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_non_finite_names_the_point(threads):
+    def f(x):
+        return np.where(x[:, 0] > 0.75, np.nan, 1.0)
+
+    with pytest.raises(mcubes.NonFiniteIntegrand) as e:
+        mcubes.vegas(f, [(0, 1)] * 3, threads=threads)
+    assert isinstance(e.value, ArithmeticError)
+    assert e.value.point.shape == (3,) and e.value.point[0] > 0.75
+    assert np.isnan(e.value.value) and e.value.iteration == 0
+    assert "integrand returned nan at x = (" in str(e.value)
+    with pytest.raises(mcubes.NonFiniteIntegrand) as p:
+        mcubes.plain_mc(f, [(0, 1)] * 3, threads=threads)
+    assert p.value.point[0] > 0.75
+    with pytest.raises(mcubes.NonFiniteIntegrand):
+        mcubes.midpoint(lambda x: np.where(x[:, 0] == 0.5, np.inf, 1.0), [(0, 1)], 3)  # the middle point
+
+
+def test_overflow_is_a_numerical_error():
+    with pytest.raises(mcubes.NumericalError) as e:
+        mcubes.vegas(lambda x: np.full(x.shape[0], 1e300), [(0, 1)] * 2)
+    assert e.value.point.shape == (2,) and e.value.value == 1e300
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_exceptions_of_the_callable_propagate(threads):
+    def f(x):
+        raise ZeroDivisionError("from the integrand")
+
+    with pytest.raises(ZeroDivisionError, match="from the integrand"):
+        mcubes.vegas(f, [(0, 1)] * 2, threads=threads)
+    with pytest.raises(ZeroDivisionError):
+        mcubes.plain_mc(f, [(0, 1)] * 2, threads=threads)
+    with pytest.raises(ZeroDivisionError):
+        mcubes.midpoint(f, [(0, 1)] * 2, 30, threads=threads)
+
+
+def test_callable_on_cuda_is_not_implemented():
+    with pytest.raises(NotImplementedError, match="DLPack"):
+        mcubes.vegas(poly, [(0, 1)], backend="cuda")
+    with pytest.raises(NotImplementedError):
+        mcubes.Integrator([(0, 1)], backend="cuda")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_stops_the_run(threads):
+    def slow(x):
+        time.sleep(0.001)
+        return poly(x)
+
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mcubes.vegas(slow, [(0, 1)] * 2, calls_per_iteration=50000, max_iterations=100000, min_iterations=1,
+                         rel_tol=1e-15, threads=threads)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 30

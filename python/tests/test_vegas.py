@@ -1,0 +1,89 @@
+"""mcubes.vegas with NumPy callables: the result's fields, accuracy in units of its sigma, the
+summary table, callbacks and the options."""
+
+import math
+
+import numpy as np
+import pytest
+
+import mcubes
+from conftest import SIGMA_TOLERANCE, poly, poly_exact
+
+
+def test_result_fields_and_accuracy():
+    r = mcubes.vegas(poly, [(0, 1)] * 3, rel_tol=1e-4, calls_per_iteration=100000, seed=1)
+    assert r.status == "converged" and r.converged
+    assert abs(r.estimate - poly_exact(3)) <= SIGMA_TOLERANCE * r.error
+    assert 0 < r.error <= 1e-4 * abs(r.estimate)
+    assert r.chi2_dof <= 2 and 0 <= r.q <= 1
+    assert r.seed == 1 and r.backend == "cpu"
+    assert isinstance(r.status_text, str) and r.status_text
+    rec = r.records
+    assert len(rec) == r.iterations
+    for k in ("estimate", "error", "weighted_estimate", "weighted_error", "chi2_dof", "q", "seconds"):
+        assert rec[k].dtype == np.float64 and rec[k].shape == (r.iterations,)
+    for k in ("adapted", "accumulated", "underflow", "rescaled"):
+        assert rec[k].dtype == np.bool_
+    assert rec.n_eval.dtype == np.uint64 and int(rec.n_eval.sum()) == r.n_eval
+    assert list(rec.index) == list(range(r.iterations))
+    assert rec.accumulated.sum() == r.accumulated
+    # before the first accumulated iteration there is no weighted estimate (NaN, never 0 +- 0)
+    assert math.isnan(rec.weighted_estimate[0]) and not rec.accumulated[0]
+    assert rec.weighted_estimate[-1] == r.estimate and rec.weighted_error[-1] == r.error
+
+
+def test_region_other_than_the_unit_cube():
+    # int over [1, 3] x [-1, 2] of x0 * x1^2 = 4 * 3 = 12
+    r = mcubes.vegas(lambda x: x[:, 0] * x[:, 1] ** 2, [(1, 3), (-1, 2)], rel_tol=1e-4, seed=2)
+    assert r.converged and abs(r.estimate - 12) <= SIGMA_TOLERANCE * r.error
+
+
+def test_one_dimension_and_list_results():
+    r = mcubes.vegas(lambda x: [float(v) ** 2 for v in x[:, 0]], [(0, 1)], rel_tol=1e-3, calls_per_iteration=10000)
+    assert r.converged and abs(r.estimate - 1 / 3) <= SIGMA_TOLERANCE * r.error
+
+
+def test_summary_table():
+    r = mcubes.vegas(poly, [(0, 1)] * 2, calls_per_iteration=10000, max_iterations=8, skip=2, min_iterations=6,
+                     rel_tol=1e-12)
+    text = r.summary()
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["itn", "integral", "wgt"]
+    assert len(lines) == 2 + r.iterations + 2
+    assert lines[2].split()[0] == "1" and lines[2 + r.iterations - 1].split()[0] == str(r.iterations)
+    assert "status: not converged" in text
+    assert "flags" in r.summary(extended=True)
+    assert mcubes._with_error(1.0012345, 0.00234) == "1.0012(23)"
+    assert mcubes._with_error(4.4074e-11, 9.67e-13) == "4.407(97)e-11"
+    assert mcubes._with_error(float("nan"), 1.0) == "-"
+
+
+def test_callback_sees_every_iteration_and_can_stop():
+    seen = []
+
+    def cb(info):
+        seen.append(info["index"])
+        return info["index"] == 2  # stop after the third iteration
+
+    r = mcubes.vegas(poly, [(0, 1)] * 2, calls_per_iteration=10000, rel_tol=1e-12, callback=cb)
+    assert r.status == "interrupted" and r.iterations == 3 and seen == [0, 1, 2]
+
+
+def test_options_by_name_and_integral_floats():
+    r = mcubes.vegas(poly, [(0, 1)] * 2, calls_per_iteration=1e4, max_iterations=3.0, min_iterations=1, skip=0,
+                     n_bins=50, alpha=0.5, symmetric_map=False, threads=1, backend="auto", max_chi2_dof=3,
+                     abs_tol=0, rel_tol=1e-12)
+    assert r.iterations == 3 and r.n_eval == 3 * 2 * 70 ** 2 and r.backend == "cpu"
+    assert set(mcubes.VEGAS_OPTIONS) >= {"rel_tol", "abs_tol", "calls_per_iteration", "max_iterations",
+                                         "adapt_iterations", "skip", "n_bins", "alpha", "seed", "backend"}
+
+
+def test_plain_mc_and_midpoint():
+    p = mcubes.plain_mc(poly, [(0, 1)] * 3, samples=200000, seed=4, rel_tol=1e-2)
+    assert p.iterations == 1 and p.n_eval == 200000 and len(p.records) == 1
+    assert abs(p.estimate - poly_exact(3)) <= SIGMA_TOLERANCE * p.error
+    m = mcubes.midpoint(poly, [(0, 1)] * 2, 105)
+    assert m.n_eval == 105 ** 2 and m.converged
+    assert abs(m.estimate - poly_exact(2)) <= SIGMA_TOLERANCE * m.error + 1e-15
+    pi = mcubes.midpoint(lambda x: 4 / (1 + x[:, 0] ** 2), [(0, 1)], 3 * 10 ** 5, rel_tol=1e-12)
+    assert abs(pi.estimate - math.pi) <= pi.error and pi.error < 1e-11
