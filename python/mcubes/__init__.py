@@ -46,7 +46,7 @@ import numpy as np
 from . import _mcubes
 from ._mcubes import NonFiniteIntegrand, NumericalError
 
-__all__ = ["vegas", "plain_mc", "midpoint", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
+__all__ = ["vegas", "plain_mc", "midpoint", "vegas_batch", "batch_seed", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
            "VEGAS_OPTIONS", "PLAIN_MC_OPTIONS", "MIDPOINT_OPTIONS", "max_dim", "suite", "__version__"]
 
 __version__ = _mcubes.version
@@ -211,6 +211,33 @@ def midpoint(f, region, n_per_axis, **options):
     if kind == "expression":
         return Result(_mcubes.expression(g, "midpoint", lower, upper, opts, int(n_per_axis), _include_dir(), None))
     return Result(_mcubes.midpoint(g, lower, upper, int(n_per_axis), _cpu_for_callable(opts)))
+
+
+def vegas_batch(f, region, params, *, callback=None, **options):
+    """A parameter scan: integral k is f(x, params[k]) over region, k = 0 .. K-1, by m-Cubes.
+
+    f(x, p): a vectorised callable (x of shape (n, d), p one element of params). Integral k uses the
+    seed batch_seed(seed, k) (independent errors across the scan), so result k is bitwise member k of
+    the C++ mcubes::vegas_batch for an integrand computing the same values; each has its own adaptive
+    map, iterations and stopping test. The integrals run one after the other on the CPU threads (the
+    C++ batch's shared rounds are for C++ integrands). callback(k, info) as vegas's, per integral.
+    Returns the K Results in order.
+    """
+    opts = _options("vegas_batch", VEGAS_OPTIONS, options)
+    params = list(params)
+    if not params:
+        raise ValueError("a parameter batch needs at least one parameter value")
+    seed = opts.pop("seed", 20211231)
+    results = []
+    for k, p in enumerate(params):
+        cb = None if callback is None else (lambda info, k=k: callback(k, info))
+        results.append(vegas(lambda x, p=p: f(x, p), region, callback=cb, seed=_mcubes.batch_seed(seed, k), **opts))
+    return results
+
+
+def batch_seed(seed, k):
+    """The seed of integral k of a parameter batch run with `seed` (C++ mcubes::batch_seed)."""
+    return _mcubes.batch_seed(seed, k)
 
 
 class Integrator:

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -83,5 +84,8 @@ void register_dims_d(dim_entry* table);
 result reference_vegas(const std::string& name, const box& b, const vegas_options& opt);
 result reference_plain_mc(const std::string& name, const box& b, const plain_mc_options& opt);
 result reference_midpoint(const std::string& name, const box& b, std::uint64_t n, const midpoint_options& opt);
+/// mcubes::vegas_batch over [lower, upper]^3 of poly with its constant 0.01 replaced by each of
+/// `constants` (the parameter scan's reference). @throws invalid_input for another dimension.
+std::vector<result> reference_batch(const box& b, const std::vector<double>& constants, const vegas_options& opt);
 
 }  // namespace mcubes::python

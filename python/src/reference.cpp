@@ -34,6 +34,19 @@ struct f4 {
   }
 };
 
+/// poly with its constant 0.01 replaced by a parameter c (the parameter batch's reference).
+template <int D>
+struct poly_with_constant {
+  double operator()(const point<D>& x, const double& c) const {
+    double s = 1;
+    for (int i = 0; i < D; ++i) {
+      const double y = x[i], z = 1 - y;
+      s += (i + 1) * y * y * z * z * z;
+    }
+    return s * (7 * x[0] * x[0] * x[0] * x[0] + c);
+  }
+};
+
 template <class Fn>
 result dispatch(const std::string& name, int d, const Fn& fn) {
   if (name == "poly" && d == 1) return fn(poly<1>{}, std::integral_constant<int, 1>{});
@@ -62,6 +75,11 @@ result reference_midpoint(const std::string& name, const box& b, std::uint64_t n
   return dispatch(name, b.dim(), [&](const auto& f, auto d) {
     return mcubes::midpoint(f, b.to_region<decltype(d)::value>(), n, opt);
   });
+}
+
+std::vector<result> reference_batch(const box& b, const std::vector<double>& constants, const vegas_options& opt) {
+  MCUBES_EXPECTS(b.dim() == 3, "the batch reference is 3-dimensional, got ", b.dim());
+  return mcubes::vegas_batch<3>(poly_with_constant<3>{}, b.to_region<3>(), constants, opt);
 }
 
 }  // namespace mcubes::python

@@ -61,3 +61,23 @@ def test_points_are_a_read_only_copy():
     mcubes.vegas(f, [(0, 1)] * 2, calls_per_iteration=5000, max_iterations=2, skip=0, min_iterations=1, rel_tol=1e-12)
     assert len(kept) >= 2 and not np.array_equal(kept[0], kept[-1])  # each call its own array
     assert all(((k >= 0) & (k <= 1)).all() for k in kept)
+
+
+def poly_with_constant(x, c):
+    """poly with its constant 0.01 replaced by c (python/src/reference.cpp, poly_with_constant)."""
+    s = np.ones(x.shape[0])
+    for i in range(x.shape[1]):
+        y = x[:, i]
+        z = 1 - y
+        s = s + (i + 1) * y * y * z * z * z
+    x0 = x[:, 0]
+    return s * (7 * x0 * x0 * x0 * x0 + c)
+
+
+def test_parameter_scan_bitwise_the_cpp_batch(small_vegas):
+    constants = [0.01, 0.5, 2.0]
+    ref = [mcubes.Result(d) for d in mcubes._mcubes.reference_batch([0.0] * 3, [1.0] * 3, constants, small_vegas)]
+    got = mcubes.vegas_batch(poly_with_constant, [(0, 1)] * 3, constants, **small_vegas)
+    assert len(got) == 3 and len({r.seed for r in got}) == 3
+    for a, b in zip(ref, got):
+        assert_same_result(a, b)
