@@ -13,14 +13,16 @@
 
 namespace mcubes::cli {
 
-/// Calls run(f, region) with the integrand's functor and its region [lower, upper]^D for the run's
-/// dimension D: every dimension of Desc is compiled in (suite::visit_dimension). Shared by the CPU
-/// runners and the CUDA ones (integrate_cuda_impl.cuh).
+/// Calls run(f, region) with the integrand's functor at the run's parameters (rq.params; empty: the
+/// paper's) and its region [lower, upper]^D for the run's dimension D: every dimension of Desc is
+/// compiled in (suite::visit_dimension). Shared by the CPU runners and the CUDA ones
+/// (integrate_cuda_impl.cuh). The parameters change only the functor, never the seed or the plan.
 template <class Desc, class Run>
 result run_in_dimension(const run_request& rq, Run&& run) {
+  const typename Desc::functor f = suite::functor_at<Desc>(rq.params);
   return suite::visit_dimension<Desc, result>(rq.dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
-    return run(typename Desc::functor{}, region<D>::cube(Desc::lower, Desc::upper));
+    return run(f, region<D>::cube(Desc::lower, Desc::upper));
   });
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <mcubes/config.hpp>
 #include <mcubes/error.hpp>
@@ -27,6 +28,7 @@ namespace mcubes::cli {
 struct run_request {
   const suite::entry* entry = nullptr;  ///< the suite integrand (name, region [lower, upper]^dim)
   int dim = 0;                          ///< dimension d
+  std::vector<double> params;           ///< its parameter values (order of entry->parameters); empty: the paper's
   vegas_options options;                ///< options of the run (options.backend = the requested one)
   backend_choice backend;               ///< resolved backend (run_backend.hpp)
   iteration_callback on_iteration;      ///< called after every iteration (may stop the run); may be empty

@@ -79,6 +79,11 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
   sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
       ->capture_default_str();
   sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
+  sub.add_option("--param", a.params,
+                  "A parameter of the integrand, NAME=VALUE (repeat for each; f1..f6: a = difficulty, u = shift; "
+                  "the others keep the paper's values, see 'mcubes list')")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
   sub.add_option("--seed", a.common.seed, "Seed of the random streams (an integer in [0, 2^64))")
       ->capture_default_str()
       ->type_name("UINT");
@@ -152,6 +157,29 @@ vegas_options resolve_options(const integrate_args& a, const suite::entry& e, in
     throw invalid_input(with_option_names(ex.what()));
   }
   return o;
+}
+
+std::vector<double> resolve_params(const integrate_args& a, const suite::entry& e, int dim) {
+  std::vector<double> values = e.default_values();
+  std::vector<bool> given(values.size(), false);
+  std::string names;
+  for (const suite::parameter& p : e.parameters) names += std::string(names.empty() ? "" : ", ") + p.name;
+  for (const std::string& text : a.params) {
+    const std::size_t eq = text.find('=');
+    MCUBES_EXPECTS(eq != std::string::npos && eq > 0, "--param must be NAME=VALUE (e.g. a=2), got '", text, "'");
+    const std::string name = text.substr(0, eq);
+    MCUBES_EXPECTS(!e.parameters.empty(), "--param ", name, ": integrand ", e.name, " has no parameters");
+    std::size_t k = 0;
+    while (k < e.parameters.size() && name != e.parameters[k].name) ++k;
+    MCUBES_EXPECTS(k < e.parameters.size(), "--param: integrand ", e.name, " has no parameter '", name,
+                   "' (its parameters: ", names, ")");
+    MCUBES_EXPECTS(!given[k], "--param ", name, " given twice");
+    const double big = std::numeric_limits<double>::max();
+    values[k] = parse_real(text.substr(eq + 1), "--param " + name, -big, big);
+    given[k] = true;
+  }
+  e.exact_at(dim, values);  // the integrand's checks of its parameters (suite::validate_params) and exact value
+  return values;
 }
 
 }  // namespace mcubes::cli

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include <mcubes/options.hpp>
 #include <mcubes/suite.hpp>
@@ -38,6 +39,7 @@ struct integrate_args {
   bool quiet = false;
   bool dry_run = false;
   bool no_progress = false;
+  std::vector<std::string> params;  ///< --param NAME=VALUE, once per parameter
 
   CLI::Option* dim_opt = nullptr;
   CLI::Option* calls_opt = nullptr;
@@ -63,5 +65,12 @@ int resolve_dim(const integrate_args& a, const suite::entry& e);
 /// not given. Checks the command-line grammar (parse.hpp); mcubes::validate checks the rest, its
 /// messages naming the command-line options. @throws invalid_input.
 vegas_options resolve_options(const integrate_args& a, const suite::entry& e, int dim);
+
+/// The integrand's parameter values, in the order of e.parameters: each --param NAME=VALUE given
+/// (VALUE a finite real, parse.hpp), the paper's default for the others; checked for dimension dim
+/// by the exact value's preconditions (suite::validate_params and the closed form's range).
+/// @throws invalid_input for a malformed --param, an unknown or repeated name, a parameter for an
+/// integrand without parameters, or values the integrand rejects (naming the parameter).
+std::vector<double> resolve_params(const integrate_args& a, const suite::entry& e, int dim);
 
 }  // namespace mcubes::cli

@@ -48,6 +48,7 @@ int run_integrate(const integrate_args& a) {
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   const int dim = resolve_dim(a, *e);
   const vegas_options opts = resolve_options(a, *e, dim);
+  const std::vector<double> params = resolve_params(a, *e, dim);
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
@@ -57,12 +58,14 @@ int run_integrate(const integrate_args& a) {
   run_request rq;
   rq.entry = e;
   rq.dim = dim;
+  rq.params = params;
   rq.options = opts;
   rq.backend = choose_backend(opts.backend, e->name, dim);
 
   run_report report;
   report.entry = e;
   report.dim = dim;
+  report.params = params;
   report.backend_description = rq.backend.description;
   const bool on_cuda = rq.backend.used == backend_kind::cuda;
   const int cpu_threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -26,12 +26,13 @@ std::vector<std::string> row_of(const suite::entry& e) {
   const std::string paper = "calls " + format("%.3g", static_cast<double>(e.paper.calls)) + ", itmax " +
                             std::to_string(e.paper.max_iterations) + ", ita " +
                             std::to_string(e.paper.adapt_iterations) + ", skip " + std::to_string(e.paper.skip);
-  return {e.name, dim, region, format("%.17g", e.exact(e.default_dim)), paper, e.description};
+  const std::string params = e.parameters.empty() ? "-" : suite::params_text(e, e.default_values());
+  return {e.name, dim, region, format("%.17g", e.exact(e.default_dim)), paper, params, e.description};
 }
 
 int run_list() {
   std::vector<std::vector<std::string>> rows = {
-      {"name", "dim", "region", "exact (default dim)", "paper settings", "description"}};
+      {"name", "dim", "region", "exact (default dim)", "paper settings", "parameters", "description"}};
   for (const suite::entry& e : suite::entries()) rows.push_back(row_of(e));
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& r : rows)
@@ -47,6 +48,15 @@ int run_list() {
   std::printf("dim: default dimension; 'any' integrands take --dim 1..32, 'fixed' ones only their own.\n");
   std::printf("paper settings: the defaults of 'mcubes integrate' (calls per iteration, max iterations, adapting "
               "iterations, skipped iterations).\n");
+  std::printf("parameters: the paper's values, the defaults of 'mcubes integrate NAME --param a=VALUE --param "
+              "u=VALUE' (the exact value follows them):\n");
+  for (const suite::entry& e : suite::entries()) {
+    if (e.parameters.empty()) continue;
+    std::string roles;
+    for (const suite::parameter& p : e.parameters)
+      roles += std::string(roles.empty() ? "" : "; ") + p.name + ": " + p.role;
+    std::printf("  %s  %s: %s\n", e.name.c_str(), e.formula.c_str(), roles.c_str());
+  }
   return 0;
 }
 

@@ -98,6 +98,8 @@ double parse_real(const std::string& text, const std::string& option, double min
   auto bad = [&]() -> double {
     if (max == std::numeric_limits<double>::max() && min == 0)
       mcubes::detail::throw_invalid(option, " must be a finite non-negative number, got '", text, "'");
+    if (max == std::numeric_limits<double>::max() && min == -max)
+      mcubes::detail::throw_invalid(option, " must be a finite number, got '", text, "'");
     mcubes::detail::throw_invalid(option, " must be a finite number in [", min, ", ", max, "], got '", text, "'");
   };
   // Only the characters of a decimal number: this rejects spaces, hexadecimal ("0x1p3"), "inf" and

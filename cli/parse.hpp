@@ -26,7 +26,7 @@ long long parse_int(const std::string& text, const std::string& option, long lon
 std::uint64_t parse_count(const std::string& text, const std::string& option, std::uint64_t min = 0,
                           std::uint64_t max = ~std::uint64_t(0));
 
-/// Reads a finite real in [min, max]. @throws invalid_input otherwise.
+/// Reads a finite real in [min, max] (-DBL_MAX..DBL_MAX: any finite real). @throws invalid_input otherwise.
 double parse_real(const std::string& text, const std::string& option, double min, double max);
 
 /// Reads a size in bytes: a count with an optional binary suffix K, M, G or T (KiB, MiB, GiB, TiB;

@@ -27,11 +27,17 @@ std::string short_number(double x) {
   return buf;
 }
 
+/// The integrand in words: its paper-form description at the paper's parameters, else its formula
+/// with the parameters a and u (whose values the report gives beside it).
+std::string described(const run_report& r) {
+  return (r.params.empty() || r.params == r.entry->default_values()) ? r.entry->description : r.entry->formula;
+}
+
 }  // namespace
 
 accuracy compare_with_exact(const run_report& r) {
   accuracy a;
-  a.exact = r.entry->exact(r.dim);
+  a.exact = r.params.empty() ? r.entry->exact(r.dim) : r.entry->exact_at(r.dim, r.params);
   const double diff = r.res.estimate - a.exact;
   a.true_rel_error = a.exact != 0 ? std::fabs(diff) / std::fabs(a.exact) : nan_value;
   a.pull = (r.res.error > 0 && std::isfinite(r.res.error)) ? diff / r.res.error : nan_value;
@@ -73,8 +79,10 @@ std::string format_with_error(double estimate, double error) {
 }
 
 void print_header(std::FILE* out, const run_report& r) {
-  std::fprintf(out, "integrand %s (%s), d = %d, region [%.17g, %.17g]^%d\n", r.entry->name.c_str(),
-               r.entry->description.c_str(), r.dim, r.entry->lower, r.entry->upper, r.dim);
+  const std::string params = suite::params_text(*r.entry, r.params);
+  std::fprintf(out, "integrand %s (%s), d = %d, region [%.17g, %.17g]^%d%s%s\n", r.entry->name.c_str(),
+               described(r).c_str(), r.dim, r.entry->lower, r.entry->upper, r.dim,
+               params.empty() ? "" : ", parameters ", params.c_str());
   const vegas_options& o = r.res.options;
   const stratification& g = r.plan.grid;
   std::fprintf(out,
@@ -191,11 +199,15 @@ nlohmann::ordered_json to_json(const run_report& r) {
   json j;
   j["version"] = MCUBES_VERSION_STRING;
   j["integrand"] = {{"name", r.entry->name},
-                    {"description", r.entry->description},
+                    {"description", described(r)},
                     {"dim", r.dim},
                     {"any_dim", r.entry->any_dim},
                     {"lower", json_number(r.entry->lower)},
                     {"upper", json_number(r.entry->upper)}};
+  json params = json::object();
+  for (std::size_t k = 0; k < r.entry->parameters.size() && k < r.params.size(); ++k)
+    params[r.entry->parameters[k].name] = json_number(r.params[k]);
+  j["params"] = std::move(params);
   j["estimate"] = json_number(res.estimate);
   j["error"] = json_number(res.error);
   j["chi2_dof"] = json_number(res.chi2_dof);

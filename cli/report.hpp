@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@ namespace mcubes::cli {
 struct run_report {
   const suite::entry* entry = nullptr;  ///< the integrand (name, description, region, exact value)
   int dim = 0;                          ///< dimension of the run
+  std::vector<double> params;           ///< the integrand's parameter values (order of entry->parameters)
   result res;                           ///< what mcubes::vegas returned
   std::string backend_description;      ///< e.g. "cpu (auto: no CUDA backend in this build)"
   int threads = 0;                      ///< CPU worker threads actually used (options.threads resolved)
@@ -42,13 +44,14 @@ struct accuracy {
   double pull = 0;            ///< (estimate - I) / error, in units of the reported sigma; NaN if error is 0 or infinite
 };
 
-/// Computes the accuracy of `r` against the exact value.
+/// Computes the accuracy of `r` against the exact value at the run's parameters (entry->exact_at).
 accuracy compare_with_exact(const run_report& r);
 
 /// Exit code of a finished run: 0 converged, 1 not converged or not resolved.
 int exit_code(status s);
 
-/// Prints the header line ("integrand f4 (...), d = 8, region [0, 1]^8, backend cpu, 2 threads").
+/// Prints the header line ("integrand f4 (...), d = 8, region [0, 1]^8, parameters a = 25, u = 0.5")
+/// and the line of the evaluations per iteration and the options.
 void print_header(std::FILE* out, const run_report& r);
 
 /// Prints the column titles of the iteration table.
@@ -76,7 +79,8 @@ void print_result(std::FILE* out, const run_report& r);
 void print_quiet_result(std::FILE* out, const run_report& r);
 
 /// The JSON record of a run. Keys: version, integrand {name, description, dim, any_dim, lower,
-/// upper}, estimate, error, chi2_dof, q, dof, status ("converged", "not converged", "not
+/// upper}, params (the integrand's parameter values by name, the defaults included; {} for fA and
+/// fB), estimate, error, chi2_dof, q, dof, status ("converged", "not converged", "not
 /// resolved"), n_eval, n_iterations, accumulated, iterations (one object per iteration with every
 /// iteration_record field), seed, backend, backend_description, threads, options (every
 /// vegas_options field; threads 0 = all cores), exact, true_rel_error, pull, seconds,

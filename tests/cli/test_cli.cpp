@@ -345,7 +345,7 @@ TEST(Cli, HelpExitsZero) {
     EXPECT_EQ(r.err, "") << args;
   }
   const cli_run h = run_cli("integrate --help");
-  for (const char* option : {"--dim", "--rel-tol", "--abs-tol", "--calls-per-iter", "--max-iterations",
+  for (const char* option : {"--dim", "--param", "--rel-tol", "--abs-tol", "--calls-per-iter", "--max-iterations",
                              "--adapt-iterations", "--skip", "--min-iterations", "--max-chi2-dof", "--bins", "--alpha",
                              "--symmetric-map", "--seed", "--threads", "--threads-per-block", "--backend", "--json",
                              "--max-memory", "--dry-run", "--no-progress", "--quiet"})
@@ -656,6 +656,72 @@ TEST(Cli, DefaultBackendIsAutoAndSaysWhichBackendRan) {
     EXPECT_EQ(q.out.rfind("result: ", 0), 0u) << q.out;
     EXPECT_EQ(q.err, "");
   }
+}
+
+// --param: the run integrates the integrand at the given parameters (the others at the paper's), the
+// exact value and the true relative error are those at the parameters, the header and the JSON
+// record them, and the seed does not depend on them.
+TEST(Cli, ParametersSetTheIntegrandTheExactValueAndTheRecord) {
+  const std::string common = "integrate f4 --dim 3 --calls-per-iter 20000 --seed 5 --backend cpu";
+  const cli_run r = run_cli(common + " --param a=8 --param u=0.7 --json -");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_TRUE(j.contains("params"));
+  EXPECT_EQ(j.at("params"), json::parse(R"({"a": 8, "u": 0.7})"));
+  const double exact = j.at("exact").get<double>(), estimate = j.at("estimate").get<double>();
+  EXPECT_TRUE(same_bits(exact, mcubes::suite::exact_f4(3, {8, 0.7})));
+  EXPECT_FALSE(same_bits(exact, mcubes::suite::exact_f4(3)));
+  EXPECT_TRUE(same_bits(j.at("true_rel_error").get<double>(), std::fabs(estimate - exact) / std::fabs(exact)));
+  EXPECT_EQ(j.at("seed").get<std::uint64_t>(), 5u);
+  EXPECT_EQ(j.at("integrand").at("description").get<std::string>(), mcubes::suite::find("f4")->formula);
+  // seeded, so this can fail: within 5 reported sigma of the exact value at the parameters
+  if (j.at("status") == "converged") {
+    EXPECT_LT(std::fabs(estimate - exact), 5 * j.at("error").get<double>()) << r.out;
+  }
+
+  // one parameter given: the other keeps the paper's value; the text report names both
+  const cli_run t = run_cli(common + " --param u=0.7");
+  ASSERT_TRUE(t.exit_code == 0 || t.exit_code == 1) << t.err;
+  EXPECT_NE(lines(t.out).at(0).find(", parameters a = 25, u = 0.7"), std::string::npos) << t.out;
+  char exact_line[96];
+  std::snprintf(exact_line, sizeof exact_line, "exact: %.17g, ", mcubes::suite::exact_f4(3, {25, 0.7}));
+  EXPECT_NE(t.out.find(exact_line), std::string::npos) << t.out;
+
+  // the paper's values given explicitly: bitwise the run without --param, the same record
+  const cli_run d = run_cli(common + " --json -");
+  const cli_run e = run_cli(common + " --param u=0.5 --param a=25 --json -");
+  ASSERT_TRUE(d.exit_code == 0 || d.exit_code == 1) << d.err;
+  ASSERT_TRUE(e.exit_code == 0 || e.exit_code == 1) << e.err;
+  const json jd = json::parse(d.out), je = json::parse(e.out);
+  EXPECT_TRUE(same_bits(jd.at("estimate").get<double>(), je.at("estimate").get<double>()));
+  EXPECT_TRUE(same_bits(jd.at("error").get<double>(), je.at("error").get<double>()));
+  EXPECT_EQ(jd.at("params"), je.at("params"));
+  EXPECT_EQ(jd.at("params"), json::parse(R"({"a": 25, "u": 0.5})"));
+  EXPECT_EQ(jd.at("integrand").at("description").get<std::string>(), mcubes::suite::find("f4")->description);
+  // and other parameters change the estimate (the parameters reach the integrand)
+  EXPECT_FALSE(same_bits(jd.at("estimate").get<double>(), j.at("estimate").get<double>()));
+
+  // fA has none: an empty object
+  const cli_run a = run_cli("integrate fA --calls-per-iter 1e4 --max-iterations 1 --min-iterations 1 --json -");
+  ASSERT_TRUE(a.exit_code == 0 || a.exit_code == 1) << a.err;
+  EXPECT_EQ(json::parse(a.out).at("params"), json::object());
+}
+
+// `mcubes list` gives each integrand's parameters with the paper's values, and their meaning.
+TEST(Cli, ListShowsTheParametersAndTheirDefaults) {
+  const cli_run r = run_cli("list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const mcubes::suite::entry& e : mcubes::suite::entries()) {
+    const std::string row = line_starting(r.out, e.name + " ");
+    ASSERT_NE(row, "") << e.name;
+    if (e.parameters.empty()) continue;
+    EXPECT_NE(row.find(mcubes::suite::params_text(e, e.default_values())), std::string::npos) << row;
+    const std::string legend = line_starting(r.out, "  " + e.name + "  " + e.formula + ": ");
+    EXPECT_NE(legend, "") << r.out;
+    for (const mcubes::suite::parameter& p : e.parameters)
+      EXPECT_NE(legend.find(std::string(p.name) + ": " + p.role), std::string::npos) << legend;
+  }
+  EXPECT_NE(line_starting(r.out, "f2 ").find("a = 50, u = 0.5"), std::string::npos);
 }
 
 TEST(Cli, DimensionDefaultsAndFixedDimensionsAreAccepted) {

@@ -1,7 +1,9 @@
-// The suite's functors (mcubes/suite.hpp) called from a __global__ kernel for D = 6, 8, 9: this file
-// is the check that suite.hpp compiles as device code under nvcc, and, where a GPU is present, that
-// the device values agree with the host values at fixed points (device exp/cos/sin are within a
-// few ulp of the host's libm, and nvcc may contract a*b+c into FMAs). Skips without a GPU.
+// The suite's functors (mcubes/suite.hpp) called from a __global__ kernel for D = 6, 8, 9, at the
+// paper's parameters (default-constructed) and at other parameters in both call forms (f{p}(x) and
+// f(x, p), the form of a parameter batch): this file is the check that suite.hpp compiles as device
+// code under nvcc, and, where a GPU is present, that the device values agree with the host values at
+// fixed points (device exp/cos/sin are within a few ulp of the host's libm, and nvcc may contract
+// a*b+c into FMAs). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -21,7 +23,7 @@ namespace suite = mcubes::suite;
 constexpr double kRelTol = 1e-12;
 constexpr double kAbsTol = 1e-13;
 constexpr int kPoints = 1024;
-constexpr int kFunctors = 8;  // f1..f6, fA, fB
+constexpr int kFunctors = 20;  // f1..f6, fA, fB; f1..f6 at other parameters, in both call forms
 
 // Deterministic point k in [lo, hi]^D (a Weyl sequence), generated on the host only: the kernel and
 // the host then evaluate the functors at bitwise identical points.
@@ -62,6 +64,24 @@ __host__ __device__ void evaluate_all(const point_set<D>& p, double* out) {
   out[5] = suite::f6_discontinuous{}(p.f6);
   out[6] = suite::fA_sin_sum{}(p.fA);
   out[7] = suite::fB_narrow_gaussian{}(p.fB);
+  const suite::f1_params p1{2.5, 0.3};
+  const suite::f2_params p2{7, 0.2};
+  const suite::f3_params p3{3};
+  const suite::f4_params p4{9, 0.8};
+  const suite::f5_params p5{4, 0.1};
+  const suite::f6_params p6{1.5, 0.3};
+  out[8] = suite::f1_oscillatory{p1}(p.unit);
+  out[9] = suite::f2_product_peak{p2}(p.unit);
+  out[10] = suite::f3_corner_peak{p3}(p.unit);
+  out[11] = suite::f4_gaussian{p4}(p.unit);
+  out[12] = suite::f5_c0{p5}(p.unit);
+  out[13] = suite::f6_discontinuous{p6}(p.f6);
+  out[14] = suite::f1_oscillatory{}(p.unit, p1);
+  out[15] = suite::f2_product_peak{}(p.unit, p2);
+  out[16] = suite::f3_corner_peak{}(p.unit, p3);
+  out[17] = suite::f4_gaussian{}(p.unit, p4);
+  out[18] = suite::f5_c0{}(p.unit, p5);
+  out[19] = suite::f6_discontinuous{}(p.f6, p6);
 }
 
 template <int D>
