@@ -68,9 +68,9 @@ struct f1_params {
 /// f1, eq. (1): oscillatory, f(x) = cos(2 pi u + sum_{i=1}^d a i x_i) over [0,1]^d; the paper's
 /// cos(sum_{i=1}^d i x_i) at the default parameters (a = 1, u = 0).
 ///
-/// Arithmetic: s = 2pi u (0 for u = 0, with 2pi rounded to double), then s += (a i) x_i for
-/// i = 1..d in order, then cos(s); for a = 1, u = 0 these are bitwise the paper-form operations
-/// (a i = i and 0 + t = t exactly).
+/// Arithmetic: the paper form's sum s = sum i x_i (i = 1..d in order), then cos(2pi u + a s) with
+/// 2pi rounded to double: one multiplication by a per call, and for a = 1, u = 0 bitwise the paper
+/// form (1 s = s and 0 + s = s exactly).
 struct f1_oscillatory {
   using params_type = f1_params;
   static constexpr double two_pi = 6.283185307179586;  ///< 2 pi rounded to double
@@ -78,9 +78,9 @@ struct f1_oscillatory {
   /// f(x) at the parameters p (the form a parameter batch calls; `params` is not used).
   template <int D>
   MCUBES_HOST_DEVICE double operator()(const point<D>& x, const f1_params& p) const {
-    double s = two_pi * p.u;
-    for (int j = 0; j < D; ++j) s += (p.a * (j + 1)) * x[j];
-    return cos(s);
+    double s = 0;
+    for (int j = 0; j < D; ++j) s += (j + 1) * x[j];
+    return cos(two_pi * p.u + p.a * s);
   }
   /// f(x) at the functor's own parameters.
   template <int D>
@@ -231,8 +231,8 @@ struct f6_params {
 /// Arithmetic: the threshold of axis i is the paper's (3+i)/10 moved by the shift's change,
 /// threshold(p, i-1) = (u - 0.4) + (3+i)/10 in double: one subtraction per call and one addition per
 /// axis (the quotients are constants), and for u = 0.4 the paper form's (3+i)/10 bit for bit
-/// (0 + t = t); then s += (a (i+4)) x_i in order and exp(s): bitwise the paper form for the
-/// defaults.
+/// (0 + t = t); then the paper form's sum s = sum (i+4) x_i in order and exp(a s): bitwise the
+/// paper form for the defaults (1 s = s).
 struct f6_discontinuous {
   using params_type = f6_params;
   static constexpr double paper_u = 0.4;  ///< the paper's threshold of axis 1
@@ -248,9 +248,9 @@ struct f6_discontinuous {
     for (int j = 0; j < D; ++j) {
       const int i = j + 1;
       if (!(x[j] < shift + (4 + j) / 10.0)) return 0.0;
-      s += (p.a * (i + 4)) * x[j];
+      s += (i + 4) * x[j];
     }
-    return exp(s);
+    return exp(p.a * s);
   }
   /// f(x) at the functor's own parameters.
   template <int D>
