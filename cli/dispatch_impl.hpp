@@ -5,6 +5,7 @@
 /// (run_backend.hpp). Each (integrand, D) pair is a separate instantiation of the whole sampling
 /// loop (about 0.65 s of g++ -O3 each); included only by the one-line files cli/dispatch_<name>.cpp.
 
+#include <array>
 #include <type_traits>
 
 #include <mcubes/suite.hpp>
@@ -12,6 +13,17 @@
 #include "integrand_dispatch.hpp"
 
 namespace mcubes::cli {
+
+/// The region of a run: rq.lower/rq.upper when given (--region, --lower/--upper), else the
+/// integrand's [lower, upper]^D.
+template <int D, class Desc>
+region<D> region_of(const run_request& rq) {
+  if (rq.lower.size() != static_cast<std::size_t>(D) || rq.upper.size() != static_cast<std::size_t>(D))
+    return region<D>::cube(Desc::lower, Desc::upper);
+  std::array<double, D> lo{}, hi{};
+  for (int i = 0; i < D; ++i) lo[i] = rq.lower[static_cast<std::size_t>(i)], hi[i] = rq.upper[static_cast<std::size_t>(i)];
+  return region<D>(lo, hi);
+}
 
 /// Calls run(f, region) with the integrand's functor at the run's parameters (rq.params; empty: the
 /// paper's) and its region [lower, upper]^D for the run's dimension D: every dimension of Desc is
@@ -22,7 +34,7 @@ result run_in_dimension(const run_request& rq, Run&& run) {
   const typename Desc::functor f = suite::functor_at<Desc>(rq.params);
   return suite::visit_dimension<Desc, result>(rq.dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
-    return run(f, region<D>::cube(Desc::lower, Desc::upper));
+    return run(f, region_of<D, Desc>(rq));
   });
 }
 

@@ -22,6 +22,10 @@
 
 #include "run_backend.hpp"
 
+namespace mcubes::jit {
+class compiled_integrand;
+}
+
 namespace mcubes::cli {
 
 /// One integration requested on the command line, validated by the integrate command.
@@ -32,6 +36,8 @@ struct run_request {
   vegas_options options;                ///< options of the run (options.backend = the requested one)
   backend_choice backend;               ///< resolved backend (run_backend.hpp)
   iteration_callback on_iteration;      ///< called after every iteration (may stop the run); may be empty
+  std::vector<double> lower, upper;     ///< the region per axis (--region, --lower/--upper); empty: the integrand's
+  const jit::compiled_integrand* compiled = nullptr;  ///< --expr/--body: the compiled integrand (user_integrand.hpp)
 };
 
 /// Runs one suite integrand: dispatches on rq.dim and calls run_on_backend.

@@ -56,7 +56,25 @@ constexpr long long max_count_option = 1000000000;
 }  // namespace
 
 void add_integrate_options(CLI::App& sub, integrate_args& a) {
-  sub.add_option("integrand", a.name, "Name of the integrand (see 'mcubes list')")->required();
+  a.name_opt = sub.add_option("integrand", a.name, "Name of a suite integrand (see 'mcubes list'); or --expr / --body");
+  a.expr_opt = sub.add_option("--expr", a.expr,
+                              "The integrand as a C++ expression of x[0] .. x[D-1] (and D) with the <cmath> functions, "
+                              "e.g. 'exp(-x[0]*x[1])'; needs --dim. Compiled at run time (cached), with your rights")
+                   ->type_name("EXPR");
+  a.body_opt = sub.add_option("--body", a.body,
+                              "The integrand as the body of a C++ function of x and D that returns its value, e.g. "
+                              "'double s = 0; for (int i = 0; i < D; ++i) s += x[i]; return sin(s);'; needs --dim")
+                   ->type_name("BODY");
+  a.region_opt = sub.add_option("--region", a.region,
+                                "The region, one LOWER:UPPER pair per axis (or one for every axis), e.g. 0:1,0:2 "
+                                "(default: the integrand's; [0,1]^d for --expr/--body)")
+                     ->type_name("A:B,...");
+  a.lower_opt = sub.add_option("--lower", a.lower, "Lower bound of every axis (with --upper)")->type_name("A");
+  a.upper_opt = sub.add_option("--upper", a.upper, "Upper bound of every axis (with --lower)")->type_name("B");
+  a.compile_timeout_opt = sub.add_option("--compile-timeout", a.compile_timeout,
+                                         "Stop the compiler of --expr/--body after this many seconds")
+                              ->capture_default_str()
+                              ->type_name("SECONDS");
   a.dim_opt = sub.add_option("--dim", a.dim,
                                "Dimension d: 1..32 for f1..f6 (default: the integrand's default), fixed for fA (6) "
                                "and fB (9)");

@@ -39,8 +39,20 @@ struct integrate_args {
   bool quiet = false;
   bool dry_run = false;
   bool no_progress = false;
+  std::string expr;                   ///< --expr: the integrand as a C++ expression (user_integrand.hpp)
+  std::string body;                   ///< --body: the integrand as a C++ function body
+  std::string region;                 ///< --region a1:b1,a2:b2,...
+  std::string lower, upper;           ///< --lower A --upper B (every axis)
+  std::string compile_timeout = "60"; ///< --compile-timeout SECONDS
   std::vector<std::string> params;  ///< --param NAME=VALUE, once per parameter
 
+  CLI::Option* name_opt = nullptr;
+  CLI::Option* expr_opt = nullptr;
+  CLI::Option* body_opt = nullptr;
+  CLI::Option* region_opt = nullptr;
+  CLI::Option* lower_opt = nullptr;
+  CLI::Option* upper_opt = nullptr;
+  CLI::Option* compile_timeout_opt = nullptr;
   CLI::Option* dim_opt = nullptr;
   CLI::Option* calls_opt = nullptr;
   CLI::Option* max_iterations_opt = nullptr;

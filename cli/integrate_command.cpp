@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <mcubes/error.hpp>
+#include <mcubes/jit.hpp>
 #include <mcubes/options.hpp>
 #include <mcubes/plan.hpp>
 #include <mcubes/suite.hpp>
@@ -28,6 +29,7 @@
 #include "progress_line.hpp"
 #include "report.hpp"
 #include "run_backend.hpp"
+#include "user_integrand.hpp"
 
 namespace mcubes::cli {
 
@@ -42,14 +44,21 @@ void check_stdout() {
 
 int run_integrate(const integrate_args& a) {
   // 1. Everything that is bad input, before anything is printed or run.
-  const suite::entry* e = suite::find(a.name);
+  const bool user = is_user_integrand(a);  // --expr / --body (user_integrand.hpp)
+  MCUBES_EXPECTS(user || a.name_opt->count() > 0,
+                 "an integrand is required: a suite NAME (see 'mcubes list'), --expr EXPR or --body BODY");
+  const suite::entry* e = user ? &user_entry(a) : suite::find(a.name);
   MCUBES_EXPECTS(e != nullptr, "unknown integrand '", a.name, "' (known: ", known_names(), ")");
-  const runner run = find_runner(e->name);
+  MCUBES_EXPECTS(user || a.compile_timeout_opt->count() == 0, "--compile-timeout applies to --expr and --body only");
+  const runner run = user ? &run_user_integrand : find_runner(e->name);
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
-  const int dim = resolve_dim(a, *e);
+  const int dim = user ? resolve_user_dim(a) : resolve_dim(a, *e);
   const vegas_options opts = resolve_options(a, *e, dim);
-  const std::vector<double> params = resolve_params(a, *e, dim);
+  MCUBES_EXPECTS(!user || a.params.empty(), "--param applies to the suite's integrands, not to --expr/--body");
+  const std::vector<double> params = user ? std::vector<double>() : resolve_params(a, *e, dim);
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
+  std::vector<double> lower, upper;
+  resolve_region(a, *e, dim, lower, upper);
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
@@ -60,13 +69,29 @@ int run_integrate(const integrate_args& a) {
   rq.dim = dim;
   rq.params = params;
   rq.options = opts;
-  rq.backend = choose_backend(opts.backend, e->name, dim);
+  rq.backend = user ? choose_user_backend(opts.backend) : choose_backend(opts.backend, e->name, dim);
+  rq.lower = lower;
+  rq.upper = upper;
 
   run_report report;
   report.entry = e;
   report.dim = dim;
   report.params = params;
   report.backend_description = rq.backend.description;
+  report.lower = lower;
+  report.upper = upper;
+  std::shared_ptr<const jit::compiled_integrand> compiled;
+  if (user) {  // compiled (or found in the cache) before the plan: the calibration runs it
+    install_interrupt_handlers();  // Ctrl-C stops the compiler
+    try {
+      compiled = compile_user_integrand(a, dim, rq.backend, !a.no_progress && isatty(fileno(stderr)));
+    } catch (const jit::compile_cancelled&) {
+      std::fprintf(stderr, "mcubes: interrupted during the compilation of the integrand\n");
+      return 128 + interrupt_signal();
+    }
+    rq.compiled = compiled.get();
+    report.user = report_of(a, *compiled);
+  }
   const bool on_cuda = rq.backend.used == backend_kind::cuda;
   const int cpu_threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   report.threads = on_cuda ? opts.cuda_threads_per_block : cpu_threads;
@@ -87,6 +112,7 @@ int run_integrate(const integrate_args& a) {
   if (a.dry_run || opts.calls_per_iteration > (1u << 17)) rate = calibrate(rq, run);
   const double first_seconds = rate > 0 ? static_cast<double>(report.plan.n_eval) / rate : 0;
   if (a.dry_run) {
+    if (report.user) print_compile_line(stdout, *report.user);
     print_plan(report, opts, on_cuda, available, rate);
     check_stdout();
     return 0;
@@ -104,6 +130,7 @@ int run_integrate(const integrate_args& a) {
   const bool rows = text && !a.quiet;
   if (rows) {
     print_header(stdout, report);
+    if (report.user) print_compile_line(stdout, *report.user);
     std::fprintf(stdout, "backend: %s, %d thread%s%s\n", report.backend_description.c_str(), report.threads,
                  report.threads == 1 ? "" : "s", on_cuda ? " per block" : "");
     print_table_header(stdout);
@@ -127,7 +154,7 @@ int run_integrate(const integrate_args& a) {
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
   try {
-    report.res = on_cuda ? run_suite_on_cuda(rq) : run(rq);
+    report.res = on_cuda && !user ? run_suite_on_cuda(rq) : run(rq);
   } catch (const std::exception& ex) {
     progress.clear();
     if (json_file) {  // the record says what happened; an existing file is replaced only by a complete one
@@ -170,7 +197,8 @@ std::function<int()> add_integrate_command(CLI::App& app) {
   auto a = std::make_shared<integrate_args>();
   CLI::App* sub = app.add_subcommand(
       "integrate",
-      "Integrate a test integrand of the suite (see 'mcubes list') with m-Cubes. Prints one row per iteration as it "
+      "Integrate a test integrand of the suite (see 'mcubes list'), or one given as C++ text with --expr or --body "
+      "(compiled at run time and run with your rights), with m-Cubes. Prints one row per iteration as it "
       "completes and the result; exit code 0 converged, 1 not converged, not resolved or underflow, 2 bad input, "
       "3 runtime failure, 130/143 interrupted by SIGINT/SIGTERM (at the next iteration boundary; a second signal "
       "stops at once). Options marked [paper] default to the integrand's settings in the m-Cubes paper. Integers are "

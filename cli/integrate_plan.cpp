@@ -30,7 +30,7 @@ double calibrate(const run_request& rq, runner run) {
   c.options.min_iterations = 1;
   c.options.rel_tol = 1e-300;  // never converges: both iterations run
   c.options.abs_tol = 0;
-  const result r = c.backend.used == backend_kind::cuda ? run_suite_on_cuda(c) : run(c);
+  const result r = c.backend.used == backend_kind::cuda && c.compiled == nullptr ? run_suite_on_cuda(c) : run(c);
   const iteration_record& last = r.records.back();
   return last.seconds > 0 ? static_cast<double>(last.n_eval) / last.seconds : 0.0;
 }

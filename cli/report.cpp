@@ -37,6 +37,10 @@ std::string described(const run_report& r) {
 
 accuracy compare_with_exact(const run_report& r) {
   accuracy a;
+  if (r.user || !r.lower.empty() || r.entry->exact == nullptr) {  // no exact value for this integrand or region
+    a.exact = a.true_rel_error = a.pull = nan_value;
+    return a;
+  }
   a.exact = r.params.empty() ? r.entry->exact(r.dim) : r.entry->exact_at(r.dim, r.params);
   const double diff = r.res.estimate - a.exact;
   a.true_rel_error = a.exact != 0 ? std::fabs(diff) / std::fabs(a.exact) : nan_value;
@@ -83,6 +87,12 @@ void print_header(std::FILE* out, const run_report& r) {
   std::fprintf(out, "integrand %s (%s), d = %d, region [%.17g, %.17g]^%d%s%s\n", r.entry->name.c_str(),
                described(r).c_str(), r.dim, r.entry->lower, r.entry->upper, r.dim,
                params.empty() ? "" : ", parameters ", params.c_str());
+  if (!r.lower.empty()) {
+    std::fprintf(out, "region");
+    for (std::size_t i = 0; i < r.lower.size(); ++i)
+      std::fprintf(out, "%s[%.17g, %.17g]", i ? " x " : " ", r.lower[i], r.upper[i]);
+    std::fprintf(out, " (--region/--lower/--upper)\n");
+  }
   const vegas_options& o = r.res.options;
   const stratification& g = r.plan.grid;
   std::fprintf(out,
@@ -144,6 +154,12 @@ void print_result(std::FILE* out, const run_report& r) {
   std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(res.seed));
   std::fprintf(out, "backend: %s, %d thread%s\n", r.backend_description.c_str(), r.threads, r.threads == 1 ? "" : "s");
   const accuracy a = compare_with_exact(r);
+  if (r.user) return;  // no exact value
+  if (!r.lower.empty()) {
+    std::fprintf(out, "exact: not known for this region (the exact value is that of [%.17g, %.17g]^%d)\n",
+                 r.entry->lower, r.entry->upper, r.dim);
+    return;
+  }
   std::fprintf(out, "exact: %.17g, true relative error %s, pull (estimate - exact)/error %s\n", a.exact,
                short_number(a.true_rel_error).c_str(), short_number(a.pull).c_str());
 }
@@ -208,6 +224,29 @@ nlohmann::ordered_json to_json(const run_report& r) {
   for (std::size_t k = 0; k < r.entry->parameters.size() && k < r.params.size(); ++k)
     params[r.entry->parameters[k].name] = json_number(r.params[k]);
   j["params"] = std::move(params);
+  {
+    json region = json::array();
+    for (int i = 0; i < r.dim; ++i) {
+      const bool own = r.lower.empty();
+      region.push_back({json_number(own ? r.entry->lower : r.lower[static_cast<std::size_t>(i)]),
+                        json_number(own ? r.entry->upper : r.upper[static_cast<std::size_t>(i)])});
+    }
+    if (!r.lower.empty()) j["integrand"]["lower"] = j["integrand"]["upper"] = nullptr;
+    j["region"] = std::move(region);
+  }
+  if (r.user) {
+    const user_integrand_report& u = *r.user;
+    j["source"] = {{"kind", u.kind}, {"text", u.text}};
+    j["compile"] = {{"backend", u.backend},
+                    {"cache_hit", u.cache_hit},
+                    {"compile_seconds", json_number(u.compile_seconds)},
+                    {"total_seconds", json_number(u.total_seconds)},
+                    {"compiler", u.compiler},
+                    {"compiler_version", u.compiler_version},
+                    {"cuda_arch", u.cuda_arch},
+                    {"object", u.object},
+                    {"key", u.key}};
+  }
   j["estimate"] = json_number(res.estimate);
   j["error"] = json_number(res.error);
   j["chi2_dof"] = json_number(res.chi2_dof);

@@ -4,6 +4,7 @@
 /// No numerics here beyond the comparison with the exact value.
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,18 @@
 
 namespace mcubes::cli {
 
-/// Everything reported about one run of a suite integrand.
+/// An integrand given as text (--expr, --body) and what its compilation did (jit::compile_info).
+struct user_integrand_report {
+  std::string option;            ///< "--expr" or "--body"
+  std::string kind;              ///< "expression" or "body"
+  std::string text;              ///< the user's text
+  bool cache_hit = false;        ///< the object came from the cache
+  double compile_seconds = 0;    ///< the compiler's wall time (0 on a cache hit)
+  double total_seconds = 0;      ///< the whole compilation step (key, lookup or compiler, load)
+  std::string compiler, compiler_version, object, key, backend, cuda_arch;
+};
+
+/// Everything reported about one run of a suite integrand (or of an integrand given as text).
 struct run_report {
   const suite::entry* entry = nullptr;  ///< the integrand (name, description, region, exact value)
   int dim = 0;                          ///< dimension of the run
@@ -29,6 +41,9 @@ struct run_report {
   std::string run_state;
   std::string failure;                  ///< the error message of a failed run ("failed")
   int signal = 0;                       ///< the signal that interrupted the run (SIGINT 2, SIGTERM 15), or 0
+  std::vector<double> lower, upper;     ///< the region per axis when --region/--lower/--upper replaced the
+                                        ///< integrand's (its exact value then does not apply); empty: entry's
+  std::optional<user_integrand_report> user;  ///< --expr/--body (no exact value); empty for the suite
 };
 
 /// estimate(error) with the digits the error supports: two significant digits of the error, the
@@ -78,7 +93,10 @@ void print_result(std::FILE* out, const run_report& r);
 /// Prints the single line of --quiet: "result: <estimate> +- <error> (<status>)".
 void print_quiet_result(std::FILE* out, const run_report& r);
 
-/// The JSON record of a run. Keys: version, integrand {name, description, dim, any_dim, lower,
+/// The JSON record of a run (with --expr/--body, or a region of its own, "exact", "true_rel_error"
+/// and "pull" are null; "region" is [[lower, upper], ...] per axis; an integrand given as text adds
+/// "source" {kind, text} and "compile" {backend, cache_hit, compile_seconds, total_seconds,
+/// compiler, compiler_version, cuda_arch, object, key}). Keys: version, integrand {name, description, dim, any_dim, lower,
 /// upper}, params (the integrand's parameter values by name, the defaults included; {} for fA and
 /// fB), estimate, error, chi2_dof, q, dof, status ("converged", "not converged", "not
 /// resolved"), n_eval, n_iterations, accumulated, iterations (one object per iteration with every

@@ -17,3 +17,8 @@ CMK
 cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release > "$tmp/cfg.log"
 cmake --build "$tmp/consumer/build" > "$tmp/build.log"
 "$tmp/consumer/build/basic"
+# The installed command compiles an integrand given as text against the installed headers
+# (<prefix>/include beside <prefix>/bin), in a cache folder of its own.
+if [ -x "$tmp/prefix/bin/mcubes" ]; then
+  XDG_CACHE_HOME="$tmp/cache" "$tmp/prefix/bin/mcubes" integrate --expr 'x[0] * x[1]' --dim 2 --backend cpu -q
+fi

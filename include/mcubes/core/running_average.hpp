@@ -10,14 +10,16 @@
 #include <vector>
 
 // Boost.Math in the host compilation only: nvcc's device pass would otherwise parse it as device
-// code (and warn about its long double); chi2_q is host code.
-#if !defined(__CUDA_ARCH__)
+// code (and warn about its long double); chi2_q is host code. MCUBES_CHI2_Q_EXTERNAL: chi2_q is
+// only declared here and the program defines it (the integrands compiled at run time, jit/entry.hpp,
+// forward it to their host program's: Boost.Math would double their compile time).
+#if !defined(__CUDA_ARCH__) && !defined(MCUBES_CHI2_Q_EXTERNAL)
 #include <boost/math/special_functions/gamma.hpp>
 #endif
 
 namespace mcubes {
 
-#if !defined(__CUDA_ARCH__)
+#if !defined(__CUDA_ARCH__) && !defined(MCUBES_CHI2_Q_EXTERNAL)
 /// Boost.Math's error policy for chi2_q: no exception and no errno; a result that underflows is 0.
 using chi2_q_policy = boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
                                                     boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
@@ -35,7 +37,8 @@ inline double chi2_q(double chi2, int dof) {
   return boost::math::gamma_q(0.5 * dof, 0.5 * chi2, chi2_q_policy());
 }
 #else
-/// Host only (declared for the device pass of nvcc, never defined there).
+/// Host only (declared for the device pass of nvcc, never defined there; or, under
+/// MCUBES_CHI2_Q_EXTERNAL, defined by the program).
 double chi2_q(double chi2, int dof);
 #endif
 

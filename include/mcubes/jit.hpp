@@ -1,0 +1,619 @@
+#pragma once
+/// @file jit.hpp
+/// Integrands given as text, compiled to native code at run time and run by the same engine
+/// (POSIX, host code; the program needs no CUDA: dlopen is in the C library, and -ldl on glibc
+/// before 2.34):
+///
+///   #include <mcubes/jit.hpp>
+///   mcubes::result r = mcubes::jit::vegas(
+///       mcubes::jit::expression("exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))", 2),
+///       mcubes::jit::box::unit(2), opts);                   // r.estimate +- r.error
+///
+/// The text is a C++ expression of x[0] .. x[D-1] (and D) with the <cmath> functions, or the body
+/// of a function that returns the value (jit::body); source.hpp says what the generated functor
+/// is. **The text is compiled and runs with the rights of the program**: it is code, not a formula
+/// language; give it only text you would compile yourself.
+///
+/// How: compile() checks the text (source.hpp), generates a translation unit holding the functor
+/// and the C entry points of abi.hpp, and compiles it into a shared object for the backend of the
+/// options: the system C++ compiler for the CPU, nvcc for CUDA (toolchain.hpp: which compiler,
+/// which flags, which headers), under a time limit. The object is cached (cache.hpp: the key, the
+/// checks before loading, the folder's rights), loaded with dlopen, checked against the key it was
+/// compiled under, and run: the object calls mcubes::vegas_with (plain_mc_with, midpoint_with), as
+/// the library's one-call methods do, on a cpu_backend or a cuda_backend.
+///
+/// Determinism: a run gives bitwise the result of the same functor compiled ahead of time with the
+/// project's flags and run by the one-call method with the same options and seed (on the CPU, whose
+/// flags are the Release build's; tests/jit/test_jit.cpp checks it), for any number of threads.
+///
+/// Errors: bad text is a compile_error (an invalid_input: position and the compiler's message
+/// against the user's text); a missing compiler, headers not found, a compiler past its time limit
+/// or an object that cannot be loaded is a toolchain_error; a run throws the same exception types
+/// as the ahead-of-time method (non_finite_integrand with its point, overflow_error, ...; a CUDA
+/// failure as mcubes::error), and index_out_of_range for x[i] with i outside 0..D-1 met at run time.
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "algorithm/midpoint.hpp"
+#include "algorithm/plain_mc.hpp"
+#include "core/running_average.hpp"
+#include "error.hpp"
+#include "execution.hpp"
+#include "options.hpp"
+#include "result.hpp"
+#include "jit/abi.hpp"
+#include "jit/cache.hpp"
+#include "jit/process.hpp"
+#include "jit/source.hpp"
+#include "jit/toolchain.hpp"
+
+namespace mcubes::jit {
+
+/// The method an object is compiled for (only that one is instantiated in it).
+enum class method { vegas, plain_mc, midpoint };
+
+/// "vegas", "plain_mc", "midpoint".
+inline const char* to_string(method m) {
+  return m == method::vegas ? "vegas" : m == method::plain_mc ? "plain_mc" : "midpoint";
+}
+
+/// An integration box of run-time dimension: [lower_i, upper_i] for i = 0..D-1 (region<D> with D
+/// known at run time only).
+struct box {
+  std::vector<double> lower, upper;
+  /// [0, 1]^dim.
+  static box unit(int dim) { return cube(dim, 0.0, 1.0); }
+  /// [a, b]^dim.
+  static box cube(int dim, double a, double b) {
+    box r;
+    r.lower.assign(dim > 0 ? static_cast<std::size_t>(dim) : 0, a);
+    r.upper.assign(dim > 0 ? static_cast<std::size_t>(dim) : 0, b);
+    return r;
+  }
+};
+
+/// Checks a box for dimension `dim` by the rules of region<D> (finite bounds, lower < upper, a
+/// finite positive volume). @throws invalid_input naming the axis.
+inline void validate(const box& b, int dim) {
+  MCUBES_EXPECTS(b.lower.size() == static_cast<std::size_t>(dim) && b.upper.size() == static_cast<std::size_t>(dim),
+                 "region: ", dim, " lower and upper bounds needed (one per axis), got ", b.lower.size(), " and ",
+                 b.upper.size());
+  double volume = 1.0;
+  for (int i = 0; i < dim; ++i) {
+    const double lo = b.lower[static_cast<std::size_t>(i)], hi = b.upper[static_cast<std::size_t>(i)];
+    MCUBES_EXPECTS(std::isfinite(lo) && std::isfinite(hi), "region: bound of axis ", i, " is not finite (lower = ", lo,
+                   ", upper = ", hi, ")");
+    MCUBES_EXPECTS(lo < hi, "region: lower bound must be below upper bound on axis ", i, " (lower = ", lo,
+                   ", upper = ", hi, ")");
+    MCUBES_EXPECTS(std::isfinite(hi - lo), "region: width of axis ", i, " overflows");
+    volume *= hi - lo;
+  }
+  MCUBES_EXPECTS(std::isfinite(volume) && volume > 0, "region: volume ", volume, " is not a finite positive number");
+}
+
+/// x[i] with i outside 0..D-1, met at run time (an index the compiler could not bound): x[i] was
+/// NaN, so the integrand returned a non-finite value at that sample; the sample's fields are those
+/// of non_finite_integrand, index() the i.
+class index_out_of_range : public non_finite_integrand {
+ public:
+  index_out_of_range(int index, int dim, int iteration, std::uint64_t sample_index, std::vector<double> point, double value)
+      : non_finite_integrand(make_message(index, dim, iteration, sample_index, point, value), iteration, sample_index,
+                             point, value),  // a copy: the arguments' order is unspecified
+        index_(index) {}
+  /// The i of x[i].
+  int index() const noexcept { return index_; }
+
+ private:
+  static std::string make_message(int index, int dim, int iteration, std::uint64_t sample, const std::vector<double>& x,
+                                  double value) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "x[" << index << "] read outside x[0] .. x[" << dim - 1 << "] (D = " << dim << "): the integrand returned "
+      << value << " at x = " << point_text(x) << " (iteration " << iteration << ", sample " << sample << ")";
+    return s.str();
+  }
+  int index_;
+};
+
+/// How to compile; every field has a default.
+struct compile_options {
+  std::string cxx;                       ///< C++ compiler, a path or a name on PATH; empty: $CXX, else c++, else g++
+  std::string nvcc;                      ///< CUDA compiler; empty: $CUDACXX, else nvcc on PATH, else /usr/local/cuda/bin/nvcc
+  std::string cuda_arch;                 ///< e.g. "sm_90"; empty: the architecture of the options' device
+  std::vector<std::string> extra_flags;  ///< appended to the default flags (toolchain.hpp); part of the key
+  std::string include_dir;               ///< the folder holding mcubes/; empty: find_include_dir
+  std::vector<std::string> system_include_dirs;  ///< more -isystem folders; empty: those of the build
+  std::string cache_dir;                 ///< base folder of the cache; empty: cache_base() ($XDG_CACHE_HOME/mcubes)
+  bool use_cache = true;                 ///< false: compile in a temporary folder, load, and keep nothing
+  double timeout_seconds = 60;           ///< the compiler is stopped after this (toolchain_error); > 0
+  std::function<bool()> cancelled;       ///< polled while the compiler runs: true stops it (compile_cancelled)
+  std::function<void(const std::vector<std::string>&)> on_compile;  ///< called with the command line before
+                                                                    ///< the compiler starts (a cache miss)
+};
+
+/// What compile() did.
+struct compile_info {
+  std::string backend;        ///< "cpu" or "cuda"
+  bool cache_hit = false;     ///< the object came from the cache (after its checks)
+  double compile_seconds = 0; ///< wall time of the compiler (0 on a cache hit)
+  double total_seconds = 0;   ///< wall time of the whole compile(): key, lookup or compiler, load
+  std::string compiler;       ///< the compiler's path
+  std::string compiler_version;  ///< the first line of its --version
+  std::string cuda_arch;      ///< sm_XY (cuda)
+  std::string object;         ///< path of the loaded object (in the cache, or removed when use_cache is false)
+  std::string key;            ///< the cache key, hex SHA-256
+  std::vector<std::string> command;  ///< the compiler's command line (also on a cache hit: what it would be)
+};
+
+namespace detail {
+
+/// Removes a build folder and its files at the end of a scope.
+class build_folder {
+ public:
+  explicit build_folder(std::string path) : path_(std::move(path)) {}
+  build_folder(const build_folder&) = delete;
+  build_folder& operator=(const build_folder&) = delete;
+  ~build_folder() {
+    if (path_.empty()) return;
+    if (DIR* d = ::opendir(path_.c_str())) {
+      while (const dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") ::unlink((path_ + "/" + n).c_str());
+      }
+      ::closedir(d);
+    }
+    ::rmdir(path_.c_str());
+  }
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// A fresh folder "<parent>/<prefix>XXXXXX" (mode 0700). @throws toolchain_error.
+inline std::string make_temporary_folder(const std::string& parent, const std::string& prefix) {
+  std::string templ = parent + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr)
+    throw toolchain_error("cannot create a build folder in '" + parent + "': " + std::strerror(errno));
+  return buf.data();
+}
+
+inline std::string join(const std::vector<std::string>& v, const char* sep = " ") {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+/// The chi-square tail this program passes to objects.
+inline double program_chi2_q(double chi2, int dof) { return chi2_q(chi2, dof); }
+
+/// The loaded object: dlclose when the last owner goes.
+struct loaded_object {
+  void* handle = nullptr;
+  mcubes_jit_run_fn run = nullptr;
+  const mcubes_jit_object* info = nullptr;
+  ~loaded_object() {
+    if (handle != nullptr) ::dlclose(handle);
+  }
+};
+
+/// Loads `path` and checks it is the object compiled under `key` for this call shape.
+/// @throws toolchain_error if it cannot be loaded or is another object.
+inline std::shared_ptr<loaded_object> load(const std::string& path, const std::string& key, int dim, int method,
+                                           int backend, int n_params) {
+  auto obj = std::make_shared<loaded_object>();
+  obj->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (obj->handle == nullptr) {
+    const char* why = ::dlerror();
+    throw toolchain_error("cannot load the compiled integrand '" + path + "': " + (why != nullptr ? why : "unknown reason"));
+  }
+  const auto info = reinterpret_cast<mcubes_jit_object_info_fn>(::dlsym(obj->handle, "mcubes_jit_object_info"));
+  obj->run = reinterpret_cast<mcubes_jit_run_fn>(::dlsym(obj->handle, "mcubes_jit_run"));
+  if (info == nullptr || obj->run == nullptr)
+    throw toolchain_error("'" + path + "' is not a compiled mcubes integrand (its entry points are missing)");
+  obj->info = info();
+  const mcubes_jit_object* i = obj->info;
+  if (i == nullptr || i->abi_version != MCUBES_JIT_ABI_VERSION || i->dim != dim || i->method != method ||
+      i->backend != backend || i->n_params != n_params || i->key == nullptr || key != i->key)
+    throw toolchain_error("'" + path + "' is not the object compiled for this integrand (its key or shape differ)");
+  return obj;
+}
+
+/// A compiler failure as the exception it is: the user's text (compile_error), or the toolchain.
+[[noreturn]] inline void throw_compile_failure(const integrand_source& src, const compiler& c, const process_result& r,
+                                               double timeout, const std::string& include_dir) {
+  if (r.cancelled) throw compile_cancelled("the compilation of the integrand was interrupted");
+  if (r.timed_out) {
+    std::ostringstream s;
+    s << "the compiler (" << c.path << ") did not finish within " << timeout
+      << " s and was stopped (the time limit: compile_options::timeout_seconds, --compile-timeout of the command)";
+    throw toolchain_error(s.str());
+  }
+  if (r.signal != 0)
+    throw toolchain_error("the compiler (" + c.path + ") was killed by signal " + std::to_string(r.signal) + ": " +
+                          r.output.substr(0, r.output.find('\n')));
+  std::vector<diagnostic> d = user_diagnostics(r.output, src.name(), src.dim);
+  if (d.empty() && (r.output.find("control reaches end of non-void function") != std::string::npos ||
+                    r.output.find("non-void function does not return a value") != std::string::npos)) {
+    int lines = 1;
+    for (char ch : src.text) lines += ch == '\n';
+    d.push_back(diagnostic{lines, 0, "the body can end without returning a value"});
+  }
+  if (!d.empty()) throw compile_error(src.name(), std::move(d), r.output);
+  const std::string first = first_error_line(r.output);
+  if (first.empty())
+    throw toolchain_error("the compiler (" + c.path + ") failed (exit code " + std::to_string(r.exit_code) +
+                          ") without an error message: " + r.output.substr(0, 400));
+  const bool in_headers = first.find(include_dir + "/mcubes/") != std::string::npos ||
+                          (first.find("fatal error") != std::string::npos && first.find(src.name()) == std::string::npos);
+  if (in_headers) throw toolchain_error("the mcubes headers do not compile with " + c.path + ": " + first);
+  throw compile_error(src.name(), {diagnostic{0, 0, "in the code generated around the text: " + first}}, r.output);
+}
+
+/// State of one run on the program's side of the C interface.
+struct run_context {
+  const iteration_callback* on_iteration = nullptr;
+  std::vector<iteration_record> seen;     ///< records reported so far (the callback's result so far)
+  std::vector<iteration_record> records;  ///< the final result's records
+  vegas_options options;
+  std::string backend;
+  std::exception_ptr failure;             ///< what the callback threw (rethrown after the run)
+};
+
+inline iteration_record from_c(const mcubes_jit_record& c) {
+  iteration_record r;
+  r.index = c.index;
+  r.estimate = c.estimate;
+  r.error = c.error;
+  r.adapted = c.adapted != 0;
+  r.accumulated = c.accumulated != 0;
+  r.underflow = c.underflow != 0;
+  r.weighted_estimate = c.weighted_estimate;
+  r.weighted_error = c.weighted_error;
+  r.chi2_dof = c.chi2_dof;
+  r.q = c.q;
+  r.n_eval = c.n_eval;
+  r.n_nonzero = c.n_nonzero;
+  r.rescaled = c.rescaled != 0;
+  r.top_bin_level = c.top_bin_level;
+  r.seconds = c.seconds;
+  return r;
+}
+
+inline void fill(result& r, const mcubes_jit_summary& s) {
+  r.estimate = s.estimate;
+  r.error = s.error;
+  r.chi2_dof = s.chi2_dof;
+  r.q = s.q;
+  r.dof = s.dof;
+  r.status = static_cast<status>(s.status);
+  r.iterations = s.iterations;
+  r.accumulated = s.accumulated;
+  r.n_eval = s.n_eval;
+  r.seed = s.seed;
+  r.seconds = s.seconds;
+}
+
+extern "C" inline int on_iteration_trampoline(void* context, const mcubes_jit_record* record,
+                                              const mcubes_jit_summary* so_far) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    c.seen.push_back(from_c(*record));
+    result r;
+    fill(r, *so_far);
+    r.backend = c.backend;
+    r.options = c.options;
+    r.records = c.seen;
+    return (*c.on_iteration)(c.seen.back(), r) == run_control::stop ? 1 : 0;
+  } catch (...) {
+    c.failure = std::current_exception();
+    return 1;
+  }
+}
+
+extern "C" inline void on_record_trampoline(void* context, const mcubes_jit_record* record) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    c.records.push_back(from_c(*record));
+  } catch (...) {
+    if (!c.failure) c.failure = std::current_exception();
+  }
+}
+
+/// Throws the exception that the object's error fields describe.
+[[noreturn]] inline void throw_run_failure(const mcubes_jit_call& c, const std::vector<double>& point) {
+  const std::string message = c.error_message;
+  switch (c.error_kind) {
+    case mcubes_jit_invalid_input: throw invalid_input(message);
+    case mcubes_jit_non_finite:
+      throw non_finite_integrand(c.error_iteration, c.error_sample, point, c.error_value);
+    case mcubes_jit_index_out_of_range:
+      throw index_out_of_range(c.error_index, c.dim, c.error_iteration, c.error_sample, point, c.error_value);
+    case mcubes_jit_overflow:
+      throw overflow_error(c.error_iteration, c.error_sample, point, c.error_value, c.error_jacobian);
+    case mcubes_jit_numerical: throw numerical_error(message);
+    case mcubes_jit_out_of_memory: throw std::bad_alloc();
+    case mcubes_jit_bad_call: throw toolchain_error("the compiled integrand refused the call: " + message);
+    default: throw error(message.empty() ? std::string("the compiled integrand failed") : message);
+  }
+}
+
+}  // namespace detail
+
+/// An integrand compiled and loaded (compile()): runs its method any number of times, over any
+/// box of its dimension, with any options and parameters. Copies share the loaded object (it is
+/// unloaded with the last). Thread safety: runs from several threads at once are independent.
+class compiled_integrand {
+ public:
+  const integrand_source& source() const noexcept { return source_; }
+  jit::method method() const noexcept { return method_; }
+  /// cpu or cuda.
+  backend_kind backend() const noexcept { return backend_; }
+  const compile_info& info() const noexcept { return info_; }
+  int dim() const noexcept { return source_.dim; }
+
+  /// m-Cubes (mcubes::vegas) over `region` with `opt` (opt.backend is ignored: the object's backend
+  /// runs; result.options is opt as given, result.backend the backend that ran); `params` are
+  /// p[0..P-1]. @throws invalid_input for a bad region, options or parameter count, or an object of
+  /// another method; otherwise as mcubes::vegas and index_out_of_range (jit.hpp file comment).
+  result vegas(const box& region, const vegas_options& opt = {}, const iteration_callback& on_iteration = {},
+               const std::vector<double>& params = {}) const {
+    MCUBES_EXPECTS(method_ == jit::method::vegas, "this integrand was compiled for ", to_string(method_), ", not vegas");
+    validate(opt, dim());
+    mcubes_jit_options o = execution_of(opt);
+    o.rel_tol = opt.rel_tol;
+    o.abs_tol = opt.abs_tol;
+    o.calls_per_iteration = opt.calls_per_iteration;
+    o.max_iterations = opt.max_iterations;
+    o.adapt_iterations = opt.adapt_iterations;
+    o.skip = opt.skip;
+    o.min_iterations = opt.min_iterations;
+    o.max_chi2_dof = opt.max_chi2_dof;
+    o.n_bins = opt.n_bins;
+    o.alpha = opt.alpha;
+    o.symmetric_map = opt.symmetric_map ? 1 : 0;
+    o.seed = opt.seed;
+    result r = run(region, o, on_iteration ? &on_iteration : nullptr, params);
+    r.options = opt;
+    return r;
+  }
+
+  /// Plain Monte Carlo (mcubes::plain_mc) over `region`. @throws as vegas() and mcubes::plain_mc.
+  result plain_mc(const box& region, const plain_mc_options& opt = {}, const std::vector<double>& params = {}) const {
+    MCUBES_EXPECTS(method_ == jit::method::plain_mc, "this integrand was compiled for ", to_string(method_), ", not plain_mc");
+    validate(opt);
+    mcubes_jit_options o = execution_of(opt);
+    o.samples = opt.samples;
+    o.seed = opt.seed;
+    o.rel_tol = opt.rel_tol;
+    o.abs_tol = opt.abs_tol;
+    return run(region, o, nullptr, params);
+  }
+
+  /// The midpoint rule with n_per_axis points per axis (mcubes::midpoint). @throws as vegas() and
+  /// mcubes::midpoint.
+  result midpoint(const box& region, std::uint64_t n_per_axis, const midpoint_options& opt = {},
+                  const std::vector<double>& params = {}) const {
+    MCUBES_EXPECTS(method_ == jit::method::midpoint, "this integrand was compiled for ", to_string(method_), ", not midpoint");
+    validate(opt);
+    mcubes_jit_options o = execution_of(opt);
+    o.n_per_axis = n_per_axis;
+    o.rel_tol = opt.rel_tol;
+    o.abs_tol = opt.abs_tol;
+    return run(region, o, nullptr, params);
+  }
+
+ private:
+  friend compiled_integrand compile(const integrand_source&, jit::method, backend_kind, const compile_options&, int);
+  compiled_integrand(integrand_source src, jit::method m, backend_kind b, compile_info info,
+                     std::shared_ptr<detail::loaded_object> obj)
+      : source_(std::move(src)), method_(m), backend_(b), info_(std::move(info)), object_(std::move(obj)) {}
+
+  static mcubes_jit_options execution_of(const execution& ex) {
+    mcubes_jit_options o;
+    std::memset(&o, 0, sizeof o);
+    o.threads = ex.threads;
+    o.cuda_threads_per_block = ex.cuda_threads_per_block;
+    o.device = ex.device;
+    return o;
+  }
+
+  result run(const box& region, const mcubes_jit_options& o, const iteration_callback* on_iteration,
+             const std::vector<double>& params) const {
+    validate(region, dim());
+    MCUBES_EXPECTS(params.size() == static_cast<std::size_t>(source_.n_params), "the integrand takes ",
+                   source_.n_params, " parameters p[0..P-1], got ", params.size());
+    detail::run_context ctx;
+    ctx.on_iteration = on_iteration;
+    ctx.backend = backend_ == backend_kind::cuda ? "cuda" : "cpu";
+    std::vector<double> point(static_cast<std::size_t>(dim()), 0.0);
+    auto call = std::make_unique<mcubes_jit_call>();
+    std::memset(call.get(), 0, sizeof(mcubes_jit_call));
+    call->abi_version = MCUBES_JIT_ABI_VERSION;
+    call->size = sizeof(mcubes_jit_call);
+    call->method = static_cast<int32_t>(method_);
+    call->dim = dim();
+    call->lower = region.lower.data();
+    call->upper = region.upper.data();
+    call->params = params.empty() ? nullptr : params.data();
+    call->n_params = source_.n_params;
+    call->options = o;
+    call->context = &ctx;
+    call->on_iteration = on_iteration != nullptr ? &detail::on_iteration_trampoline : nullptr;
+    call->on_record = &detail::on_record_trampoline;
+    call->chi2_q = &detail::program_chi2_q;
+    call->error_point = point.data();
+    const int rc = object_->run(call.get());
+    if (ctx.failure) std::rethrow_exception(ctx.failure);
+    if (rc != mcubes_jit_ok) detail::throw_run_failure(*call, point);
+    result r;
+    detail::fill(r, call->result);
+    r.backend = ctx.backend;
+    r.records = std::move(ctx.records);
+    return r;
+  }
+
+  integrand_source source_;
+  jit::method method_ = jit::method::vegas;
+  backend_kind backend_ = backend_kind::cpu;
+  compile_info info_;
+  std::shared_ptr<detail::loaded_object> object_;
+};
+
+/// Compiles `src` for method `m` on `backend` (cpu; cuda; automatic: cuda when the CUDA driver
+/// reports a device `device` and nvcc is found, else cpu), or takes it from the cache, and loads it
+/// (jit.hpp file comment; cache.hpp; toolchain.hpp). Deterministic: the same text, dimension,
+/// method, backend, toolchain, flags and headers give the same key and the same object.
+/// @throws invalid_input for a bad dimension or parameter count; compile_error for text that does
+/// not compile (the checks of check_source first, then the compiler's errors at the user's line
+/// and column); toolchain_error (no compiler, headers not found, the time limit, a failure outside
+/// the user's text, an object that cannot be loaded; backend cuda without a device);
+/// compile_cancelled; error if the cache folder cannot be used.
+inline compiled_integrand compile(const integrand_source& src, method m, backend_kind backend,
+                                  const compile_options& opt = {}, int device = 0) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_source(src);
+  MCUBES_EXPECTS(opt.timeout_seconds > 0 && std::isfinite(opt.timeout_seconds),
+                 "the compile time limit must be a positive number of seconds, got ", opt.timeout_seconds);
+  compile_info info;
+  const std::string base = opt.use_cache ? cache_base(opt.cache_dir) : std::string();
+  const std::string dir = opt.use_cache ? cache_folder(base) : std::string();
+  const char* tmp_env = std::getenv("TMPDIR");
+  const std::string tmp_root = tmp_env != nullptr && tmp_env[0] == '/' ? tmp_env : "/tmp";
+  detail::build_folder build(detail::make_temporary_folder(opt.use_cache ? dir : tmp_root,
+                                                           opt.use_cache ? "build." : "mcubes-jit."));
+
+  // The backend and its compiler.
+  bool cuda = backend == backend_kind::cuda;
+  cuda_device dev;
+  if (backend != backend_kind::cpu) {
+    dev = query_cuda_device(device);
+    if (backend == backend_kind::automatic) {
+      cuda = dev.count > 0 && (!opt.nvcc.empty() || !detail::env_or_empty("CUDACXX").empty() ||
+                               !find_program("nvcc").empty() || !find_program("/usr/local/cuda/bin/nvcc").empty());
+    } else if (dev.count == 0 && opt.cuda_arch.empty()) {
+      throw toolchain_error("backend cuda requested, but " + dev.why);
+    }
+  }
+  const compiler c = cuda ? find_nvcc(opt.nvcc, opt.timeout_seconds, build.path() + "/version.txt")
+                          : find_cxx(opt.cxx, opt.timeout_seconds, build.path() + "/version.txt");
+  const std::string arch = cuda ? (opt.cuda_arch.empty() ? dev.arch() : opt.cuda_arch) : std::string();
+  const std::string include_dir = find_include_dir(opt.include_dir);
+  std::vector<std::string> system_dirs = opt.system_include_dirs.empty() ? build_system_include_dirs() : opt.system_include_dirs;
+  std::vector<std::string> flags = compile_flags(c, arch);
+  flags.insert(flags.end(), opt.extra_flags.begin(), opt.extra_flags.end());
+  std::vector<std::string> includes = {"-I" + include_dir};
+  for (const std::string& d : system_dirs) {
+    includes.push_back("-isystem");
+    includes.push_back(d);
+  }
+  const int m_c = static_cast<int>(m);
+  const int b_c = cuda ? mcubes_jit_cuda : mcubes_jit_cpu;
+  std::string source = generate_source(src, m_c, b_c);
+
+  // The key: everything that decides the object's bits (cache.hpp).
+  std::ostringstream k;
+  k << "mcubes-jit-key 1\n"
+    << "mcubes " MCUBES_VERSION_STRING "\n"
+    << "abi " << MCUBES_JIT_ABI_VERSION << "\n"
+    << "backend " << (cuda ? "cuda " + arch : std::string("cpu")) << "\n"
+    << "compiler " << c.path << "\n"
+    << "compiler-version " << c.version << "\n"
+    << "flags " << detail::join(flags) << "\n"
+    << "includes " << detail::join(includes) << "\n"
+    << "headers-sha256 " << hash_tree(include_dir + "/mcubes") << "\n"
+    << "source-sha256 " << sha256::of(source) << "\n";
+  const std::string key_text = k.str();
+  const std::string key = sha256::of(key_text);
+  const std::size_t at = source.find(key_placeholder);
+  source.replace(at, std::char_traits<char>::length(key_placeholder), key);
+
+  const std::string ext = cuda ? ".cu" : ".cpp";
+  const std::string unit = build.path() + "/integrand" + ext;
+  const std::string built = build.path() + "/integrand.so";
+  std::vector<std::string> command = {c.path};
+  command.insert(command.end(), flags.begin(), flags.end());
+  command.insert(command.end(), includes.begin(), includes.end());
+  command.insert(command.end(), {"-o", built, unit});
+
+  info.backend = cuda ? "cuda" : "cpu";
+  info.compiler = c.path;
+  info.compiler_version = c.version;
+  info.cuda_arch = arch;
+  info.key = key;
+  info.command = command;
+  std::string object = opt.use_cache ? cache_lookup(dir, key, key_text) : std::string();
+  if (!object.empty()) {
+    info.cache_hit = true;
+  } else {
+    write_file_atomically(unit, source, false);
+    if (opt.on_compile) opt.on_compile(command);
+    const process_result r = run_process(command, build.path() + "/compiler.log", opt.timeout_seconds, opt.cancelled);
+    info.compile_seconds = r.seconds;
+    if (!r.ok()) detail::throw_compile_failure(src, c, r, opt.timeout_seconds, include_dir);
+    object = opt.use_cache ? cache_store(dir, key, key_text, built, source, ext) : built;
+  }
+  info.object = object;
+  auto loaded = detail::load(object, key, src.dim, m_c, b_c, src.n_params);
+  info.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return compiled_integrand(src, m, cuda ? backend_kind::cuda : backend_kind::cpu, std::move(info), std::move(loaded));
+}
+
+/// The one-call entry: compiles `src` (or takes it from the cache) for the backend of opt
+/// (opt.backend: cpu, cuda, automatic; on device opt.device) and runs m-Cubes over `region`, as
+/// mcubes::vegas does for a functor compiled ahead of time. `info`, if given, receives what the
+/// compilation did. @throws as compile() and compiled_integrand::vegas().
+inline result vegas(const integrand_source& src, const box& region, const vegas_options& opt = {},
+                    const iteration_callback& on_iteration = {}, const compile_options& copt = {},
+                    compile_info* info = nullptr, const std::vector<double>& params = {}) {
+  validate(opt, src.dim);
+  validate(region, src.dim);
+  const compiled_integrand f = compile(src, method::vegas, opt.backend, copt, opt.device);
+  if (info != nullptr) *info = f.info();
+  return f.vegas(region, opt, on_iteration, params);
+}
+
+/// Plain Monte Carlo of `src` over `region` (as mcubes::plain_mc). @throws as compile() and
+/// compiled_integrand::plain_mc().
+inline result plain_mc(const integrand_source& src, const box& region, const plain_mc_options& opt = {},
+                       const compile_options& copt = {}, compile_info* info = nullptr,
+                       const std::vector<double>& params = {}) {
+  validate(opt);
+  validate(region, src.dim);
+  const compiled_integrand f = compile(src, method::plain_mc, opt.backend, copt, opt.device);
+  if (info != nullptr) *info = f.info();
+  return f.plain_mc(region, opt, params);
+}
+
+/// The midpoint rule of `src` over `region` with n_per_axis points per axis (as mcubes::midpoint).
+/// @throws as compile() and compiled_integrand::midpoint().
+inline result midpoint(const integrand_source& src, const box& region, std::uint64_t n_per_axis,
+                       const midpoint_options& opt = {}, const compile_options& copt = {}, compile_info* info = nullptr,
+                       const std::vector<double>& params = {}) {
+  validate(opt);
+  validate(region, src.dim);
+  const compiled_integrand f = compile(src, method::midpoint, opt.backend, copt, opt.device);
+  if (info != nullptr) *info = f.info();
+  return f.midpoint(region, n_per_axis, opt, params);
+}
+
+}  // namespace mcubes::jit

@@ -1,0 +1,138 @@
+#pragma once
+/// @file jit/abi.hpp
+/// The binary interface between a program and an integrand compiled at run time (jit.hpp): plain C
+/// structs and two exported C functions, so that the program and the shared object need to agree
+/// on nothing but this file (not on a C++ standard library, its exception types or its std::string
+/// layout). The program fills an mcubes_jit_call, calls the object's mcubes_jit_run, and gets the
+/// result, each iteration (through a C callback) and, on failure, the kind of the error with its
+/// message and sample, which it throws again as the same mcubes exception type (jit.hpp).
+///
+/// An object exports
+///   const mcubes_jit_object* mcubes_jit_object_info(void);  what it is (ABI version, D, method, ...)
+///   int mcubes_jit_run(mcubes_jit_call* call);             one run; returns call->error_kind
+/// and nothing else (it is compiled with hidden visibility). Exceptions never cross the interface:
+/// the object catches everything, and the program's callback must not throw into it.
+///
+/// MCUBES_JIT_ABI_VERSION changes with any change of these structs or functions; an object of
+/// another version is refused before it is called.
+
+#include <stdint.h>
+
+/// Version of this interface (objects of another version are refused).
+#define MCUBES_JIT_ABI_VERSION 1
+
+/// The largest size of the error message an object returns (bytes, with the terminating 0).
+#define MCUBES_JIT_MESSAGE_SIZE 4096
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The method an object runs (one per object: only that one is compiled).
+enum mcubes_jit_method { mcubes_jit_vegas = 0, mcubes_jit_plain_mc = 1, mcubes_jit_midpoint = 2 };
+
+/// The backend an object was compiled for: cpu (C++ compiler) or cuda (nvcc).
+enum mcubes_jit_backend { mcubes_jit_cpu = 0, mcubes_jit_cuda = 1 };
+
+/// What went wrong in a run (mcubes_jit_call::error_kind), one per mcubes exception type.
+enum mcubes_jit_error_kind {
+  mcubes_jit_ok = 0,
+  mcubes_jit_invalid_input = 1,       ///< mcubes::invalid_input
+  mcubes_jit_non_finite = 2,          ///< mcubes::non_finite_integrand (iteration, sample, point, value)
+  mcubes_jit_index_out_of_range = 3,  ///< non_finite_integrand caused by x[i] with i outside [0, D): error_index
+  mcubes_jit_overflow = 4,            ///< mcubes::overflow_error (iteration, sample, point, value, jacobian)
+  mcubes_jit_numerical = 5,           ///< mcubes::numerical_error
+  mcubes_jit_cuda_error = 6,          ///< mcubes::cuda_error
+  mcubes_jit_error = 7,               ///< any other mcubes::error
+  mcubes_jit_out_of_memory = 8,       ///< std::bad_alloc
+  mcubes_jit_other = 9,               ///< any other exception
+  mcubes_jit_bad_call = 10            ///< the call itself does not fit the object (ABI, dimension, parameters)
+};
+
+/// The options of every method (vegas_options, plain_mc_options, midpoint_options; the fields of
+/// the method that does not run are ignored).
+typedef struct mcubes_jit_options {
+  double rel_tol, abs_tol;
+  uint64_t calls_per_iteration;
+  int32_t max_iterations, adapt_iterations, skip, min_iterations;
+  double max_chi2_dof;
+  int32_t n_bins;
+  double alpha;
+  int32_t symmetric_map;
+  uint64_t seed;
+  uint64_t samples;     ///< plain Monte Carlo: N
+  uint64_t n_per_axis;  ///< midpoint rule: points per axis
+  int32_t threads, cuda_threads_per_block, device;
+} mcubes_jit_options;
+
+/// mcubes::iteration_record.
+typedef struct mcubes_jit_record {
+  int32_t index;
+  double estimate, error;
+  int32_t adapted, accumulated, underflow;
+  double weighted_estimate, weighted_error, chi2_dof, q;
+  uint64_t n_eval, n_nonzero;
+  int32_t rescaled, top_bin_level;
+  double seconds;
+} mcubes_jit_record;
+
+/// mcubes::result less its options and records (the program keeps the options and collects the
+/// records through on_record).
+typedef struct mcubes_jit_summary {
+  double estimate, error, chi2_dof, q;
+  int32_t dof, status, iterations, accumulated;  ///< status: mcubes::status as int
+  uint64_t n_eval, seed;
+  double seconds;
+} mcubes_jit_summary;
+
+/// After each iteration (Vegas only), on the calling thread: the iteration's record and the result
+/// so far. Returns 0 to go on, anything else to stop at this iteration boundary. Must not throw.
+typedef int (*mcubes_jit_iteration_fn)(void* context, const mcubes_jit_record* record, const mcubes_jit_summary* so_far);
+/// Called once per record of the final result, in order, before mcubes_jit_run returns.
+typedef void (*mcubes_jit_record_fn)(void* context, const mcubes_jit_record* record);
+/// The chi-square upper tail Q(chi2, dof) of the program (core/running_average.hpp's chi2_q).
+typedef double (*mcubes_jit_chi2_q_fn)(double chi2, int dof);
+
+/// One run: inputs, then outputs.
+typedef struct mcubes_jit_call {
+  uint32_t abi_version;    ///< MCUBES_JIT_ABI_VERSION
+  uint32_t size;           ///< sizeof(mcubes_jit_call)
+  int32_t method;          ///< mcubes_jit_method; must be the object's
+  int32_t dim;             ///< D; must be the object's
+  const double* lower;     ///< D lower bounds
+  const double* upper;     ///< D upper bounds
+  const double* params;    ///< the parameters p[0..n_params-1] (null when n_params is 0)
+  int32_t n_params;        ///< must be the object's
+  mcubes_jit_options options;
+  void* context;                       ///< passed to the callbacks
+  mcubes_jit_iteration_fn on_iteration;  ///< may be null
+  mcubes_jit_record_fn on_record;      ///< may be null
+  mcubes_jit_chi2_q_fn chi2_q;         ///< required: the object has no chi-square tail of its own
+  // outputs
+  mcubes_jit_summary result;           ///< valid when error_kind is mcubes_jit_ok
+  int32_t error_kind;                  ///< mcubes_jit_error_kind
+  int32_t error_iteration;             ///< non-finite / overflow: the iteration
+  uint64_t error_sample;               ///< non-finite / overflow: the sample index
+  double error_value;                  ///< non-finite / overflow: f(x)
+  double error_jacobian;               ///< overflow: J(x)
+  int32_t error_index;                 ///< index out of range: the i of x[i]
+  double* error_point;                 ///< D doubles provided by the program: the sample's point
+  char error_message[MCUBES_JIT_MESSAGE_SIZE];  ///< what(), truncated
+} mcubes_jit_call;
+
+/// What an object is (mcubes_jit_object_info).
+typedef struct mcubes_jit_object {
+  uint32_t abi_version;  ///< MCUBES_JIT_ABI_VERSION of the headers it was compiled with
+  int32_t dim;           ///< D
+  int32_t method;        ///< mcubes_jit_method
+  int32_t backend;       ///< mcubes_jit_backend
+  int32_t n_params;      ///< P
+  const char* key;       ///< the cache key (hex SHA-256) it was compiled under
+} mcubes_jit_object;
+
+typedef const mcubes_jit_object* (*mcubes_jit_object_info_fn)(void);
+typedef int (*mcubes_jit_run_fn)(mcubes_jit_call* call);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

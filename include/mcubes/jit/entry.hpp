@@ -1,0 +1,327 @@
+#pragma once
+/// @file jit/entry.hpp
+/// The object side of an integrand compiled at run time (jit.hpp): what the generated translation
+/// unit (jit/source.hpp) includes to turn the user's functor into a shared object with the C
+/// interface of jit/abi.hpp. Three parts:
+///  - checked_point<D>, the `x` of the user's text: x[i] reads coordinate i of the point; a constant
+///    i outside 0..D-1 is a compile error (GCC, with optimisation: the call of an undefined function
+///    carrying an error attribute survives only for such an index), any other i outside that range
+///    makes x[i] NaN, and the run that meets it fails with jit::index_out_of_range naming i and the
+///    point (the failing sample re-evaluated on the host);
+///  - run_entry<F, D, Method, Backend, P>(call): checks the call against the object, runs the one
+///    method the object was compiled for (mcubes::vegas_with, plain_mc_with or midpoint_with, the
+///    one-call forms that mcubes::vegas, plain_mc and midpoint run) on the object's backend (a
+///    cpu_backend, or a cuda_backend in an object compiled by nvcc), reports each iteration and
+///    catches every exception into the call's error fields;
+///  - the chi-square tail chi2_q of the program, forwarded through the call (the object does not
+///    compile Boost.Math: MCUBES_CHI2_Q_EXTERNAL, core/running_average.hpp).
+/// Determinism: a run is the same computation as the ahead-of-time one-call method with the same
+/// options; compiled with the same flags, it gives the same bits (tests/jit/test_jit.cpp checks it).
+
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../algorithm/midpoint.hpp"
+#include "../algorithm/plain_mc.hpp"
+#include "../algorithm/vegas.hpp"
+#include "../backend/cpu.hpp"
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../integrand.hpp"
+#include "../point.hpp"
+#include "../region.hpp"
+#include "../result.hpp"
+#include "abi.hpp"
+#if defined(__CUDACC__)
+#include "../backend/cuda.cuh"
+#endif
+
+/// Marks the two exported functions of an object (everything else is hidden: -fvisibility=hidden).
+#if defined(__GNUC__) || defined(__clang__)
+#define MCUBES_JIT_EXPORT __attribute__((visibility("default")))
+#else
+#define MCUBES_JIT_EXPORT
+#endif
+
+namespace mcubes::jit {
+
+namespace detail {
+
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__OPTIMIZE__)
+/// Never defined, never called in a valid program: GCC reports a call that survives optimisation
+/// as a compile error with this text (jit/source.hpp maps it back to the user's x[...]).
+[[gnu::error("mcubes-jit: constant index out of range")]] void constant_index_out_of_range();
+#define MCUBES_JIT_CONSTANT_INDEX_CHECK 1
+#else
+#define MCUBES_JIT_CONSTANT_INDEX_CHECK 0
+#endif
+
+/// The first index i outside [0, D) that x[i] met on the host since the last reset, or INT_MIN.
+inline std::atomic<int>& bad_index() {
+  static std::atomic<int> index{INT_MIN};
+  return index;
+}
+
+}  // namespace detail
+
+/// The point as the user's text sees it (`x`): x[i] is coordinate i (0-based) of the point in the
+/// region, by value. Out-of-range indices: see the file comment. Costs nothing for an index the
+/// compiler can bound (a constant, a loop up to D).
+template <int D>
+class checked_point {
+ public:
+  MCUBES_HOST_DEVICE explicit checked_point(const point<D>& x) : x_(x) {}
+  /// x[i] for an integer i (a floating-point index is a compile error, not a silent truncation).
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  MCUBES_HOST_DEVICE double operator[](I i) const {
+    const long long k = static_cast<long long>(i);  // an unsigned i beyond LLONG_MAX: negative, out of range
+#if MCUBES_JIT_CONSTANT_INDEX_CHECK
+    if (__builtin_constant_p(k) && (k < 0 || k >= D)) detail::constant_index_out_of_range();
+#endif
+    if (k >= 0 && k < D) return x_[static_cast<int>(k)];
+    return out_of_range(k < INT_MIN ? INT_MIN + 1 : k > INT_MAX ? INT_MAX : static_cast<int>(k));
+  }
+  /// D.
+  MCUBES_HOST_DEVICE static constexpr int size() { return D; }
+  /// The point itself (for a function that takes a const mcubes::point<D>&).
+  MCUBES_HOST_DEVICE const point<D>& get() const { return x_; }
+
+ private:
+  MCUBES_HOST_DEVICE static double out_of_range(int i) {
+#if !defined(__CUDA_ARCH__)
+    int none = INT_MIN;
+    detail::bad_index().compare_exchange_strong(none, i, std::memory_order_relaxed);
+#else
+    (void)i;
+#endif
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  const point<D>& x_;
+};
+
+namespace detail {
+
+/// The program's chi-square tail, set from each call (the object's chi2_q forwards to it).
+inline std::atomic<mcubes_jit_chi2_q_fn>& host_chi2_q() {
+  static std::atomic<mcubes_jit_chi2_q_fn> fn{nullptr};
+  return fn;
+}
+
+inline mcubes_jit_record to_c(const iteration_record& r) {
+  mcubes_jit_record c;
+  std::memset(&c, 0, sizeof c);
+  c.index = r.index;
+  c.estimate = r.estimate;
+  c.error = r.error;
+  c.adapted = r.adapted;
+  c.accumulated = r.accumulated;
+  c.underflow = r.underflow;
+  c.weighted_estimate = r.weighted_estimate;
+  c.weighted_error = r.weighted_error;
+  c.chi2_dof = r.chi2_dof;
+  c.q = r.q;
+  c.n_eval = r.n_eval;
+  c.n_nonzero = r.n_nonzero;
+  c.rescaled = r.rescaled;
+  c.top_bin_level = r.top_bin_level;
+  c.seconds = r.seconds;
+  return c;
+}
+
+inline mcubes_jit_summary to_c(const result& r) {
+  mcubes_jit_summary c;
+  std::memset(&c, 0, sizeof c);
+  c.estimate = r.estimate;
+  c.error = r.error;
+  c.chi2_dof = r.chi2_dof;
+  c.q = r.q;
+  c.dof = r.dof;
+  c.status = static_cast<int32_t>(r.status);
+  c.iterations = r.iterations;
+  c.accumulated = r.accumulated;
+  c.n_eval = r.n_eval;
+  c.seed = r.seed;
+  c.seconds = r.seconds;
+  return c;
+}
+
+/// Copies `what` into the call's message (truncated to MCUBES_JIT_MESSAGE_SIZE - 1 bytes).
+inline int fail(mcubes_jit_call* call, int kind, const char* what) {
+  call->error_kind = kind;
+  std::strncpy(call->error_message, what, MCUBES_JIT_MESSAGE_SIZE - 1);
+  call->error_message[MCUBES_JIT_MESSAGE_SIZE - 1] = '\0';
+  return kind;
+}
+
+/// Fills the sample fields of the call from a failure that carries one.
+template <class E>
+void set_sample(mcubes_jit_call* call, const E& e) {
+  call->error_iteration = e.iteration();
+  call->error_sample = e.sample_index();
+  call->error_value = e.value();
+  const std::vector<double>& p = e.point();
+  for (std::size_t i = 0; i < p.size() && i < static_cast<std::size_t>(call->dim); ++i) call->error_point[i] = p[i];
+}
+
+/// The index out of range that f meets at `x` (re-evaluated on the host), or INT_MIN.
+template <int D, class F>
+int index_met_at(const F& f, const std::vector<double>& x) {
+  if (x.size() != static_cast<std::size_t>(D)) return INT_MIN;
+  point<D> p;
+  for (int i = 0; i < D; ++i) p[i] = x[static_cast<std::size_t>(i)];
+  bad_index().store(INT_MIN, std::memory_order_relaxed);
+  (void)f(p);
+  return bad_index().load(std::memory_order_relaxed);
+}
+
+/// The run itself: the method Method of the object on its backend.
+template <int D, int Method, int Backend, class F>
+result run_method(const F& f, const mcubes_jit_call& call) {
+  std::array<double, D> lo{}, hi{};
+  for (int i = 0; i < D; ++i) lo[i] = call.lower[i], hi[i] = call.upper[i];
+  const region<D> reg(lo, hi);
+  const mcubes_jit_options& o = call.options;
+  const backend_kind kind = Backend == mcubes_jit_cuda ? backend_kind::cuda : backend_kind::cpu;
+  auto set_execution = [&](execution& ex) {
+    ex.backend = kind;
+    ex.threads = o.threads;
+    ex.cuda_threads_per_block = o.cuda_threads_per_block;
+    ex.device = o.device;
+  };
+#if defined(__CUDACC__)
+  static_assert(Backend == mcubes_jit_cuda, "an object compiled by nvcc runs on the CUDA backend");
+  auto make_backend = [&] {
+    cuda_launch_policy policy;
+    policy.threads_per_block = o.cuda_threads_per_block;
+    return cuda_backend(policy, o.device);
+  };
+#else
+  static_assert(Backend == mcubes_jit_cpu, "an object compiled by a C++ compiler runs on the CPU backend");
+  auto make_backend = [&] { return cpu_backend(o.threads); };
+#endif
+  if constexpr (Method == mcubes_jit_vegas) {
+    vegas_options v;
+    set_execution(v);
+    v.rel_tol = o.rel_tol;
+    v.abs_tol = o.abs_tol;
+    v.calls_per_iteration = o.calls_per_iteration;
+    v.max_iterations = o.max_iterations;
+    v.adapt_iterations = o.adapt_iterations;
+    v.skip = o.skip;
+    v.min_iterations = o.min_iterations;
+    v.max_chi2_dof = o.max_chi2_dof;
+    v.n_bins = o.n_bins;
+    v.alpha = o.alpha;
+    v.symmetric_map = o.symmetric_map != 0;
+    v.seed = o.seed;
+    validate(v, D);
+    iteration_callback on_iteration;
+    if (call.on_iteration != nullptr)
+      on_iteration = [&call](const iteration_record& rec, const result& so_far) {
+        const mcubes_jit_record r = to_c(rec);
+        const mcubes_jit_summary s = to_c(so_far);
+        return call.on_iteration(call.context, &r, &s) == 0 ? run_control::proceed : run_control::stop;
+      };
+    return vegas_with<D>(f, reg, v, make_backend(), on_iteration);
+  } else if constexpr (Method == mcubes_jit_plain_mc) {
+    plain_mc_options m;
+    set_execution(m);
+    m.samples = o.samples;
+    m.seed = o.seed;
+    m.rel_tol = o.rel_tol;
+    m.abs_tol = o.abs_tol;
+    validate(m);
+    auto backend = make_backend();
+    return plain_mc_with<D>(f, reg, m, backend);
+  } else {
+    static_assert(Method == mcubes_jit_midpoint, "unknown method");
+    midpoint_options m;
+    set_execution(m);
+    m.rel_tol = o.rel_tol;
+    m.abs_tol = o.abs_tol;
+    validate(m);
+    auto backend = make_backend();
+    return midpoint_with<D>(f, reg, o.n_per_axis, m, backend);
+  }
+}
+
+/// mcubes_jit_run of an object: functor F (default-constructible; with P > 0 a member `double
+/// p[P]`), dimension D, method, backend and parameter count as compiled. Never throws.
+template <class F, int D, int Method, int Backend, int P>
+int run_entry(mcubes_jit_call* call) noexcept {
+  if (call == nullptr || call->abi_version != MCUBES_JIT_ABI_VERSION || call->size != sizeof(mcubes_jit_call))
+    return mcubes_jit_bad_call;  // the layout is not ours: nothing may be written
+  call->error_kind = mcubes_jit_ok;
+  call->error_message[0] = '\0';
+  if (call->method != Method || call->dim != D || call->n_params != P || call->lower == nullptr ||
+      call->upper == nullptr || call->chi2_q == nullptr || call->error_point == nullptr ||
+      (P > 0 && call->params == nullptr))
+    return fail(call, mcubes_jit_bad_call, "the call does not fit the compiled integrand (method, dimension, parameters)");
+  host_chi2_q().store(call->chi2_q);
+  F f{};
+  if constexpr (P > 0)
+    for (int k = 0; k < P; ++k) f.p[k] = call->params[k];
+  try {
+    static_assert(check_integrand<D, F>(), "the generated integrand breaks the integrand contract");
+    const result r = run_method<D, Method, Backend>(f, *call);
+    call->result = to_c(r);
+    if (call->on_record != nullptr)
+      for (const iteration_record& rec : r.records) {
+        const mcubes_jit_record c = to_c(rec);
+        call->on_record(call->context, &c);
+      }
+    return mcubes_jit_ok;
+  } catch (const overflow_error& e) {
+    set_sample(call, e);
+    call->error_jacobian = e.jacobian();
+    return fail(call, mcubes_jit_overflow, e.what());
+  } catch (const non_finite_integrand& e) {
+    set_sample(call, e);
+    int index = INT_MIN;
+    try {
+      index = index_met_at<D>(f, e.point());
+    } catch (...) {
+    }
+    if (index != INT_MIN) {
+      call->error_index = index;
+      return fail(call, mcubes_jit_index_out_of_range, e.what());
+    }
+    return fail(call, mcubes_jit_non_finite, e.what());
+  } catch (const numerical_error& e) {
+    return fail(call, mcubes_jit_numerical, e.what());
+  } catch (const invalid_input& e) {
+    return fail(call, mcubes_jit_invalid_input, e.what());
+#if defined(__CUDACC__)
+  } catch (const cuda_error& e) {
+    return fail(call, mcubes_jit_cuda_error, e.what());
+#endif
+  } catch (const error& e) {
+    return fail(call, mcubes_jit_error, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(call, mcubes_jit_out_of_memory, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(call, mcubes_jit_other, e.what());
+  } catch (...) {
+    return fail(call, mcubes_jit_other, "unknown exception in the compiled integrand");
+  }
+}
+
+}  // namespace detail
+}  // namespace mcubes::jit
+
+#if defined(MCUBES_CHI2_Q_EXTERNAL) && !defined(__CUDA_ARCH__)
+/// The object's chi2_q (declared by core/running_average.hpp under MCUBES_CHI2_Q_EXTERNAL): the
+/// program's, through the call.
+#define MCUBES_JIT_DEFINE_CHI2_Q \
+  double mcubes::chi2_q(double chi2, int dof) { return ::mcubes::jit::detail::host_chi2_q().load()(chi2, dof); }
+#else
+#define MCUBES_JIT_DEFINE_CHI2_Q
+#endif

@@ -1,0 +1,469 @@
+/// @file tests/jit/test_jit.cpp
+/// Integrands compiled at run time (include/mcubes/jit.hpp), with the system C++ compiler and, where
+/// nvcc is installed, nvcc (a device runs it where one is present; without one the object is
+/// compiled and loaded, and its run fails cleanly). Expressions and bodies with known integrals
+/// within max_pull standard deviations; the same bits as the functor compiled ahead of time; every
+/// error case; the cache (hit, checks, folders). Each test program uses a fresh cache folder.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mcubes/jit.hpp>
+#include <mcubes/mcubes.hpp>
+
+namespace {
+
+namespace jit = mcubes::jit;
+
+/// A result within this many of its reported standard deviations of the exact value passes.
+constexpr double max_pull = 4;
+
+std::string fresh_folder(const std::string& name) {
+  std::string templ = ::testing::TempDir() + name + ".XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
+  return buf.data();
+}
+
+/// The cache folder of this test program: fresh for each run, shared by its tests.
+const std::string& test_cache() {
+  static const std::string dir = fresh_folder("jit_test_cache") + "/mcubes";
+  return dir;
+}
+
+jit::compile_options copts() {
+  jit::compile_options o;
+  o.cache_dir = test_cache();
+  return o;
+}
+
+mcubes::vegas_options small_vegas(std::uint64_t seed = 5) {
+  mcubes::vegas_options o;
+  o.calls_per_iteration = 100000;
+  o.threads = 2;
+  o.seed = seed;
+  o.backend = mcubes::backend_kind::cpu;
+  return o;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// ---------------------------------------------------------------------------------------------
+// Known integrals.
+
+struct known_case {
+  const char* name;
+  jit::integrand_source src;
+  jit::box region;
+  double exact;
+};
+
+double f4_exact(int d) { return std::pow(std::sqrt(M_PI) / 25 * std::erf(12.5), d); }
+
+double sin_sum_exact(int d) {  // int over [0,1]^d of sin(x_1 + ... + x_d) = Im z^d, z = int_0^1 e^{ix} dx
+  const std::complex<double> z(std::sin(1.0), 1.0 - std::cos(1.0));
+  return std::pow(z, d).imag();
+}
+
+std::vector<known_case> known_cases() {
+  return {
+      {"gaussian_expression_2d", jit::expression("exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))", 2),
+       jit::box::unit(2), f4_exact(2)},
+      {"product_3d", jit::expression("x[0] * x[1] * x[2]", 3), jit::box::unit(3), 0.125},
+      {"cmath_overloads", jit::expression("abs(x[0] - 0.5) + pow(x[1], 2)", 2), jit::box::unit(2), 0.25 + 1.0 / 3},
+      {"sin_sum_body_6d", jit::body("double s = 0; for (int i = 0; i < D; ++i) s += x[i]; return sin(s);", 6),
+       jit::box::unit(6), sin_sum_exact(6)},
+      {"quarter_disc_body", jit::body("const double r2 = x[0] * x[0] + x[1] * x[1];\nif (r2 < 1) return 1.0;\nreturn 0.0;", 2),
+       jit::box::unit(2), M_PI / 4},
+      {"box_per_axis", jit::expression("x[0] + x[1]", 2), jit::box{{0, 0}, {1, 2}}, 3.0},
+      {"uses_D_on_a_cube", jit::expression("D * x[0] * x[0]", 2), jit::box::cube(2, 1, 3), 104.0 / 3},
+      {"integer_constant", jit::expression("1", 2), jit::box::cube(2, 0, 2), 4.0},  // an int: converted to double
+  };
+}
+
+void PrintTo(const known_case& c, std::ostream* os) { *os << c.name << ": " << c.src.text; }
+
+class KnownIntegral : public ::testing::TestWithParam<known_case> {};
+
+TEST_P(KnownIntegral, WithinMaxPullOfTheExactValue) {
+  const known_case& c = GetParam();
+  jit::compile_info info;
+  const mcubes::result r = jit::vegas(c.src, c.region, small_vegas(), {}, copts(), &info);
+  EXPECT_EQ(info.backend, "cpu");
+  EXPECT_EQ(r.backend, "cpu");
+  EXPECT_EQ(r.status, mcubes::status::converged) << mcubes::to_string(r.status);
+  EXPECT_EQ(r.records.size(), static_cast<std::size_t>(r.iterations));
+  EXPECT_LE(std::fabs(r.estimate - c.exact), max_pull * r.error)
+      << c.name << ": " << r.estimate << " +- " << r.error << ", exact " << c.exact;
+}
+
+INSTANTIATE_TEST_SUITE_P(Jit, KnownIntegral, ::testing::ValuesIn(known_cases()),
+                         [](const ::testing::TestParamInfo<known_case>& i) { return std::string(i.param.name); });
+
+TEST(Jit, ParametersAreSetAtEachRunWithoutRecompiling) {
+  const jit::compiled_integrand f =
+      jit::compile(jit::expression("p[0] * x[0] + p[1]", 1, 2), jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  const mcubes::result a = f.vegas(jit::box::unit(1), small_vegas(), {}, {3.0, 1.0});
+  const mcubes::result b = f.vegas(jit::box::unit(1), small_vegas(), {}, {1.0, 0.0});
+  EXPECT_LE(std::fabs(a.estimate - 2.5), max_pull * a.error);
+  EXPECT_LE(std::fabs(b.estimate - 0.5), max_pull * b.error);
+  EXPECT_THROW(f.vegas(jit::box::unit(1), small_vegas(), {}, {1.0}), mcubes::invalid_input);
+  EXPECT_THROW(f.plain_mc(jit::box::unit(1), {}, {1.0, 0.0}), mcubes::invalid_input);  // compiled for vegas
+}
+
+TEST(Jit, PlainMonteCarloAndTheMidpointRule) {
+  const jit::integrand_source src = jit::expression("x[0] * x[1]", 2);
+  mcubes::plain_mc_options pm;
+  pm.samples = 1000000;
+  pm.threads = 2;
+  const mcubes::result p = jit::plain_mc(src, jit::box::unit(2), pm, copts());
+  EXPECT_LE(std::fabs(p.estimate - 0.25), max_pull * p.error) << p.estimate << " +- " << p.error;
+  const mcubes::result m = jit::midpoint(src, jit::box::unit(2), 300, {}, copts());
+  EXPECT_NEAR(m.estimate, 0.25, 1e-12);  // the rule is exact for a bilinear integrand
+  // ... and bitwise what the same functor compiled ahead of time gives
+  struct xy {
+    double operator()(const mcubes::point<2>& x) const { return x[0] * x[1]; }
+  };
+  const mcubes::result pa = mcubes::plain_mc(xy{}, mcubes::region<2>::unit(), pm);
+  EXPECT_TRUE(same_bits(p.estimate, pa.estimate) && same_bits(p.error, pa.error)) << p.estimate << " " << pa.estimate;
+  const mcubes::result ma = mcubes::midpoint(xy{}, mcubes::region<2>::unit(), 300);
+  EXPECT_TRUE(same_bits(m.estimate, ma.estimate) && same_bits(m.error, ma.error));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Determinism: the same bits as the functor compiled ahead of time (same text, same seed).
+
+#define MCUBES_TEST_STR2(...) #__VA_ARGS__
+#define MCUBES_TEST_STR(...) MCUBES_TEST_STR2(__VA_ARGS__)
+#define F4_EXPR                                                                                                  \
+  exp(-625 * ((x[0] - 0.5) * (x[0] - 0.5) + (x[1] - 0.5) * (x[1] - 0.5) + (x[2] - 0.5) * (x[2] - 0.5) +        \
+              (x[3] - 0.5) * (x[3] - 0.5) + (x[4] - 0.5) * (x[4] - 0.5) + (x[5] - 0.5) * (x[5] - 0.5) +        \
+              (x[6] - 0.5) * (x[6] - 0.5) + (x[7] - 0.5) * (x[7] - 0.5)))
+#define F4_BODY                        \
+  double s = 0;                        \
+  for (int i = 0; i < D; ++i) {        \
+    const double u = x[i] - 0.5;       \
+    s += u * u;                        \
+  }                                    \
+  return exp(-625.0 * s);
+
+struct f4_expression_aot {
+  double operator()(const mcubes::point<8>& x) const {
+    using std::exp;
+    return F4_EXPR;
+  }
+};
+struct f4_body_aot {
+  double operator()(const mcubes::point<8>& x) const {
+    using std::exp;
+    constexpr int D = 8;
+    F4_BODY
+  }
+};
+
+void expect_same_bits(const mcubes::result& a, const mcubes::result& b) {
+  EXPECT_TRUE(same_bits(a.estimate, b.estimate)) << a.estimate << " vs " << b.estimate;
+  EXPECT_TRUE(same_bits(a.error, b.error)) << a.error << " vs " << b.error;
+  EXPECT_TRUE(same_bits(a.chi2_dof, b.chi2_dof));
+  EXPECT_TRUE(same_bits(a.q, b.q));
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.n_eval, b.n_eval);
+  ASSERT_EQ(a.records.size(), b.records.size());
+  for (std::size_t k = 0; k < a.records.size(); ++k) {
+    const mcubes::iteration_record &r = a.records[k], &s = b.records[k];
+    EXPECT_TRUE(same_bits(r.estimate, s.estimate) && same_bits(r.error, s.error) &&
+                same_bits(r.weighted_estimate, s.weighted_estimate) && same_bits(r.weighted_error, s.weighted_error) &&
+                same_bits(r.chi2_dof, s.chi2_dof) && same_bits(r.q, s.q) && r.n_eval == s.n_eval &&
+                r.n_nonzero == s.n_nonzero && r.adapted == s.adapted && r.accumulated == s.accumulated)
+        << "iteration " << k;
+  }
+}
+
+TEST(JitDeterminism, F4ExpressionGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
+  mcubes::vegas_options o = small_vegas(11);
+  o.calls_per_iteration = 200000;
+  o.max_iterations = 12;
+  const mcubes::result aot = mcubes::vegas(f4_expression_aot{}, mcubes::region<8>::unit(), o);
+  const mcubes::result j = jit::vegas(jit::expression(MCUBES_TEST_STR(F4_EXPR), 8), jit::box::unit(8), o, {}, copts());
+  expect_same_bits(j, aot);
+  o.threads = 1;  // and for any number of threads (a cache hit)
+  expect_same_bits(jit::vegas(jit::expression(MCUBES_TEST_STR(F4_EXPR), 8), jit::box::unit(8), o, {}, copts()), aot);
+}
+
+TEST(JitDeterminism, F4BodyGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
+  mcubes::vegas_options o = small_vegas(12);
+  o.calls_per_iteration = 200000;
+  o.max_iterations = 12;
+  const mcubes::result aot = mcubes::vegas(f4_body_aot{}, mcubes::region<8>::unit(), o);
+  const mcubes::result j = jit::vegas(jit::body(MCUBES_TEST_STR(F4_BODY), 8), jit::box::unit(8), o, {}, copts());
+  expect_same_bits(j, aot);
+}
+
+TEST(JitDeterminism, TheIterationCallbackSeesEveryIterationAndMayStop) {
+  const jit::integrand_source src = jit::expression("x[0] * x[1] * x[2]", 3);
+  int calls = 0;
+  const mcubes::result r = jit::vegas(src, jit::box::unit(3), small_vegas(), [&](const mcubes::iteration_record& rec,
+                                                                                 const mcubes::result& so_far) {
+    EXPECT_EQ(rec.index, calls);
+    EXPECT_EQ(so_far.records.size(), static_cast<std::size_t>(calls + 1));
+    return ++calls == 3 ? mcubes::run_control::stop : mcubes::run_control::proceed;
+  }, copts());
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(r.status, mcubes::status::interrupted);
+  EXPECT_EQ(r.records.size(), 3u);
+  // An exception thrown by the callback comes out of the run as it was thrown.
+  struct stop_here {};
+  EXPECT_THROW(jit::vegas(src, jit::box::unit(3), small_vegas(),
+                          [](const mcubes::iteration_record&, const mcubes::result&) -> mcubes::run_control {
+                            throw stop_here{};
+                          },
+                          copts()),
+               stop_here);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/// The compile_error of compiling `src` (the test fails if there is none).
+jit::compile_error compile_failure(const jit::integrand_source& src) {
+  try {
+    jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  } catch (const jit::compile_error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "'" << src.text << "' compiled";
+  return jit::compile_error("none", {});
+}
+
+TEST(JitErrors, SyntaxAndTypeErrorsAreReportedAgainstTheUserText) {
+  {
+    jit::integrand_source s = jit::expression("exp(-foo * x[0])", 1);
+    s.label = "--expr";
+    const jit::compile_error e = compile_failure(s);
+    ASSERT_FALSE(e.diagnostics().empty());
+    EXPECT_EQ(e.diagnostics()[0].line, 1);
+    EXPECT_EQ(e.diagnostics()[0].column, 6);
+    EXPECT_EQ(std::string(e.what()), "--expr:1:6: error: 'foo' was not declared in this scope");
+    EXPECT_FALSE(e.compiler_output().empty());
+    EXPECT_TRUE(dynamic_cast<const mcubes::invalid_input*>(&e) != nullptr);  // bad input: exit 2 in the command
+  }
+  {
+    const jit::compile_error e = compile_failure(jit::body("double s = x[0];\nreturn s + bar;", 1));
+    ASSERT_FALSE(e.diagnostics().empty());
+    EXPECT_EQ(e.diagnostics()[0].line, 2);
+    EXPECT_EQ(e.diagnostics()[0].column, 12);
+    EXPECT_NE(std::string(e.what()).find("'bar' was not declared"), std::string::npos) << e.what();
+  }
+  {
+    const jit::compile_error e = compile_failure(jit::expression("x", 2));  // the point itself is not a number
+    EXPECT_NE(std::string(e.what()).find("cannot convert"), std::string::npos) << e.what();
+    EXPECT_EQ(e.diagnostics().at(0).line, 1);
+  }
+  {
+    const jit::compile_error e = compile_failure(jit::expression("x[0.5]", 2));  // no silent truncation
+    EXPECT_EQ(e.diagnostics().at(0).line, 1);
+  }
+  {
+    const jit::compile_error e = compile_failure(jit::body("if (x[0] < 0.5) return 1.0;", 1));
+    EXPECT_NE(std::string(e.what()).find("the body can end without returning a value"), std::string::npos) << e.what();
+  }
+  {
+    const jit::compile_error e = compile_failure(jit::body("double g(double);\nreturn g(x[0]);", 1));
+    EXPECT_NE(std::string(e.what()).find("undefined reference to"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JitErrors, ConstantIndexOutOfRangeIsACompileError) {
+  {
+    const jit::compile_error e = compile_failure(jit::expression("x[0] + x[D]", 3));  // not a literal: the compiler
+    ASSERT_FALSE(e.diagnostics().empty());
+    EXPECT_EQ(e.diagnostics()[0].line, 1);
+    EXPECT_GE(e.diagnostics()[0].column, 8);
+    EXPECT_NE(std::string(e.what()).find("constant index i outside 0 .. D-1 (D = 3)"), std::string::npos) << e.what();
+  }
+  {
+    const jit::compile_error e = compile_failure(jit::expression("x[3]", 3));  // a literal: before compiling
+    EXPECT_TRUE(e.compiler_output().empty());
+    EXPECT_NE(std::string(e.what()).find("x[3] is out of range"), std::string::npos);
+  }
+}
+
+TEST(JitErrors, IndexOutOfRangeAtRunTimeNamesTheIndexAndThePoint) {
+  try {
+    jit::vegas(jit::expression("x[(int)(x[0] * 3)]", 2), jit::box::unit(2), small_vegas(), {}, copts());
+    FAIL() << "no exception";
+  } catch (const jit::index_out_of_range& e) {
+    EXPECT_EQ(e.index(), 2);
+    ASSERT_EQ(e.point().size(), 2u);
+    EXPECT_GE(e.point()[0], 2.0 / 3);  // x[0] * 3 >= 2 there
+    EXPECT_TRUE(std::isnan(e.value()));
+    EXPECT_NE(std::string(e.what()).find("x[2] read outside x[0] .. x[1] (D = 2)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(mcubes::point_text(e.point())), std::string::npos) << e.what();
+  }
+}
+
+TEST(JitErrors, NonFiniteValuesAreTheLibrarysException) {
+  try {
+    jit::vegas(jit::expression("log(x[0] - 0.5)", 1), jit::box::unit(1), small_vegas(), {}, copts());
+    FAIL() << "no exception";
+  } catch (const jit::index_out_of_range& e) {
+    FAIL() << "not an index error: " << e.what();
+  } catch (const mcubes::non_finite_integrand& e) {
+    ASSERT_EQ(e.point().size(), 1u);
+    EXPECT_LE(e.point()[0], 0.5);
+    EXPECT_FALSE(std::isfinite(e.value()));
+    EXPECT_NE(std::string(e.what()).find(mcubes::point_text(e.point())), std::string::npos) << e.what();
+  }
+  try {  // an overflow of f J: overflow_error with its sample
+    jit::vegas(jit::expression("1e300", 1), jit::box::cube(1, 0, 1e10), small_vegas(), {}, copts());
+    FAIL() << "no exception";
+  } catch (const mcubes::overflow_error& e) {
+    EXPECT_EQ(e.point().size(), 1u);
+    EXPECT_EQ(e.value(), 1e300);
+  } catch (const mcubes::numerical_error&) {  // or the estimate's own overflow, whichever is met first
+  }
+  EXPECT_THROW(jit::vegas(jit::expression("x[0]", 1), jit::box{{1}, {0}}, small_vegas(), {}, copts()),
+               mcubes::invalid_input);
+}
+
+/// A stand-in for a compiler that hangs: answers --version, then sleeps with a child of its own.
+std::string hanging_compiler(const std::string& dir) {
+  const std::string path = dir + "/hanging-c++";
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "if [ \"$1\" = --version ]; then echo 'g++ (hanging) 1.0'; exit 0; fi\n"
+                         "sleep 30 &\n"
+                         "echo $! > '"
+                      << dir << "/child.pid'\nwait\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(JitErrors, AHangingCompilerIsStoppedByTheTimeLimit) {
+  const std::string dir = fresh_folder("jit_hang");
+  jit::compile_options o = copts();
+  o.cxx = hanging_compiler(dir);
+  o.timeout_seconds = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    jit::compile(jit::expression("x[0]", 1), jit::method::vegas, mcubes::backend_kind::cpu, o);
+    FAIL() << "no exception";
+  } catch (const jit::toolchain_error& e) {
+    EXPECT_NE(std::string(e.what()).find("did not finish within 1 s and was stopped"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 15.0);
+  o.timeout_seconds = 60;  // cancelled instead
+  o.cancelled = [] { return true; };
+  EXPECT_THROW(jit::compile(jit::expression("x[0]", 1), jit::method::vegas, mcubes::backend_kind::cpu, o),
+               jit::compile_cancelled);
+}
+
+TEST(JitErrors, AMissingCompilerIsAToolchainError) {
+  jit::compile_options o = copts();
+  o.cxx = "/nonexistent/c++";
+  try {
+    jit::compile(jit::expression("x[0]", 1), jit::method::vegas, mcubes::backend_kind::cpu, o);
+    FAIL() << "no exception";
+  } catch (const jit::toolchain_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'/nonexistent/c++' was not found"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache.
+
+TEST(JitCache, ASecondCompilationIsACheckedCacheHit) {
+  const jit::integrand_source src = jit::expression("x[0] * x[0] * x[1] + 0.25", 2);
+  const jit::compiled_integrand first = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  EXPECT_FALSE(first.info().cache_hit);
+  EXPECT_GT(first.info().compile_seconds, 0);
+  EXPECT_EQ(first.info().object.rfind(test_cache() + "/jit/" + first.info().key + ".so", 0), 0u) << first.info().object;
+  const jit::compiled_integrand second = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  EXPECT_TRUE(second.info().cache_hit);
+  EXPECT_EQ(second.info().compile_seconds, 0);
+  EXPECT_LT(second.info().total_seconds, 0.5);  // the benchmark has the figure (well under 50 ms)
+  EXPECT_EQ(second.info().key, first.info().key);
+  expect_same_bits(second.vegas(jit::box::unit(2), small_vegas()), first.vegas(jit::box::unit(2), small_vegas()));
+  // another dimension, method or text is another key
+  EXPECT_NE(jit::compile(jit::expression(src.text, 3), jit::method::vegas, mcubes::backend_kind::cpu, copts()).info().key,
+            first.info().key);
+
+  // A changed object is not loaded: the lookup misses and the integrand is compiled again.
+  {
+    std::ofstream(first.info().object, std::ios::app | std::ios::binary) << "tampered";
+  }
+  const jit::compiled_integrand third = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  EXPECT_FALSE(third.info().cache_hit);
+  EXPECT_TRUE(jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts()).info().cache_hit);
+}
+
+TEST(JitCache, XdgCacheHomeIsUsedWithPrivateFoldersAndUseCacheFalseKeepsNothing) {
+  const std::string xdg = fresh_folder("jit_xdg");
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  const jit::integrand_source src = jit::expression("x[0] + 2", 1);
+  const jit::compiled_integrand f = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu);
+  if (old != nullptr) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else ::unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(f.info().object.rfind(xdg + "/mcubes/jit/", 0), 0u) << f.info().object;
+  for (const std::string& d : {xdg + "/mcubes", xdg + "/mcubes/jit"}) {
+    struct stat st;
+    ASSERT_EQ(::stat(d.c_str(), &st), 0) << d;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << d;
+  }
+  const mcubes::result r = f.vegas(jit::box::unit(1), small_vegas());
+  EXPECT_LE(std::fabs(r.estimate - 2.5), max_pull * r.error);
+
+  jit::compile_options o = copts();
+  o.use_cache = false;
+  o.cache_dir = fresh_folder("jit_unused") + "/mcubes";
+  const jit::compiled_integrand g = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, o);
+  EXPECT_FALSE(g.info().cache_hit);
+  struct stat st;
+  EXPECT_NE(::stat(o.cache_dir.c_str(), &st), 0) << "use_cache = false made a cache folder";
+  EXPECT_NE(::stat(g.info().object.c_str(), &st), 0) << "use_cache = false kept the object";
+  expect_same_bits(g.vegas(jit::box::unit(1), small_vegas()), r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CUDA: the generated unit compiled by nvcc (needs nvcc only); run where a device is present.
+
+TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
+  const char* cudacxx = std::getenv("CUDACXX");
+  if ((cudacxx == nullptr || jit::find_program(cudacxx).empty()) && jit::find_program("nvcc").empty() &&
+      jit::find_program("/usr/local/cuda/bin/nvcc").empty())
+    GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
+  const jit::cuda_device dev = jit::query_cuda_device(0);
+  jit::compile_options o = copts();
+  if (dev.count == 0) o.cuda_arch = "sm_90";  // compile (and load) for a device that is not here
+  const jit::integrand_source src = jit::expression("exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))", 2);
+  const jit::compiled_integrand f = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o);
+  EXPECT_EQ(f.info().backend, "cuda");
+  EXPECT_EQ(f.backend(), mcubes::backend_kind::cuda);
+  mcubes::vegas_options v = small_vegas();
+  v.backend = mcubes::backend_kind::cuda;
+  if (dev.count == 0) {
+    EXPECT_THROW(f.vegas(jit::box::unit(2), v), mcubes::error);  // no device: a clean failure, no crash
+    GTEST_SKIP() << "compiled and loaded the CUDA object; no CUDA device to run it (" << dev.why << ")";
+  }
+  const mcubes::result r = f.vegas(jit::box::unit(2), v);
+  EXPECT_EQ(r.backend, "cuda");
+  EXPECT_EQ(r.status, mcubes::status::converged);
+  EXPECT_LE(std::fabs(r.estimate - f4_exact(2)), max_pull * r.error) << r.estimate << " +- " << r.error;
+  EXPECT_TRUE(jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o).info().cache_hit);
+}
+
+}  // namespace

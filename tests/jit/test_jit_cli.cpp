@@ -1,0 +1,186 @@
+/// @file tests/jit/test_jit_cli.cpp
+/// `mcubes integrate --expr / --body` and the region options, run as a program: known integrals
+/// within max_pull sigma, the report and JSON record of the compilation (a cache hit the second
+/// time), the region of a suite integrand, and the runtime failures (a missing compiler, the time
+/// limit). Bad input (exit 2, one line) is in tests/cli/bad_inputs.tsv. Every run uses a fresh
+/// cache folder of this test program (XDG_CACHE_HOME).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#ifndef MCUBES_CLI_PATH
+#error "MCUBES_CLI_PATH (path of the mcubes program) must be defined"
+#endif
+
+namespace {
+
+using json = nlohmann::json;
+
+/// A result within this many of its reported standard deviations of the exact value passes.
+constexpr double max_pull = 4;
+
+std::string fresh_folder(const std::string& name) {
+  std::string templ = ::testing::TempDir() + name + ".XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
+  return buf.data();
+}
+
+const std::string& cache_home() {
+  static const std::string dir = fresh_folder("jit_cli_cache");
+  return dir;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct cli_run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+/// Runs `<env> mcubes <args>` through /bin/sh with XDG_CACHE_HOME set to this program's cache.
+cli_run run_cli(const std::string& args, const std::string& env = "") {
+  static int counter = 0;
+  const std::string base = cache_home() + "/run" + std::to_string(counter++);
+  const std::string cmd = "XDG_CACHE_HOME='" + cache_home() + "' " + env + " '" + MCUBES_CLI_PATH + "' " + args + " >'" +
+                          base + ".out' 2>'" + base + ".err'";
+  const int status = std::system(cmd.c_str());
+  cli_run r;
+  r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
+  return r;
+}
+
+const char* const gaussian = "'exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))'";
+
+double f4_exact(int d) { return std::pow(std::sqrt(M_PI) / 25 * std::erf(12.5), d); }
+
+TEST(JitCli, ExpressionIsCompiledThenTakenFromTheCache) {
+  const cli_run a = run_cli(std::string("integrate --expr ") + gaussian + " --dim 2 --backend cpu --json -");
+  ASSERT_EQ(a.exit_code, 0) << a.err << a.out;
+  EXPECT_EQ(a.err, "");
+  const json j = json::parse(a.out);
+  EXPECT_EQ(j.at("status"), "converged");
+  const double estimate = j.at("estimate").get<double>(), error = j.at("error").get<double>();
+  EXPECT_LE(std::fabs(estimate - f4_exact(2)), max_pull * error) << estimate << " +- " << error;
+  EXPECT_EQ(j.at("integrand").at("name"), "expr");
+  EXPECT_EQ(j.at("integrand").at("dim"), 2);
+  EXPECT_EQ(j.at("source").at("kind"), "expression");
+  EXPECT_EQ(j.at("source").at("text"), "exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))");
+  EXPECT_TRUE(j.at("exact").is_null());  // no exact value for a user's integrand
+  EXPECT_TRUE(j.at("pull").is_null());
+  EXPECT_EQ(j.at("region"), json::parse("[[0, 1], [0, 1]]"));
+  const json& c = j.at("compile");
+  EXPECT_EQ(c.at("cache_hit"), false);
+  EXPECT_GT(c.at("compile_seconds").get<double>(), 0);
+  EXPECT_EQ(c.at("backend"), "cpu");
+  const std::string object = c.at("object").get<std::string>();
+  EXPECT_EQ(object.rfind(cache_home() + "/mcubes/jit/", 0), 0u) << object;
+
+  const cli_run b = run_cli(std::string("integrate --expr ") + gaussian + " --dim 2 --backend cpu");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("compiled: cache hit"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("integrand expr (exp(-625*"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("exact:"), std::string::npos) << b.out;  // no exact line
+  // the same bits from the cached object
+  const cli_run c2 = run_cli(std::string("integrate --expr ") + gaussian + " --dim 2 --backend cpu --json -");
+  const json j2 = json::parse(c2.out);
+  EXPECT_EQ(j2.at("compile").at("cache_hit"), true);
+  EXPECT_EQ(j2.at("estimate").get<double>(), estimate);
+  EXPECT_EQ(j2.at("error").get<double>(), error);
+}
+
+TEST(JitCli, BodyOverARegionOfItsOwn) {
+  // int over [0,1]^2 x [0,2] of sin(x0 + x1 + x2) = Im(z1^2 z2), z_b = int_0^b e^{ix} dx = sin b + i (1 - cos b)
+  const std::complex<double> z1(std::sin(1.0), 1 - std::cos(1.0)), z2(std::sin(2.0), 1 - std::cos(2.0));
+  const double exact = (z1 * z1 * z2).imag();
+  const cli_run r = run_cli(
+      "integrate --body 'double s = 0; for (int i = 0; i < D; ++i) s += x[i]; return sin(s);' --dim 3 "
+      "--region 0:1,0:1,0:2 --backend cpu --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("source").at("kind"), "body");
+  EXPECT_EQ(j.at("region"), json::parse("[[0, 1], [0, 1], [0, 2]]"));
+  EXPECT_TRUE(j.at("integrand").at("lower").is_null());
+  const double estimate = j.at("estimate").get<double>(), error = j.at("error").get<double>();
+  EXPECT_LE(std::fabs(estimate - exact), max_pull * error) << estimate << " +- " << error << " vs " << exact;
+}
+
+TEST(JitCli, LowerAndUpperForEveryAxis) {
+  const cli_run r = run_cli("integrate --expr 'x[0] * x[1]' --dim 2 --lower 1 --upper 3 --backend cpu -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  double estimate = 0, error = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "result: %lf +- %lf", &estimate, &error), 2) << r.out;
+  EXPECT_LE(std::fabs(estimate - 16.0), max_pull * error) << r.out;  // (int_1^3 x dx)^2 = 4^2
+}
+
+TEST(JitCli, ASuiteIntegrandOverAnotherRegionHasNoExactValue) {
+  const std::string opts = " --calls-per-iter 1e5 --backend cpu --json -";
+  const cli_run own = run_cli("integrate f1 --dim 2 --region 0:1" + opts);  // its own region: the exact value stays
+  ASSERT_TRUE(own.exit_code == 0 || own.exit_code == 1) << own.err;
+  EXPECT_FALSE(json::parse(own.out).at("exact").is_null());
+  const cli_run other = run_cli("integrate f1 --dim 2 --lower 0 --upper 0.5" + opts);
+  ASSERT_TRUE(other.exit_code == 0 || other.exit_code == 1) << other.err;
+  const json j = json::parse(other.out);
+  EXPECT_TRUE(j.at("exact").is_null());
+  EXPECT_EQ(j.at("region"), json::parse("[[0, 0.5], [0, 0.5]]"));
+  // int over [0, 1/2]^2 of cos(x + 2y) = Re(((e^{i/2} - 1)/i) ((e^{i} - 1)/(2i)))
+  const std::complex<double> i1 = (std::exp(std::complex<double>(0, 0.5)) - 1.0) / std::complex<double>(0, 1);
+  const std::complex<double> i2 = (std::exp(std::complex<double>(0, 1.0)) - 1.0) / std::complex<double>(0, 2);
+  const double exact = (i1 * i2).real();
+  EXPECT_LE(std::fabs(j.at("estimate").get<double>() - exact), max_pull * j.at("error").get<double>());
+  const cli_run text = run_cli("integrate f1 --dim 2 --lower 0 --upper 0.5 --calls-per-iter 1e5 --backend cpu");
+  EXPECT_NE(text.out.find("exact: not known for this region"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("region [0, 0.5] x [0, 0.5]"), std::string::npos) << text.out;
+}
+
+TEST(JitCli, CompileErrorsAreOneLineAgainstTheUserText) {
+  const cli_run r = run_cli("integrate --expr 'exp(-foo*x[0])' --dim 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "mcubes: error: --expr:1:6: error: 'foo' was not declared in this scope\n");
+  EXPECT_EQ(r.out, "");
+  const cli_run b = run_cli("integrate --body 'double s = 0;\nreturn s + bar;' --dim 1");
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_EQ(b.err, "mcubes: error: --body:2:12: error: 'bar' was not declared in this scope\n");
+}
+
+TEST(JitCli, AMissingCompilerIsARuntimeFailureThatSaysWhatToInstall) {
+  const std::string empty = fresh_folder("jit_cli_empty_path");
+  const cli_run r = run_cli("integrate --expr 'x[0]' --dim 1 --backend cpu", "CXX= PATH='" + empty + "'");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err,
+            "mcubes: error: no C++ compiler found (looked for $CXX (unset), c++ and g++ on PATH): install g++ (Debian: "
+            "apt-get install g++)\n");
+}
+
+TEST(JitCli, AHangingCompilerIsStoppedAfterTheCompileTimeout) {
+  const std::string dir = fresh_folder("jit_cli_hang");
+  const std::string cxx = dir + "/hanging-c++";
+  std::ofstream(cxx) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'g++ (hanging) 1.0'; exit 0; fi\nsleep 30\n";
+  ::chmod(cxx.c_str(), 0755);
+  const cli_run r = run_cli("integrate --expr 'x[0]' --dim 1 --backend cpu --compile-timeout 1", "CXX='" + cxx + "'");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("did not finish within 1 s and was stopped"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,316 @@
+/// @file tests/jit/test_jit_unit.cpp
+/// The parts of the run-time compilation (include/mcubes/jit/) that run no compiler: the checks
+/// of the user's text, the generated unit, the reading of compiler diagnostics (GCC, Clang and
+/// nvcc formats, as they print them), SHA-256 (FIPS 180-4 known answers), the cache's checks before
+/// loading, and the process runner's time limit. Fast (label `fast`: also run under the sanitizers).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mcubes/jit.hpp>
+
+namespace {
+
+namespace jit = mcubes::jit;
+
+/// The single diagnostic of check_source's compile_error for `src` (line 0 if none was thrown).
+jit::diagnostic check_error(const jit::integrand_source& src) {
+  try {
+    jit::check_source(src);
+  } catch (const jit::compile_error& e) {
+    EXPECT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_TRUE(e.compiler_output().empty());
+    EXPECT_EQ(std::string(e.what()).rfind(src.name() + ":", 0), 0u) << e.what();
+    return e.diagnostics().at(0);
+  }
+  return {};
+}
+
+TEST(JitSource, ValidTextsPassTheChecks) {
+  for (const char* t : {"exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))", "x[0] * x[1]", "1",
+                        "x[+1] + x[0x0] + x[0b1] + x[1u] + x[ 1 ]", "[&] { double s = 0; s += x[0]; return s; }()",
+                        "\"a;b(\" [0] == 'a' ? x[0] : x[1]  // a comment with ; and (", "x [1] /* ) */"})
+    EXPECT_NO_THROW(jit::check_source(jit::expression(t, 2))) << t;
+  EXPECT_NO_THROW(jit::check_source(jit::body("double s = 0;\nfor (int i = 0; i < D; ++i) s += x[i];\nreturn sin(s);", 3)));
+  EXPECT_NO_THROW(jit::check_source(jit::body("#define OPEN (\nreturn x[0];", 1)));  // directives aside
+  EXPECT_NO_THROW(jit::check_source(jit::body("struct q { double x[4]; } v{}; return v.x[3];", 1)));  // not the point
+  EXPECT_NO_THROW(jit::check_source(jit::body("double x[10] = {}; x[5] = 1; return x[5];", 1)));     // its own x
+}
+
+TEST(JitSource, EachProblemIsReportedAtItsLineAndColumn) {
+  struct c {
+    jit::integrand_source src;
+    int line, column;
+    const char* fragment;
+  };
+  const c cases[] = {
+      {jit::expression("", 1), 1, 1, "the expression is empty"},
+      {jit::expression("  // nothing\n", 1), 1, 1, "the expression is empty"},
+      {jit::body("  ", 1), 1, 1, "the body is empty"},
+      {jit::expression("exp(x[0]", 1), 1, 4, "'(' is never closed"},
+      {jit::expression("x[0])", 1), 1, 5, "')' closes nothing"},
+      {jit::expression("(x[0]]", 1), 1, 6, "']' does not match the '(' at line 1, column 1"},
+      {jit::expression("x[0]; x[0]", 1), 1, 5, "';' in an expression"},
+      {jit::expression("x[0] /* open", 1), 1, 6, "unterminated comment"},
+      {jit::expression("x[0] + \"open", 1), 1, 8, "unterminated string literal"},
+      {jit::expression("x[0] + 'a", 1), 1, 8, "unterminated character literal"},
+      {jit::expression("x[0] \\", 1), 1, 6, "line continuation"},
+      {jit::expression("x[0] + x[2]", 2), 1, 8, "x[2] is out of range: D = 2, the coordinates are x[0] .. x[1]"},
+      {jit::expression("x[-1]", 2), 1, 1, "x[-1] is out of range"},
+      {jit::expression("x[0x10]", 8), 1, 1, "x[0x10] is out of range: D = 8"},
+      {jit::expression("x[1]", 1), 1, 1, "the coordinates are x[0]"},
+      {jit::body("double s = 0;\n  s += x[3];\nreturn s;", 3), 2, 8, "x[3] is out of range"},
+      {jit::body("double s = x[0];", 1), 1, 1, "the body has no return statement"},
+      {jit::body("return x[5];", 2), 1, 8, "x[5] is out of range"},
+      {jit::body("if (x[0] < 0.5) {\n return 1;\n", 1), 1, 17, "'{' is never closed"},
+  };
+  for (const c& k : cases) {
+    const jit::diagnostic d = check_error(k.src);
+    EXPECT_EQ(d.line, k.line) << k.src.text;
+    EXPECT_EQ(d.column, k.column) << k.src.text;
+    EXPECT_NE(d.message.find(k.fragment), std::string::npos) << k.src.text << ": " << d.message;
+  }
+}
+
+TEST(JitSource, DimensionAndParameterCountAreBadInput) {
+  EXPECT_THROW(jit::check_source(jit::expression("1", 0)), mcubes::invalid_input);
+  EXPECT_THROW(jit::check_source(jit::expression("1", jit::max_dim + 1)), mcubes::invalid_input);
+  EXPECT_THROW(jit::check_source(jit::expression("1", 2, -1)), mcubes::invalid_input);
+  EXPECT_NO_THROW(jit::check_source(jit::expression("1", jit::max_dim, 3)));
+}
+
+TEST(JitSource, TheLabelNamesTheTextInMessages) {
+  jit::integrand_source s = jit::expression("(", 1);
+  s.label = "--expr";
+  try {
+    jit::check_source(s);
+    FAIL() << "no error";
+  } catch (const jit::compile_error& e) {
+    EXPECT_EQ(std::string(e.what()), "--expr:1:1: error: '(' is never closed");
+  }
+}
+
+TEST(JitSource, TheGeneratedUnitPlacesTheTextAtLineOneOfItsLabel) {
+  jit::integrand_source s = jit::body("double s = 0;\nreturn s;", 4, 2);
+  s.label = "my \"body\"";
+  const std::string u = jit::generate_source(s, mcubes_jit_vegas, mcubes_jit_cpu);
+  EXPECT_NE(u.find("#line 1 \"my \\\"body\\\"\"\ndouble s = 0;\nreturn s;\n#line "), std::string::npos) << u;
+  EXPECT_NE(u.find("constexpr int D = 4;"), std::string::npos);
+  EXPECT_NE(u.find("double p[P];"), std::string::npos);
+  EXPECT_NE(u.find(jit::key_placeholder), std::string::npos);
+  EXPECT_NE(u.find("#define MCUBES_CHI2_Q_EXTERNAL"), std::string::npos);
+  EXPECT_EQ(u, jit::generate_source(s, mcubes_jit_vegas, mcubes_jit_cpu));  // deterministic: part of the key
+  EXPECT_NE(u, jit::generate_source(s, mcubes_jit_plain_mc, mcubes_jit_cpu));
+  // The #line after the text gives the wrapper's next physical line its own number.
+  const std::size_t back = u.find("#line ", u.find("return s;"));
+  const int stated = std::stoi(u.substr(back + 6));
+  int physical = 1;
+  for (std::size_t i = 0; i < back; ++i) physical += u[i] == '\n';
+  EXPECT_EQ(stated, physical + 1);
+}
+
+TEST(JitDiagnostics, GccClangAndNvccErrorsAreReadAgainstTheUserText) {
+  const std::string gcc =
+      "/tmp/b/integrand.cpp: In member function 'double mcubes_jit_user::integrand::operator()(const "
+      "mcubes::point<2>&) const':\n"
+      "--expr:1:6: error: 'foo' was not declared in this scope\n"
+      "--expr:1:6: error: 'foo' was not declared in this scope\n"  // a repeat
+      "--expr:2:1: warning: unused\n"
+      "mcubes-jit-wrapper:17:5: note: in expansion\n"
+      "--expr:3:12: fatal error: nothing.h: No such file or directory\n";
+  const auto d = jit::user_diagnostics(gcc, "--expr", 2);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].line, 1);
+  EXPECT_EQ(d[0].column, 6);
+  EXPECT_EQ(d[0].message, "'foo' was not declared in this scope");
+  EXPECT_EQ(d[1].line, 3);
+  EXPECT_EQ(d[1].message, "nothing.h: No such file or directory");
+
+  const std::string nvcc = "--body(2): error: identifier \"bar\" is undefined\n"
+                           "--body(4): error #20-D: identifier \"baz\" is undefined\n"
+                           "2 errors detected in the compilation of \"/tmp/b/integrand.cu\".\n";
+  const auto n = jit::user_diagnostics(nvcc, "--body", 2);
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0].line, 2);
+  EXPECT_EQ(n[0].column, 0);
+  EXPECT_EQ(n[0].message, "identifier \"bar\" is undefined");
+  EXPECT_EQ(n[1].line, 4);
+  EXPECT_EQ(n[1].message, "identifier \"baz\" is undefined");
+
+  // checked_point's constant-index error is reported inside the wrapper; the user's call site is
+  // the first "inlined from ... at <label>" of its group.
+  const std::string index =
+      "In member function 'double mcubes::jit::checked_point<D>::operator[](I) const [with I = int]',\n"
+      "    inlined from 'double mcubes_jit_user::integrand::operator()(const mcubes::point<2>&) const' at <expr>:1:9,\n"
+      "    inlined from 'void mcubes::sample(...)' at /inc/mcubes/core/sampler.hpp:40:5:\n"
+      "/inc/mcubes/jit/entry.hpp:80:73: error: call to 'mcubes::jit::detail::constant_index_out_of_range' declared "
+      "with attribute error: " +
+      std::string(jit::constant_index_marker) + "\n";
+  const auto i = jit::user_diagnostics(index, "<expr>", 2);
+  ASSERT_EQ(i.size(), 1u);
+  EXPECT_EQ(i[0].line, 1);
+  EXPECT_EQ(i[0].column, 9);
+  EXPECT_NE(i[0].message.find("constant index i outside 0 .. D-1 (D = 2)"), std::string::npos);
+
+  EXPECT_TRUE(jit::user_diagnostics("mcubes-jit-wrapper:20:1: error: expected '}'\n", "<expr>", 1).empty());
+  EXPECT_EQ(jit::first_error_line("x\nmcubes-jit-wrapper:20:1: error: expected '}'\n"),
+            "mcubes-jit-wrapper:20:1: error: expected '}'");
+}
+
+TEST(JitSha256, KnownAnswers) {
+  EXPECT_EQ(jit::sha256::of(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(jit::sha256::of("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(jit::sha256::of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  jit::sha256 h;  // a million 'a' in uneven pieces
+  const std::string chunk(977, 'a');
+  std::size_t left = 1000000;
+  while (left > 0) {
+    const std::size_t n = std::min(left, chunk.size());
+    h.update(chunk.data(), n);
+    left -= n;
+  }
+  EXPECT_EQ(h.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/// A fresh folder under the test temporary folder.
+std::string fresh_folder(const std::string& name) {
+  std::string templ = ::testing::TempDir() + name + ".XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
+  return buf.data();
+}
+
+void write(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+TEST(JitCache, FoldersArePrivateAndEntriesAreCheckedBeforeUse) {
+  const std::string base = fresh_folder("jit_cache") + "/deeper/mcubes";
+  const std::string dir = jit::cache_folder(base);
+  struct stat st;
+  ASSERT_EQ(::stat(base.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);  // opened to others: closed again
+  jit::cache_folder(base);
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  const std::string key_text = "mcubes-jit-key 1\nsource-sha256 0\n";
+  const std::string hash = jit::sha256::of(key_text);
+  EXPECT_EQ(jit::cache_lookup(dir, hash, key_text), "");  // nothing stored
+  write(dir + "/build.o", "object bytes");
+  const std::string stored = jit::cache_store(dir, hash, key_text, dir + "/build.o", "// source", ".cpp");
+  EXPECT_EQ(jit::cache_lookup(dir, hash, key_text), stored);
+  EXPECT_EQ(jit::cache_lookup(dir, hash, key_text + "x"), "");  // another key text: a miss
+  write(stored, "object bytez");                                 // a changed object: a miss
+  EXPECT_EQ(jit::cache_lookup(dir, hash, key_text), "");
+  write(stored, "object bytes");
+  EXPECT_EQ(jit::cache_lookup(dir, hash, key_text), stored);
+  write(dir + "/" + hash + ".key", key_text);  // a key file without the object's hash: a miss
+  EXPECT_EQ(jit::cache_lookup(dir, hash, key_text), "");
+}
+
+TEST(JitCache, ASymbolicLinkIsNotACacheFolder) {
+  const std::string base = fresh_folder("jit_link");
+  ASSERT_EQ(::symlink("/tmp", (base + "/mcubes").c_str()), 0);
+  EXPECT_THROW(jit::cache_folder(base + "/mcubes"), mcubes::error);
+}
+
+TEST(JitProcess, TheTimeLimitKillsTheWholeProcessGroup) {
+  const std::string dir = fresh_folder("jit_process");
+  const std::string pid_file = dir + "/grandchild.pid";
+  const std::string sh = jit::find_program("sh");
+  ASSERT_FALSE(sh.empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  const jit::process_result r =
+      jit::run_process({sh, "-c", "sleep 30 & echo $! > '" + pid_file + "'; wait"}, dir + "/out.txt", 0.5);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(seconds, 10.0);
+  std::ifstream in(pid_file);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  bool gone = false;  // killed with the group (then reaped by init: allow it a moment)
+  for (int k = 0; k < 200 && !gone; ++k) {
+    gone = ::kill(grandchild, 0) != 0;
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "the compiler's child " << grandchild << " survived the time limit";
+}
+
+TEST(JitProcess, OutputExitCodeAndCancellation) {
+  const std::string dir = fresh_folder("jit_process2");
+  const std::string sh = jit::find_program("sh");
+  const jit::process_result r = jit::run_process({sh, "-c", "echo out; echo err >&2; echo $LC_ALL; exit 3"}, dir + "/o", 10);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.output, "out\nerr\nC\n");
+  int polls = 0;
+  const jit::process_result c =
+      jit::run_process({sh, "-c", "sleep 30"}, dir + "/o2", 60, [&] { return ++polls > 3; });
+  EXPECT_TRUE(c.cancelled);
+  EXPECT_FALSE(c.timed_out);
+  EXPECT_EQ(jit::find_program("no-such-program-mcubes"), "");
+}
+
+TEST(JitToolchain, AMissingCompilerNamesWhereItLookedAndWhatToInstall) {
+  const char* old_path = std::getenv("PATH");
+  const std::string saved_path = old_path != nullptr ? old_path : "";
+  const char* old_cxx = std::getenv("CXX");
+  const std::string saved_cxx = old_cxx != nullptr ? old_cxx : "";
+  const std::string empty = fresh_folder("jit_empty_path");
+  ::setenv("PATH", empty.c_str(), 1);
+  ::unsetenv("CXX");
+  try {
+    jit::find_cxx("", 5, empty + "/v");
+    ADD_FAILURE() << "a compiler was found on an empty PATH";
+  } catch (const jit::toolchain_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no C++ compiler found (looked for $CXX (unset), c++ and g++ on PATH): install g++ (Debian: apt-get "
+              "install g++)");
+  }
+  ::setenv("CXX", "my-cxx", 1);
+  try {
+    jit::find_cxx("", 5, empty + "/v");
+    ADD_FAILURE() << "a compiler was found on an empty PATH";
+  } catch (const jit::toolchain_error& e) {
+    EXPECT_NE(std::string(e.what()).find("$CXX ('my-cxx', not found)"), std::string::npos) << e.what();
+  }
+  ::setenv("CUDACXX", "/nonexistent/nvcc", 1);
+  if (jit::find_program("/usr/local/cuda/bin/nvcc").empty()) {
+    EXPECT_THROW(jit::find_nvcc("", 5, empty + "/v"), jit::toolchain_error);
+  }
+  ::unsetenv("CUDACXX");
+  ::setenv("PATH", saved_path.c_str(), 1);
+  if (old_cxx != nullptr) ::setenv("CXX", saved_cxx.c_str(), 1);
+  else ::unsetenv("CXX");
+  EXPECT_THROW(jit::find_cxx("/nonexistent/c++", 5, empty + "/v"), jit::toolchain_error);
+}
+
+TEST(JitToolchain, TheHeadersOfThisVersionAreFound) {
+  const std::string dir = jit::find_include_dir("");
+  std::ifstream entry(dir + "/mcubes/jit/entry.hpp");
+  EXPECT_TRUE(entry.good()) << dir;
+  EXPECT_THROW(jit::find_include_dir(fresh_folder("jit_no_headers")), jit::toolchain_error);
+}
+
+TEST(JitBox, BoxesAreCheckedAsRegions) {
+  EXPECT_NO_THROW(jit::validate(jit::box::unit(3), 3));
+  EXPECT_THROW(jit::validate(jit::box::unit(3), 2), mcubes::invalid_input);
+  EXPECT_THROW(jit::validate(jit::box{{0, 1}, {1, 1}}, 2), mcubes::invalid_input);
+  EXPECT_THROW(jit::validate(jit::box{{0}, {std::numeric_limits<double>::infinity()}}, 1), mcubes::invalid_input);
+}
+
+}  // namespace
