@@ -18,8 +18,8 @@ The integrand ``f`` is one of
   returning n values (anything NumPy turns into a float64 array of shape (n,)). mcubes generates
   the points (the same points as the C++ library for the same seed) and calls ``f`` on slices of up
   to 32768 of them from its CPU threads, taking the GIL for the call only; the result is bitwise
-  that of a C++ integrand computing the same values, whatever ``threads`` (``x`` is a fresh copy at
-  each call and may be kept);
+  that of a C++ integrand computing the same values, whatever ``threads`` (``x`` is a copy of the
+  points, reused for a later call only when ``f`` kept no reference to it, so it may be kept);
 * a *string*: a C++ expression of ``x[0] .. x[d-1]`` (and ``D``) with the <cmath> functions, as for
   ``mcubes integrate --expr``, compiled at run time to native code (the system C++ compiler; cached
   in ``$XDG_CACHE_HOME/mcubes``). The text is code, compiled and run with your rights;

@@ -47,8 +47,15 @@ struct box {
 /// ValueError, one that is not numeric a TypeError. The callable is borrowed: the caller keeps it
 /// alive for the run.
 struct py_callable {
+  /// Arrays handed to the callable, reused when it kept no reference to them (refcount 1): no
+  /// allocation and no first-touch page faults per call. Touched with the GIL only; the last copy of
+  /// the py_callable (the one its entry made, destroyed with the GIL held) releases them.
+  struct array_pool {
+    std::vector<py::object> arrays;
+  };
   PyObject* fn = nullptr;
   int dim = 0;
+  std::shared_ptr<array_pool> pool = std::make_shared<array_pool>();
   void operator()(const double* x, std::size_t n, double* values) const;
 };
 

@@ -44,9 +44,25 @@ namespace mcubes::python {
 void py_callable::operator()(const double* x, std::size_t n, double* values) const {
   py::gil_scoped_acquire gil;
   const auto rows = static_cast<py::ssize_t>(n), cols = static_cast<py::ssize_t>(dim);
-  py::array_t<double> points({rows, cols});
-  if (n != 0) std::memcpy(points.mutable_data(), x, n * static_cast<std::size_t>(dim) * sizeof(double));
-  py::detail::array_proxy(points.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;  // read-only
+  // a pooled array of this shape that nobody else holds, else a new one (pooled: at most 16)
+  py::object held;
+  std::vector<py::object>& arrays = pool->arrays;
+  std::size_t spare = arrays.size();
+  for (std::size_t i = 0; i < arrays.size() && !held; ++i) {
+    if (Py_REFCNT(arrays[i].ptr()) != 1) continue;  // in use by another thread, or kept by the callable
+    if (py::detail::array_proxy(arrays[i].ptr())->dimensions[0] == rows) held = arrays[i];
+    else spare = i;
+  }
+  if (!held) {
+    py::array_t<double> a({rows, cols});
+    py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;  // read-only
+    held = a;
+    if (arrays.size() < 16) arrays.push_back(held);
+    else if (spare < arrays.size()) arrays[spare] = held;
+  }
+  py::array points = py::reinterpret_borrow<py::array>(held);
+  if (n != 0)
+    std::memcpy(py::detail::array_proxy(points.ptr())->data, x, n * static_cast<std::size_t>(dim) * sizeof(double));
   py::object r = py::reinterpret_borrow<py::object>(fn)(points);
   auto v = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(r);
   if (!v)
