@@ -8,6 +8,7 @@
 #include <array>
 #include <type_traits>
 
+#include <mcubes/core/batch.hpp>
 #include <mcubes/suite.hpp>
 
 #include "integrand_dispatch.hpp"
@@ -25,13 +26,30 @@ region<D> region_of(const run_request& rq) {
   return region<D>(lo, hi);
 }
 
+/// The integrand that `mcubes integrate` evaluates at the parameter values `values` (order of
+/// Desc::parameters; empty: the paper's): for f1..f6 with_parameters<F, P>{F{}, p}, the very functor
+/// that a parameter batch evaluates for the member with parameters p (core/batch.hpp), so that
+/// integrate with a row's seed reproduces that row of `mcubes scan` bit for bit (the same type, the
+/// same arithmetic); F{} for fA and fB, which have no parameters.
+template <class Desc>
+auto integrand_at(const std::vector<double>& values) {
+  using F = typename Desc::functor;
+  using P = typename Desc::params;
+  if constexpr (Desc::parameters.size() == 0) {
+    (void)values;
+    return F{};
+  } else {
+    return with_parameters<F, P>{F{}, values.empty() ? P{} : suite::params_from<Desc>(values)};
+  }
+}
+
 /// Calls run(f, region) with the integrand's functor at the run's parameters (rq.params; empty: the
-/// paper's) and its region [lower, upper]^D for the run's dimension D: every dimension of Desc is
-/// compiled in (suite::visit_dimension). Shared by the CPU runners and the CUDA ones
+/// paper's; integrand_at) and its region [lower, upper]^D for the run's dimension D: every dimension
+/// of Desc is compiled in (suite::visit_dimension). Shared by the CPU runners and the CUDA ones
 /// (integrate_cuda_impl.cuh). The parameters change only the functor, never the seed or the plan.
 template <class Desc, class Run>
 result run_in_dimension(const run_request& rq, Run&& run) {
-  const typename Desc::functor f = suite::functor_at<Desc>(rq.params);
+  const auto f = integrand_at<Desc>(rq.params);
   return suite::visit_dimension<Desc, result>(rq.dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
     return run(f, region_of<D, Desc>(rq));

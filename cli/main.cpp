@@ -1,5 +1,5 @@
 /// @file cli/main.cpp
-/// The `mcubes` command: a CLI11 app with the subcommands integrate, list and pi
+/// The `mcubes` command: a CLI11 app with the subcommands integrate, list, pi and scan
 /// (cli/<name>_command.{hpp,cpp}). The only place that turns exceptions into exit codes:
 ///   0  success (integrate: converged), and --help / --version
 ///   1  integrate finished without converging (or not resolved); the result is still printed
@@ -23,6 +23,7 @@
 #include "integrate_command.hpp"
 #include "list_command.hpp"
 #include "pi_command.hpp"
+#include "scan_command.hpp"
 
 namespace {
 
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
         {"integrate", mcubes::cli::add_integrate_command(app)},
         {"list", mcubes::cli::add_list_command(app)},
         {"pi", mcubes::cli::add_pi_command(app)},
+        {"scan", mcubes::cli::add_scan_command(app)},
     };
     app.parse(argc, argv);
     for (const auto& [name, run] : commands)

@@ -235,18 +235,20 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, BadInput, ::testing::ValuesIn(catalogue()),
 TEST(Catalogue, HasAtLeast150WellFormedCasesForEveryCommand) {
   const std::vector<catalogue_case>& cases = catalogue();
   EXPECT_GE(cases.size(), 150u);
-  int malformed = 0, integrate = 0, pi = 0, list = 0, runtime = 0;
+  int malformed = 0, integrate = 0, pi = 0, list = 0, scan = 0, runtime = 0;
   for (const catalogue_case& c : cases) {
     malformed += !c.problem.empty();
     integrate += c.args.rfind("integrate ", 0) == 0;
     pi += c.args.rfind("pi ", 0) == 0;
     list += c.args.rfind("list ", 0) == 0;
+    scan += c.args.rfind("scan", 0) == 0;
     runtime += c.exit_code == 3;
   }
   EXPECT_EQ(malformed, 0);
   EXPECT_GE(integrate, 100);
   EXPECT_GE(pi, 30);
   EXPECT_GE(list, 1);
+  EXPECT_GE(scan, 40);
   EXPECT_GE(runtime, 3);
 }
 

@@ -1,0 +1,299 @@
+/// @file cli/scan_command.cpp
+/// `mcubes scan`: the command line (the options of integrate that apply, read by integrate_args'
+/// resolvers, and the grid of scan_grid.hpp), the backend, the memory check, one parameter batch
+/// through the compile-time dispatch (scan_dispatch.hpp) with a progress line and SIGINT/SIGTERM
+/// honoured at round boundaries, and the reports (scan_report.hpp), JSON written atomically
+/// (output_file.hpp).
+#include "scan_command.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mcubes/algorithm/vegas_batch.hpp>
+#include <mcubes/error.hpp>
+#include <mcubes/plan.hpp>
+#include <mcubes/suite.hpp>
+
+#include <unistd.h>
+
+#include "integrate_args.hpp"
+#include "integrate_plan.hpp"
+#include "interrupt.hpp"
+#include "output_file.hpp"
+#include "parse.hpp"
+#include "run_backend.hpp"
+#include "scan_dispatch.hpp"
+#include "scan_grid.hpp"
+#include "scan_report.hpp"
+
+namespace mcubes::cli {
+
+namespace {
+
+/// The command line of `mcubes scan`: integrate's values (read by integrate_args.hpp's resolvers,
+/// with the same grammar, defaults and messages) and the scan's own.
+struct scan_args {
+  integrate_args run;            ///< integrand, --dim and the options shared with integrate
+  std::vector<std::string> params;  ///< --param NAME=V or NAME=START:STOP:COUNT
+  bool json_iterations = false;  ///< --json-iterations
+};
+
+/// Checks that standard output took everything (a full disk, a closed pipe).
+/// @throws mcubes::error naming the reason.
+void check_stdout() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw error(std::string("cannot write to standard output: ") + std::strerror(errno));
+}
+
+/// The progress line of a scan on stderr (a terminal only): round, integrals finished,
+/// evaluations/s; redrawn after each round once the scan has taken a second.
+class scan_progress_line {
+ public:
+  explicit scan_progress_line(bool enabled) : enabled_(enabled) {}
+  void update(const batch_progress& p, double seconds) {
+    if (!enabled_ || seconds < 1.0) return;
+    std::fprintf(stderr, "\r\033[K[mcubes] round %d  %zu/%zu integrals finished  %.3g evaluations/s", p.round,
+                 p.finished, p.integrals, static_cast<double>(p.n_eval) / seconds);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+/// The backend of a scan: choose_backend's answer, then the CUDA scan's own dimensions (it compiles
+/// fewer than integrate's: scan_cuda.cu).
+/// @throws invalid_input for --backend cuda in a dimension without the CUDA scan; as choose_backend.
+backend_choice choose_scan_backend(backend_kind requested, const std::string& name, int dim) {
+  backend_choice c = choose_backend(requested, name, dim);
+  if (c.used != backend_kind::cuda || scan_cuda_supports(name, dim)) return c;
+  if (requested == backend_kind::cuda)
+    throw invalid_input("the command's CUDA scan is compiled for " + name + " in d = " + scan_cuda_dims() +
+                        ", not d = " + std::to_string(dim) + " (use --backend cpu, or the library's vegas_batch)");
+  c.used = backend_kind::cpu;
+  c.description = "cpu (auto: the CUDA scan is not compiled for d = " + std::to_string(dim) + ")";
+  return c;
+}
+
+int run_scan(const scan_args& sa) {
+  const integrate_args& a = sa.run;
+  // 1. Everything that is bad input, before anything is printed or run.
+  MCUBES_EXPECTS(a.name_opt->count() > 0, "an integrand is required: a suite NAME with parameters (f1..f6, see 'mcubes list')");
+  const suite::entry* e = suite::find(a.name);
+  MCUBES_EXPECTS(e != nullptr, "unknown integrand '", a.name, "' (known: ", known_names(), ")");
+  const int dim = resolve_dim(a, *e);
+  const vegas_options opts = resolve_options(a, *e, dim);
+  const scan_grid grid = parse_scan_grid(sa.params, *e);
+  MCUBES_EXPECTS(!e->parameters.empty(), "integrand ", e->name,
+                 " has no parameters to scan (f1..f6 have a and u; use 'mcubes integrate ", e->name, "')");
+  const scan_runner run = find_scan_runner(e->name);
+  if (run == nullptr) throw error("integrand " + e->name + " has no compiled scan runner in this build");
+  const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
+  const double available = available_memory_bytes();
+  const double limit = a.max_memory_opt->count() ? memory_limit : available;
+  const int cpu_threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const vegas_plan plan = plan_vegas(dim, opts, cpu_threads);
+  // The host memory against the limit: first what any backend needs (the results), before the grid
+  // is expanded; the CPU's maps and bins once the backend is known.
+  const auto check_memory = [&](double bytes, bool on_cuda) {
+    if (limit > 0 && bytes > limit)
+      mcubes::detail::throw_invalid(
+          "the scan needs about ", format_bytes(bytes), " of memory for K = ", grid.size, " integrals x (",
+          on_cuda ? "" : "8 d (n_bins + 1) map + 16 d n_bins (1 + W) bin sums + ",
+          "max_iterations records) with d = ", dim, ", n_bins = ", opts.n_bins, ", above the ",
+          a.max_memory_opt->count() ? "--max-memory limit " : "free memory ", format_bytes(limit),
+          " (use fewer --bins or --max-iterations, a coarser grid, or split the scan)");
+  };
+  check_memory(scan_host_bytes(grid.size, dim, opts, plan, cpu_threads, true), true);
+  std::vector<double> exact;
+  const std::vector<std::vector<double>> points = check_scan_points(grid, dim, exact);
+  const bool json_stdout = a.json_opt->count() && a.json == "-";
+  std::unique_ptr<atomic_output_file> json_file;
+  if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
+  const backend_choice backend = choose_scan_backend(opts.backend, e->name, dim);  // may be a runtime failure
+  const bool on_cuda = backend.used == backend_kind::cuda;
+
+  scan_report report;
+  report.entry = e;
+  report.dim = dim;
+  report.grid = &grid;
+  report.points = &points;
+  report.exact = &exact;
+  report.options = opts;
+  report.backend = on_cuda ? "cuda" : "cpu";
+  report.backend_description = backend.description;
+  report.threads = on_cuda ? opts.cuda_threads_per_block : cpu_threads;
+  report.plan = on_cuda ? plan_vegas(dim, opts, 1) : plan;
+  report.host_bytes = scan_host_bytes(grid.size, dim, opts, report.plan, cpu_threads, on_cuda);
+  report.device_bytes = on_cuda ? scan_device_bytes(grid.size, dim, opts.n_bins) : 0;
+  report.json_iterations = sa.json_iterations;
+  check_memory(report.host_bytes, on_cuda);
+
+  // 2. The header, then the batch: one progress line per round on a terminal, the JSON record
+  // (status "running", the progress) replaced atomically after each round, SIGINT/SIGTERM honoured
+  // at the next round boundary. With --json - stdout carries only the JSON.
+  const bool text = !json_stdout;
+  if (text && !a.quiet) {
+    print_scan_header(stdout, report);
+    check_stdout();
+  }
+  scan_request rq;
+  rq.entry = e;
+  rq.dim = dim;
+  rq.points = &points;
+  rq.options = opts;
+  rq.backend = backend;
+  scan_progress_line progress(!a.no_progress && isatty(fileno(stderr)));
+  install_interrupt_handlers();
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  rq.on_round = [&](const batch_progress& p) {
+    report.progress = p;
+    report.seconds = elapsed();
+    progress.update(p, report.seconds);
+    if (json_file) {
+      scan_report partial = report;
+      partial.run_state = "running";
+      json_file->write(scan_to_json(partial).dump(2) + "\n", false);
+    }
+    return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
+  };
+  try {
+    try {
+      report.results = on_cuda ? run_scan_on_cuda(rq) : run(rq);
+    } catch (const batch_error& ex) {  // name the point of the failing integral
+      const std::string what = ex.what();
+      const std::size_t colon = what.find(": ");
+      throw error("integral " + std::to_string(ex.integral()) + " of the scan (" +
+                  suite::params_text(*e, points[ex.integral()]) + ", seed " +
+                  std::to_string(batch_seed(opts.seed, ex.integral())) +
+                  "): " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+    }
+  } catch (const std::exception& ex) {
+    progress.clear();
+    if (json_file) {  // the record says what happened; an existing file is replaced only by a complete one
+      report.run_state = "failed";
+      report.failure = ex.what();
+      report.seconds = elapsed();
+      try {
+        json_file->write(scan_to_json(report).dump(2) + "\n", true);
+      } catch (const std::exception&) {
+      }
+    }
+    throw;
+  }
+  progress.clear();
+  report.seconds = elapsed();
+  report.progress.finished = report.results.size();
+  bool interrupted = false;
+  for (const result& res : report.results) interrupted = interrupted || res.status == status::interrupted;
+  report.signal = interrupted ? interrupt_signal() : 0;
+
+  // 3. The rows in grid order, the summary, the final record.
+  if (text) {
+    if (!a.quiet) {
+      print_scan_row_header(stdout, report);
+      for (std::uint64_t k = 0; k < report.results.size(); ++k) print_scan_row(stdout, report, k);
+    }
+    print_scan_summary(stdout, report);
+    check_stdout();
+  }
+  const std::string dumped = scan_to_json(report).dump(2) + "\n";
+  if (json_stdout) {
+    std::fputs(dumped.c_str(), stdout);
+    check_stdout();
+  } else if (json_file) {
+    json_file->write(dumped, true);
+  }
+  if (report.signal != 0) return 128 + report.signal;
+  return scan_exit_code(report.results);
+}
+
+/// Registers the options of `scan` on `sub`: integrate's (bound to sa.run, whose resolvers read
+/// them) minus those that do not apply (--expr, --body, --region, --dry-run), plus the grid and
+/// --json-iterations.
+void add_scan_options(CLI::App& sub, scan_args& sa) {
+  integrate_args& a = sa.run;
+  a.name_opt = sub.add_option("integrand", a.name, "Name of a suite integrand with parameters: f1..f6 (see 'mcubes list')");
+  a.dim_opt = sub.add_option("--dim", a.dim, "Dimension d: 1..32 (default: the integrand's default)");
+  sub.add_option("--param", sa.params,
+                 "A parameter's values: NAME=V (one value) or NAME=START:STOP:COUNT (COUNT values from START to STOP "
+                 "inclusive, linearly spaced; START <= STOP). Repeat for each parameter; the grid is the product in the "
+                 "order given, the last varying fastest; the others keep their defaults (see 'mcubes list')")
+      ->type_name("NAME=RANGE")
+      ->allow_extra_args(false);
+  sub.add_option("--rel-tol", a.rel_tol, "Relative tolerance of every integral")->capture_default_str();
+  sub.add_option("--abs-tol", a.abs_tol, "Absolute tolerance of every integral")->capture_default_str();
+  a.calls_opt = sub.add_option("--calls-per-iter", a.calls, "[paper] Integrand evaluations per iteration of each integral")
+                    ->type_name("N");
+  a.max_iterations_opt = sub.add_option("--max-iterations", a.max_iterations, "[paper] Iterations at most");
+  a.adapt_iterations_opt =
+      sub.add_option("--adapt-iterations", a.adapt_iterations, "[paper] Leading iterations that adapt the map");
+  a.skip_opt = sub.add_option("--skip", a.skip, "[paper] Leading iterations left out of the weighted estimate");
+  sub.add_option("--min-iterations", a.min_iterations, "Accumulated iterations needed before convergence is declared")
+      ->capture_default_str();
+  sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
+  sub.add_option("--bins", a.bins,
+                 "Bins per axis of each integral's map, 2..2^20 (integrate's default, so that integrate reproduces a "
+                 "row without --bins). Memory per integral, d axes, n bins: CPU 8 d (n+1) + 16 d n (1 + threads) "
+                 "bytes at most; GPU 8 d (n+1) + 272 d n bytes (1.1 MB for d = 8, n = 500): fewer bins for large K")
+      ->capture_default_str();
+  sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
+      ->capture_default_str();
+  sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
+  sub.add_option("--seed", a.common.seed,
+                 "Seed of the scan: integral k uses batch_seed(SEED, k), reported in its row (an integer in [0, 2^64))")
+      ->capture_default_str()
+      ->type_name("UINT");
+  a.threads_opt = sub.add_option("--threads", a.common.threads,
+                                 "CPU threads, at least 1 (default: all cores); never changes the results");
+  sub.add_option("--threads-per-block", a.common.threads_per_block,
+                 "CUDA threads per block, a power of two in [32, 1024]; never changes the results")
+      ->capture_default_str();
+  sub.add_option("--backend", a.common.backend, "Who computes the samples: cpu, cuda or auto (cuda when a device is present)")
+      ->capture_default_str();
+  a.json_opt = sub.add_option("--json", a.json,
+                              "Write a JSON record of the scan to FILE ('-': stdout, which then carries only the JSON): "
+                              "one object per grid point in 'results'; replaced atomically after every round (status "
+                              "\"running\" until the end); non-finite numbers are written as null")
+                   ->type_name("FILE");
+  sub.add_flag("--json-iterations", sa.json_iterations, "Add every integral's iterations to the JSON record");
+  a.max_memory_opt = sub.add_option("--max-memory", a.max_memory,
+                                    "Refuse a scan whose host memory estimate exceeds this (bytes, or e.g. 512M, 8G; "
+                                    "default: the free memory)");
+  sub.add_flag("--no-progress", a.no_progress, "No progress line on stderr (shown on a terminal by default)");
+  sub.add_flag("--quiet,-q", a.quiet, "Print only the summary line");
+}
+
+}  // namespace
+
+std::function<int()> add_scan_command(CLI::App& app) {
+  auto sa = std::make_shared<scan_args>();
+  CLI::App* sub = app.add_subcommand(
+      "scan",
+      "Integrate a suite integrand (f1..f6) at every point of a parameter grid, --param NAME=START:STOP:COUNT, in one "
+      "batch: every integral has its own map, iterations and result, and integral k the seed batch_seed(seed, k), so "
+      "'mcubes integrate NAME --param ... --seed SEED' reproduces its row bit for bit. Prints one row per grid point "
+      "(parameters, estimate, error, exact value, pull, status, iterations, seed); exit code 0 all converged, 1 some "
+      "did not, 2 bad input, 3 runtime failure, 130/143 interrupted by SIGINT/SIGTERM (at the next round; completed "
+      "iterations kept). Options marked [paper] default to the integrand's settings in the m-Cubes paper.");
+  add_scan_options(*sub, *sa);
+  return [sa] { return run_scan(*sa); };
+}
+
+}  // namespace mcubes::cli

@@ -1,0 +1,35 @@
+#pragma once
+/// @file cli/scan_cuda_impl.cuh
+/// The definition of scan_integrand_cuda<Desc> (scan_dispatch.hpp): one parameter batch with
+/// backend cuda (mcubes::vegas_batch) in the dimensions 1..scan_cuda_max_dim (scan_dispatch.hpp). Each (integrand, D)
+/// pair instantiates the batch kernels (sampling, adapting, reductions), many seconds of nvcc each,
+/// so the CUDA scan is compiled for the low dimensions only (a scan's integrals are usually small
+/// ones) and split over one translation unit per integrand (cli/scan_cuda_<name>.cu).
+
+#include <mcubes/cuda.cuh>
+#include <mcubes/suite.hpp>
+
+#include "scan_impl.hpp"
+
+namespace mcubes::cli {
+
+template <class Desc>
+std::vector<result> scan_integrand_cuda(const scan_request& rq) {
+  static_assert(Desc::parameters.size() > 0, "a scan needs an integrand with parameters");
+  constexpr int top = Desc::max_dim < scan_cuda_max_dim ? Desc::max_dim : scan_cuda_max_dim;
+  MCUBES_EXPECTS(rq.dim >= Desc::min_dim && rq.dim <= top, "the command's CUDA scan is compiled for ", Desc::name,
+                 " in d = ", Desc::min_dim, "..", top, ", not d = ", rq.dim, " (use --backend cpu)");
+  const std::vector<typename Desc::params> params = scan_params<Desc>(rq);
+  auto run = [&](auto dim) {
+    constexpr int D = decltype(dim)::value;
+    vegas_options o = rq.options;
+    o.backend = backend_kind::cuda;
+    std::vector<result> rs = mcubes::vegas_batch<D>(typename Desc::functor{}, region<D>::cube(Desc::lower, Desc::upper),
+                                                    params, o, rq.on_round);
+    for (result& r : rs) r.options.backend = rq.backend.requested;
+    return rs;
+  };
+  return suite::detail::visit_dimension_from<Desc::min_dim, top, std::vector<result>>(rq.dim, run);
+}
+
+}  // namespace mcubes::cli

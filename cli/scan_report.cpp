@@ -1,0 +1,298 @@
+/// @file cli/scan_report.cpp
+/// Text and JSON reports of `mcubes scan` (see scan_report.hpp).
+#include "scan_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <mcubes/config.hpp>
+
+#include "parse.hpp"
+#include "report.hpp"
+
+namespace mcubes::cli {
+
+namespace {
+
+constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
+
+/// Chunks per tile of the CPU backend's pass (backend/cpu.hpp, scalar integrands).
+constexpr double cpu_tile_chunks = 1024;
+
+/// Host bytes of one grid point besides its result: its parameter values (a vector), exact value,
+/// parameter struct and pass descriptor, rounded up.
+constexpr double scan_point_bytes = 160;
+
+std::string number(double x) { return suite::detail::number_text(x); }
+
+/// Evaluations of the results so far.
+std::uint64_t total_evaluations(const scan_report& r) {
+  if (r.results.empty()) return r.progress.n_eval;
+  std::uint64_t n = 0;
+  for (const result& res : r.results) n += res.n_eval;
+  return n;
+}
+
+/// The pull (estimate - exact)/error, NaN where the error is not finite and positive.
+double pull_of(const result& res, double exact) {
+  return (res.error > 0 && std::isfinite(res.error)) ? (res.estimate - exact) / res.error : nan_value;
+}
+
+/// Number of integrals per status, in the order of mcubes::status.
+std::map<std::string, std::size_t> status_counts(const std::vector<result>& results) {
+  std::map<std::string, std::size_t> counts;
+  for (const result& res : results) ++counts[to_string(res.status)];
+  return counts;
+}
+
+nlohmann::ordered_json options_json(const vegas_options& o) {
+  return {{"rel_tol", json_number(o.rel_tol)},
+          {"abs_tol", json_number(o.abs_tol)},
+          {"calls_per_iteration", o.calls_per_iteration},
+          {"max_iterations", o.max_iterations},
+          {"adapt_iterations", o.adapt_iterations},
+          {"skip", o.skip},
+          {"min_iterations", o.min_iterations},
+          {"max_chi2_dof", json_number(o.max_chi2_dof)},
+          {"n_bins", o.n_bins},
+          {"alpha", json_number(o.alpha)},
+          {"symmetric_map", o.symmetric_map},
+          {"seed", o.seed},
+          {"threads", o.threads},
+          {"backend", to_string(o.backend)},
+          {"cuda_threads_per_block", o.cuda_threads_per_block}};
+}
+
+nlohmann::ordered_json iteration_json(const iteration_record& it) {
+  return {{"index", it.index},
+          {"estimate", json_number(it.estimate)},
+          {"error", json_number(it.error)},
+          {"adapted", it.adapted},
+          {"accumulated", it.accumulated},
+          {"weighted_estimate", json_number(it.weighted_estimate)},
+          {"weighted_error", json_number(it.weighted_error)},
+          {"chi2_dof", json_number(it.chi2_dof)},
+          {"q", json_number(it.q)},
+          {"n_eval", it.n_eval},
+          {"n_nonzero", it.n_nonzero},
+          {"rescaled", it.rescaled},
+          {"underflow", it.underflow},
+          {"top_bin_level", it.top_bin_level},
+          {"seconds", json_number(it.seconds)}};
+}
+
+}  // namespace
+
+double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const vegas_plan& plan, int cpu_threads,
+                       bool on_cuda) {
+  const double n = o.n_bins, dd = d;
+  const double records = static_cast<double>(o.max_iterations) * sizeof(iteration_record) + sizeof(result) +
+                         scan_point_bytes;
+  if (on_cuda) return static_cast<double>(K) * records;  // maps and bins are on the device
+  const double tiles = std::ceil(static_cast<double>(plan.grid.n_chunks) / cpu_tile_chunks);
+  const double workers = std::min<double>(cpu_threads, std::max(1.0, tiles));
+  return static_cast<double>(K) * (8.0 * dd * (n + 1) + 16.0 * dd * n * (1 + workers) + records);
+}
+
+double scan_device_bytes(std::uint64_t K, int d, int n_bins) {
+  const double n = n_bins, dd = d;
+  return static_cast<double>(K) * (8.0 * dd * (n + 1) + 272.0 * dd * n + 200.0);
+}
+
+std::string overall_status(const std::vector<result>& results) {
+  bool all = true;
+  for (const result& res : results) {
+    if (res.status == status::interrupted) return "interrupted";
+    all = all && res.status == status::converged;
+  }
+  return all ? "converged" : "not converged";
+}
+
+int scan_exit_code(const std::vector<result>& results) {
+  for (const result& res : results)
+    if (res.status != status::converged) return 1;
+  return 0;
+}
+
+std::string reproduce_command(const scan_report& r, std::uint64_t k, std::uint64_t seed) {
+  const suite::entry& e = *r.entry;
+  const vegas_options& o = r.options;
+  const vegas_options def;
+  std::string s = "mcubes integrate " + e.name + " --dim " + std::to_string(r.dim);
+  const std::vector<double>& values = (*r.points)[k];
+  for (std::size_t j = 0; j < e.parameters.size(); ++j)
+    s += std::string(" --param ") + e.parameters[j].name + "=" + number(values[j]);
+  s += " --seed " + std::to_string(seed) + " --backend " + r.backend;
+  if (o.rel_tol != def.rel_tol) s += " --rel-tol " + number(o.rel_tol);
+  if (o.abs_tol != def.abs_tol) s += " --abs-tol " + number(o.abs_tol);
+  if (o.calls_per_iteration != e.paper.calls) s += " --calls-per-iter " + std::to_string(o.calls_per_iteration);
+  if (o.max_iterations != e.paper.max_iterations) s += " --max-iterations " + std::to_string(o.max_iterations);
+  if (o.adapt_iterations != e.paper.adapt_iterations) s += " --adapt-iterations " + std::to_string(o.adapt_iterations);
+  if (o.skip != e.paper.skip) s += " --skip " + std::to_string(o.skip);
+  if (o.min_iterations != def.min_iterations) s += " --min-iterations " + std::to_string(o.min_iterations);
+  if (o.max_chi2_dof != def.max_chi2_dof) s += " --max-chi2-dof " + number(o.max_chi2_dof);
+  if (o.n_bins != def.n_bins) s += " --bins " + std::to_string(o.n_bins);
+  if (o.alpha != def.alpha) s += " --alpha " + number(o.alpha);
+  if (o.symmetric_map) s += " --symmetric-map";
+  return s;
+}
+
+void print_scan_header(std::FILE* out, const scan_report& r) {
+  const suite::entry& e = *r.entry;
+  std::fprintf(out, "scan of %s (%s), d = %d, region [%.17g, %.17g]^%d\n", e.name.c_str(), e.formula.c_str(), r.dim,
+               e.lower, e.upper, r.dim);
+  std::string fixed;
+  for (std::size_t j = 0; j < e.parameters.size(); ++j) {
+    bool ranged = false;
+    for (const scan_range& g : r.grid->ranges) ranged = ranged || g.parameter == j;
+    if (!ranged) fixed += (fixed.empty() ? "" : ", ") + std::string(e.parameters[j].name) + " = " + number(r.grid->defaults[j]);
+  }
+  std::fprintf(out, "grid: K = %llu integrals: %s%s%s%s\n", static_cast<unsigned long long>(r.grid->size),
+               r.grid->describe().c_str(), r.grid->ranges.size() > 1 ? " (in this order, the last varying fastest)" : "",
+               fixed.empty() ? "" : "; at the defaults: ", fixed.c_str());
+  const vegas_options& o = r.options;
+  const stratification& g = r.plan.grid;
+  std::fprintf(out,
+               "evaluations/iteration %llu (%llu sub-cubes = %llu^%d x %llu samples; at most %llu asked), "
+               "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
+               "max chi2/dof %.6g, bins %d, alpha %.6g%s\n",
+               static_cast<unsigned long long>(r.plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
+               static_cast<unsigned long long>(g.g), r.dim, static_cast<unsigned long long>(g.samples_per_cube),
+               static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, o.adapt_iterations, o.skip,
+               o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, o.n_bins, o.alpha,
+               o.symmetric_map ? ", symmetric map" : "");
+  std::fprintf(out,
+               "seed %llu: integral k uses the seed batch_seed(%llu, k) (column seed); 'mcubes integrate %s --dim %d "
+               "--param NAME=VALUE ... --seed SEED' with the same options reproduces a row bit for bit\n",
+               static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.seed), e.name.c_str(), r.dim);
+  std::fprintf(out, "backend: %s, %d thread%s%s; memory: host %s", r.backend_description.c_str(), r.threads,
+               r.threads == 1 ? "" : "s", r.backend == "cuda" ? " per block" : "", format_bytes(r.host_bytes).c_str());
+  if (r.backend == "cuda") std::fprintf(out, ", device %s", format_bytes(r.device_bytes).c_str());
+  std::fprintf(out, "\n");
+}
+
+void print_scan_row_header(std::FILE* out, const scan_report& r) {
+  std::fprintf(out, "%6s", "k");
+  for (const suite::parameter& p : r.entry->parameters) std::fprintf(out, " %12s", p.name);
+  std::fprintf(out, " %24s %10s %24s %7s %-13s %5s %20s\n", "estimate", "error", "exact", "pull", "status", "iter",
+               "seed");
+}
+
+void print_scan_row(std::FILE* out, const scan_report& r, std::uint64_t k) {
+  const result& res = r.results[k];
+  const double exact = (*r.exact)[k];
+  const double pull = pull_of(res, exact);
+  std::fprintf(out, "%6llu", static_cast<unsigned long long>(k));
+  for (const double v : (*r.points)[k]) std::fprintf(out, " %12s", number(v).c_str());
+  char pull_text[32] = "-";
+  if (std::isfinite(pull)) std::snprintf(pull_text, sizeof pull_text, "%.2f", pull);
+  std::fprintf(out, " %24.17g %10.3g %24.17g %7s %-13s %5d %20llu\n", res.estimate, res.error, exact, pull_text,
+               to_string(res.status), res.iterations, static_cast<unsigned long long>(res.seed));
+}
+
+void print_scan_summary(std::FILE* out, const scan_report& r) {
+  std::string counts;
+  for (const auto& [name, n] : status_counts(r.results)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  const std::uint64_t n_eval = total_evaluations(r);
+  std::fprintf(out, "scan: %llu integrals: %s; %llu evaluations in %.4g s (%.3g evaluations/s)\n",
+               static_cast<unsigned long long>(r.results.size()), counts.c_str(),
+               static_cast<unsigned long long>(n_eval), r.seconds,
+               r.seconds > 0 ? static_cast<double>(n_eval) / r.seconds : 0.0);
+  if (r.signal != 0)
+    std::fprintf(out, "status: interrupted: stopped by signal %s after round %d; every integral keeps its completed "
+                      "iterations\n",
+                 r.signal == 2 ? "SIGINT" : r.signal == 15 ? "SIGTERM" : std::to_string(r.signal).c_str(),
+                 r.progress.round);
+}
+
+nlohmann::ordered_json scan_to_json(const scan_report& r) {
+  using json = nlohmann::ordered_json;
+  const suite::entry& e = *r.entry;
+  json j;
+  j["command"] = "scan";
+  j["version"] = MCUBES_VERSION_STRING;
+  j["integrand"] = {{"name", e.name},       {"formula", e.formula},          {"dim", r.dim},
+                    {"any_dim", e.any_dim}, {"lower", json_number(e.lower)}, {"upper", json_number(e.upper)}};
+  json region = json::array();
+  for (int i = 0; i < r.dim; ++i) region.push_back({json_number(e.lower), json_number(e.upper)});
+  j["region"] = std::move(region);
+  {
+    json ranges = json::array(), defaults = json::object();
+    for (const scan_range& g : r.grid->ranges)
+      ranges.push_back({{"name", g.name},
+                        {"text", g.text},
+                        {"start", json_number(g.start)},
+                        {"stop", json_number(g.stop)},
+                        {"count", g.count}});
+    for (std::size_t p = 0; p < e.parameters.size(); ++p) {
+      bool ranged = false;
+      for (const scan_range& g : r.grid->ranges) ranged = ranged || g.parameter == p;
+      if (!ranged) defaults[e.parameters[p].name] = json_number(r.grid->defaults[p]);
+    }
+    j["parameter_grid"] = {{"order", "the product of the ranges in the order given, the last varying fastest"},
+                           {"integrals", r.grid->size},
+                           {"ranges", std::move(ranges)},
+                           {"defaults", std::move(defaults)}};
+  }
+  j["options"] = options_json(r.options);
+  j["seed_rule"] = "integral k uses batch_seed(options.seed, k)";
+  j["evaluations_per_iteration"] = r.plan.n_eval;
+  j["grid"] = {{"g", r.plan.grid.g}, {"sub_cubes", r.plan.grid.n_cubes}, {"samples_per_cube", r.plan.grid.samples_per_cube}};
+  j["backend"] = r.backend;
+  j["backend_description"] = r.backend_description;
+  j["threads"] = r.threads;
+  j["memory"] = {{"host_bytes", json_number(r.host_bytes)}, {"device_bytes", json_number(r.device_bytes)}};
+  const std::string state = r.run_state.empty() ? overall_status(r.results) : r.run_state;
+  j["status"] = state;
+  j["status_detail"] = state == "running"       ? std::string("the scan is in progress; results come at the end")
+                       : state == "failed"      ? r.failure
+                       : state == "interrupted" ? std::string("stopped early; every integral keeps its completed "
+                                                              "iterations (status interrupted where it had not ended)")
+                       : state == "converged"   ? std::string("every integral converged")
+                                                : std::string("some integrals did not converge (see their status)");
+  if (r.signal != 0) j["signal"] = r.signal;
+  json counts = json::object();
+  for (const auto& [name, n] : status_counts(r.results)) counts[name] = n;
+  j["counts"] = std::move(counts);
+  j["progress"] = {{"round", r.progress.round}, {"finished", r.progress.finished}, {"n_eval", r.progress.n_eval}};
+  const std::uint64_t n_eval = total_evaluations(r);
+  j["n_eval"] = n_eval;
+  j["seconds"] = json_number(r.seconds);
+  j["evals_per_second"] = json_number(r.seconds > 0 ? static_cast<double>(n_eval) / r.seconds : nan_value);
+  json results = json::array();
+  for (std::size_t k = 0; k < r.results.size(); ++k) {
+    const result& res = r.results[k];
+    const double exact = (*r.exact)[k];
+    json params = json::object();
+    for (std::size_t p = 0; p < e.parameters.size(); ++p) params[e.parameters[p].name] = json_number((*r.points)[k][p]);
+    json o = {{"index", k},
+              {"params", std::move(params)},
+              {"seed", res.seed},
+              {"estimate", json_number(res.estimate)},
+              {"error", json_number(res.error)},
+              {"chi2_dof", json_number(res.chi2_dof)},
+              {"q", json_number(res.q)},
+              {"dof", res.dof},
+              {"status", to_string(res.status)},
+              {"n_iterations", res.iterations},
+              {"accumulated", res.accumulated},
+              {"n_eval", res.n_eval},
+              {"exact", json_number(exact)},
+              {"true_rel_error", json_number(exact != 0 ? std::fabs(res.estimate - exact) / std::fabs(exact) : nan_value)},
+              {"pull", json_number(pull_of(res, exact))},
+              {"seconds", json_number(res.seconds)},
+              {"reproduce", reproduce_command(r, k, res.seed)}};
+    if (r.json_iterations) {
+      json its = json::array();
+      for (const iteration_record& it : res.records) its.push_back(iteration_json(it));
+      o["iterations"] = std::move(its);
+    }
+    results.push_back(std::move(o));
+  }
+  j["results"] = std::move(results);
+  return j;
+}
+
+}  // namespace mcubes::cli

@@ -1,0 +1,104 @@
+#pragma once
+/// @file cli/scan_report.hpp
+/// Reports of `mcubes scan`: the header, one row per grid point, the summary line and the JSON
+/// record. No numerics beyond the comparison with the exact values.
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <mcubes/algorithm/vegas_batch.hpp>
+#include <mcubes/plan.hpp>
+#include <mcubes/result.hpp>
+#include <mcubes/suite.hpp>
+
+#include "scan_grid.hpp"
+
+namespace mcubes::cli {
+
+/// Everything reported about one scan.
+struct scan_report {
+  const suite::entry* entry = nullptr;                        ///< the integrand
+  int dim = 0;                                                ///< dimension d
+  const scan_grid* grid = nullptr;                            ///< the ranges and K
+  const std::vector<std::vector<double>>* points = nullptr;   ///< parameter values of point k (entry order)
+  const std::vector<double>* exact = nullptr;                 ///< exact value at point k (entry->exact_at)
+  vegas_options options;                                      ///< the run's options (seed: the run's seed)
+  std::string backend;                                        ///< "cpu" or "cuda": what runs
+  std::string backend_description;                            ///< e.g. "cpu (auto: no CUDA device)"
+  int threads = 0;                                            ///< CPU threads, or CUDA threads per block
+  vegas_plan plan;                                            ///< sub-cube grid and evaluations per iteration
+  double host_bytes = 0;                                      ///< memory estimate of the host (scan_host_bytes)
+  double device_bytes = 0;                                    ///< device memory of the batch (cuda; 0 on the cpu)
+  std::vector<result> results;                                ///< result k of point k (empty until the end)
+  batch_progress progress;                                    ///< the last round's progress
+  double seconds = 0;                                         ///< wall time of the batch so far
+  /// Overrides the JSON "status" while the scan runs ("running") or after a failure ("failed");
+  /// empty: from the results (overall_status).
+  std::string run_state;
+  std::string failure;                                        ///< the message of a failed scan
+  int signal = 0;                                             ///< the signal that stopped it (2, 15), or 0
+  bool json_iterations = false;                               ///< --json-iterations: each integral's iterations
+};
+
+/// Host memory of a scan of K integrals in d dimensions with n = n_bins bins per axis on T CPU
+/// threads (the figure checked against the free memory), in bytes:
+///   CPU: K (8 d (n + 1) + 16 d n (1 + W) + I sizeof(iteration_record) + sizeof(result) + 160)
+///   GPU: K (I sizeof(iteration_record) + sizeof(result) + 160)
+/// with the maps (8 d (n + 1)), the bin sums of one round (one array of 16-byte sums per worker and
+/// pass, W = min(T, tiles of 1024 chunks in a pass), and the merged one; overflow levels, rarely
+/// used, are not counted), the results (I = max_iterations records) and the grid point. On the GPU
+/// the maps and bins are in device memory (scan_device_bytes).
+double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const vegas_plan& plan, int cpu_threads,
+                       bool on_cuda);
+
+/// Device memory of a scan on the GPU (backend/cuda.cuh, cuda_backend::batch_bytes), in bytes:
+///   K (8 d (n + 1) + 272 d n + about 200)
+/// (per integral: its map, its bin sums at 17 levels of 16 bytes, its pass descriptor and flags).
+double scan_device_bytes(std::uint64_t K, int d, int n_bins);
+
+/// The overall status: "interrupted" if any integral was, else "converged" if every one converged,
+/// else "not converged".
+std::string overall_status(const std::vector<result>& results);
+
+/// Exit code of a finished scan: 0 every integral converged, 1 otherwise (interruption: 128 + signal,
+/// chosen by the command).
+int scan_exit_code(const std::vector<result>& results);
+
+/// The command that integrates point k alone, bitwise as the scan did (same backend and build):
+/// "mcubes integrate f4 --dim 4 --param a=8 --param u=0.7 --seed SEED --backend cpu" plus every
+/// option whose value differs from integrate's default (the values as shortest round-trip decimals).
+std::string reproduce_command(const scan_report& r, std::uint64_t k, std::uint64_t seed);
+
+/// Prints the header: integrand, d, region; the grid and K; evaluations per iteration and options;
+/// the seed rule; backend and memory.
+void print_scan_header(std::FILE* out, const scan_report& r);
+
+/// Prints the column titles of the rows.
+void print_scan_row_header(std::FILE* out, const scan_report& r);
+
+/// Prints the row of point k: k, the parameter values, estimate (17 significant digits: the exact
+/// double), error, exact value, pull = (estimate - exact)/error, status, iterations, seed.
+void print_scan_row(std::FILE* out, const scan_report& r, std::uint64_t k);
+
+/// Prints the summary: integrals per status, evaluations, time, and the signal if one stopped the scan.
+void print_scan_summary(std::FILE* out, const scan_report& r);
+
+/// The JSON record of a scan. Keys: command ("scan"), version, integrand {name, formula, dim, any_dim,
+/// lower, upper}, region, parameter_grid {order, integrals, ranges [{name, text, start, stop,
+/// count}], defaults {name: value}}, options (every vegas_options field; seed = the run's seed),
+/// seed_rule, evaluations_per_iteration, grid {g, sub_cubes, samples_per_cube}, backend,
+/// backend_description, threads, memory {host_bytes, device_bytes}, status ("converged", "not
+/// converged", "interrupted"; "running" during the scan, "failed" after a failure), status_detail,
+/// signal (if any), counts {status: number}, progress {round, finished, n_eval} (while running),
+/// n_eval, seconds, evals_per_second, results: one object per point in grid order {index, params
+/// {name: value}, seed, estimate, error, chi2_dof, q, dof, status, n_iterations, accumulated, n_eval,
+/// exact, true_rel_error, pull, seconds, reproduce, and with --json-iterations iterations (the
+/// fields of integrate's record)}. Doubles are the shortest decimals that read back exactly;
+/// non-finite values are null.
+nlohmann::ordered_json scan_to_json(const scan_report& r);
+
+}  // namespace mcubes::cli

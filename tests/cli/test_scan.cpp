@@ -1,0 +1,332 @@
+/// @file tests/cli/test_scan.cpp
+/// Tests of `mcubes scan`, run as a program (path in MCUBES_CLI_PATH): the grid (K = the product of
+/// the COUNTs, grid order, the last parameter fastest), the JSON record (one object per point with
+/// its parameters, seed batch_seed(seed, k), estimate, error, status, iterations, exact value, pull),
+/// rows reproduced bit for bit by `mcubes integrate` with their seeds, pulls against the exact values,
+/// and SIGINT/SIGTERM keeping every integral's completed iterations. Bad inputs are in the catalogue
+/// tests/cli/bad_inputs.tsv (run by test_cli). Every run is seeded and runs on the CPU.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <mcubes/core/batch.hpp>
+#include <mcubes/options.hpp>
+
+#include "cli/cli_test_support.hpp"
+
+#ifndef MCUBES_CLI_PATH
+#error "MCUBES_CLI_PATH (path of the mcubes program) must be defined"
+#endif
+
+namespace {
+
+using json = nlohmann::json;
+using mcubes_test::read_file;
+
+/// Largest |pull| = |estimate - exact| / error accepted for a converged integral, in units of its
+/// reported sigma (6 integrals: a 4-sigma excursion has probability 4e-4 for all of them together).
+constexpr double max_pull_sigma = 4.0;
+
+std::string temp_path(const std::string& suffix) { return mcubes_test::temp_path("mcubes_scan", suffix); }
+
+struct cli_run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+/// Runs `mcubes <args>` (args as on a shell command line) and captures its output.
+cli_run run_cli(const std::string& args) {
+  const std::string out = temp_path(".out"), err = temp_path(".err");
+  const std::string cmd = std::string("'") + MCUBES_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(cmd.c_str());
+  cli_run r;
+  r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+/// The options of the small scans below (and of integrate's reproductions of their rows).
+const std::string small_options =
+    "--calls-per-iter 2e4 --max-iterations 15 --adapt-iterations 10 --skip 2 --min-iterations 3 --rel-tol 2e-3 "
+    "--backend cpu";
+
+/// A 2 x 3 grid of f4 in d = 2: a in {5, 10}, u in {0.3, 0.5, 0.7}, seed 7.
+const std::string small_scan = "scan f4 --dim 2 --param a=5:10:2 --param u=0.3:0.7:3 --seed 7 " + small_options;
+
+/// The scan above run once with --json (and --json-iterations), shared by the tests that read it.
+struct scan_output {
+  cli_run run;
+  json record;
+};
+const scan_output& small_scan_output() {
+  static const scan_output s = [] {
+    scan_output o;
+    const std::string path = temp_path(".json");
+    o.run = run_cli(small_scan + " --threads 2 --json-iterations --json '" + path + "'");
+    o.record = json::parse(read_file(path), nullptr, false);
+    std::remove(path.c_str());
+    return o;
+  }();
+  return s;
+}
+
+TEST(Scan, JsonHasOneObjectPerPointInGridOrderWithItsSeed) {
+  const scan_output& s = small_scan_output();
+  ASSERT_EQ(s.run.exit_code, 0) << s.run.out << s.run.err;
+  const json& j = s.record;
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j.at("command"), "scan");
+  EXPECT_EQ(j.at("integrand").at("name"), "f4");
+  EXPECT_EQ(j.at("integrand").at("dim"), 2);
+  EXPECT_EQ(j.at("status"), "converged");
+  EXPECT_EQ(j.at("options").at("seed"), 7u);
+  EXPECT_EQ(j.at("options").at("n_bins"), 500);
+  EXPECT_EQ(j.at("backend"), "cpu");
+  EXPECT_EQ(j.at("parameter_grid").at("integrals"), 6u);
+  const json& results = j.at("results");
+  ASSERT_EQ(results.size(), 6u);
+  const double as[] = {5, 10}, us[] = {0.3, 0.5, 0.7};
+  std::uint64_t n_eval = 0;
+  for (std::size_t k = 0; k < 6; ++k) {
+    const json& r = results[k];
+    EXPECT_EQ(r.at("index"), k);
+    EXPECT_EQ(r.at("params").at("a").get<double>(), as[k / 3]) << k;  // u varies fastest
+    EXPECT_EQ(r.at("params").at("u").get<double>(), us[k % 3]) << k;
+    EXPECT_EQ(r.at("seed").get<std::uint64_t>(), mcubes::batch_seed(7, k)) << k;
+    EXPECT_TRUE(r.at("estimate").is_number());
+    EXPECT_TRUE(r.at("error").is_number());
+    EXPECT_EQ(r.at("status"), "converged");
+    EXPECT_GE(r.at("n_iterations").get<int>(), 3);
+    EXPECT_EQ(r.at("iterations").size(), r.at("n_iterations").get<std::size_t>());
+    EXPECT_TRUE(r.at("exact").is_number());
+    EXPECT_TRUE(r.at("pull").is_number());
+    EXPECT_EQ(r.at("reproduce").get<std::string>().rfind("mcubes integrate f4 --dim 2 --param a=", 0), 0u);
+    n_eval += r.at("n_eval").get<std::uint64_t>();
+  }
+  EXPECT_EQ(j.at("n_eval").get<std::uint64_t>(), n_eval);
+  // The text report: the header, one row per point (in grid order) and the summary.
+  EXPECT_NE(s.run.out.find("grid: K = 6 integrals: a: 2 values in [5, 10] x u: 3 values in [0.3, 0.7]"),
+            std::string::npos)
+      << s.run.out;
+  std::istringstream lines(s.run.out);
+  int rows = 0;
+  for (std::string l; std::getline(lines, l);) {
+    std::istringstream fields(l);
+    std::size_t k;
+    double a, u;
+    if (fields >> k >> a >> u && l.find("converged") != std::string::npos) {
+      EXPECT_EQ(k, static_cast<std::size_t>(rows));
+      EXPECT_EQ(a, as[k / 3]);
+      EXPECT_EQ(u, us[k % 3]);
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 6) << s.run.out;
+  EXPECT_NE(s.run.out.find("scan: 6 integrals: 6 converged;"), std::string::npos) << s.run.out;
+}
+
+// Every integral converged and lies within max_pull_sigma of its exact value.
+TEST(Scan, PullsAgainstTheExactValuesAreWithinFourSigma) {
+  const scan_output& s = small_scan_output();
+  ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
+  for (const json& r : s.record.at("results")) {
+    ASSERT_EQ(r.at("status"), "converged");
+    const double estimate = r.at("estimate"), error = r.at("error"), exact = r.at("exact");
+    EXPECT_GT(error, 0);
+    EXPECT_LT(std::fabs(estimate - exact), max_pull_sigma * error) << r.dump();
+    EXPECT_DOUBLE_EQ(r.at("pull").get<double>(), (estimate - exact) / error);
+  }
+}
+
+/// The fields of a result that must agree bit for bit between a scan row and integrate.
+void expect_same_result(const json& row, const json& single, const std::string& what) {
+  for (const char* key : {"estimate", "error", "chi2_dof", "q"})
+    EXPECT_TRUE(same_bits(row.at(key).get<double>(), single.at(key).get<double>()))
+        << what << ": " << key << " " << row.at(key) << " vs " << single.at(key);
+  EXPECT_EQ(row.at("n_eval"), single.at("n_eval")) << what;
+  EXPECT_EQ(row.at("n_iterations"), single.at("n_iterations")) << what;
+  EXPECT_EQ(row.at("status"), single.at("status")) << what;
+  EXPECT_EQ(row.at("seed"), single.at("seed")) << what;
+  const json& a = row.at("iterations");
+  const json& b = single.at("iterations");
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (const char* key : {"estimate", "error", "weighted_estimate"})
+      if (a[i].at(key).is_number()) {
+        EXPECT_TRUE(same_bits(a[i].at(key).get<double>(), b[i].at(key).get<double>())) << what << ": iteration " << i;
+      }
+}
+
+// `mcubes integrate f4 --param ... --seed SEED` with a row's seed and the scan's options gives that
+// row bit for bit: one row by a command written here, one by the row's own "reproduce" command.
+TEST(Scan, RowsAreReproducedBitwiseByIntegrateWithTheirSeeds) {
+  const scan_output& s = small_scan_output();
+  ASSERT_EQ(s.run.exit_code, 0) << s.run.err;
+  const json& results = s.record.at("results");
+  {
+    const json& row = results[1];  // a = 5, u = 0.5
+    const std::string path = temp_path(".json");
+    const cli_run r = run_cli("integrate f4 --dim 2 --param a=" + row.at("params").at("a").dump() + " --param u=" +
+                              row.at("params").at("u").dump() + " --seed " + row.at("seed").dump() + " " +
+                              small_options + " --threads 1 --json '" + path + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    expect_same_result(row, json::parse(read_file(path)), "row 1");
+    std::remove(path.c_str());
+  }
+  {
+    const json& row = results[5];  // a = 10, u = 0.7
+    std::string command = row.at("reproduce").get<std::string>();
+    ASSERT_EQ(command.rfind("mcubes ", 0), 0u);
+    command = command.substr(7);
+    EXPECT_NE(command.find("--seed " + row.at("seed").dump()), std::string::npos) << command;
+    const std::string path = temp_path(".json");
+    const cli_run r = run_cli(command + " --threads 1 --json '" + path + "'");
+    ASSERT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+    expect_same_result(row, json::parse(read_file(path)), "row 5 (" + command + ")");
+    std::remove(path.c_str());
+  }
+}
+
+// K is the product of the COUNTs; one value per parameter is a grid of one point; START == STOP with
+// COUNT > 1 repeats the point with independent seeds.
+TEST(Scan, TheNumberOfIntegralsIsTheProductOfTheCounts) {
+  const std::string quick = " --calls-per-iter 1e3 --max-iterations 3 --skip 0 --min-iterations 1 --backend cpu --json -";
+  {
+    const cli_run r = run_cli("scan f5 --dim 3 --param u=0.2:0.6:3 --param a=4:6:4" + quick);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j.at("results").size(), 12u);
+    EXPECT_EQ(j.at("results")[1].at("params").at("a"), 4.66666666666667);  // a varies fastest; 15 digits
+    EXPECT_EQ(j.at("results")[4].at("params").at("u"), 0.4);
+    EXPECT_EQ(j.at("results")[11].at("params").at("a"), 6.0);  // STOP exactly
+  }
+  {
+    const cli_run r = run_cli("scan f2 --dim 3 --param a=20" + quick);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const json j = json::parse(r.out);
+    ASSERT_EQ(j.at("results").size(), 1u);
+    EXPECT_EQ(j.at("results")[0].at("params").at("a"), 20.0);
+    EXPECT_EQ(j.at("results")[0].at("params").at("u"), 0.5);  // the default
+    EXPECT_EQ(j.at("results")[0].at("seed").get<std::uint64_t>(), mcubes::batch_seed(mcubes::default_seed, 0));
+  }
+  {
+    const cli_run r = run_cli("scan f4 --dim 2 --param u=0.5:0.5:3 --param a=10:10:1" + quick);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const json j = json::parse(r.out);
+    ASSERT_EQ(j.at("results").size(), 3u);
+    EXPECT_NE(j.at("results")[0].at("seed"), j.at("results")[1].at("seed"));
+    EXPECT_NE(j.at("results")[0].at("estimate"), j.at("results")[1].at("estimate"));
+  }
+}
+
+struct child {
+  pid_t pid = -1;
+  std::string out, err;
+};
+
+/// Starts `mcubes args...` with stdout and stderr in files.
+child start(const std::vector<std::string>& args) {
+  child c;
+  c.out = temp_path(".out");
+  c.err = temp_path(".err");
+  c.pid = fork();
+  if (c.pid == 0) {
+    const int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> argv;
+    std::string prog = MCUBES_CLI_PATH;
+    argv.push_back(prog.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(prog.c_str(), argv.data());
+    _exit(127);
+  }
+  return c;
+}
+
+/// Waits until the scan's JSON record (status "running", replaced after every round) reports at
+/// least `rounds` rounds (or the child ended, or 60 s passed).
+void wait_for_rounds(const child& c, const std::string& path, int rounds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const json j = json::parse(read_file(path), nullptr, false);
+    if (!j.is_discarded() && j.at("progress").at("round").get<int>() >= rounds) return;
+    int status = 0;
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid) FAIL() << "the scan ended early:\n" << read_file(c.out) << read_file(c.err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  FAIL() << "no " << rounds << " rounds within 60 s";
+}
+
+void expect_interrupted(int sig, int expected_exit) {
+  constexpr int rounds = 3;
+  const std::string path = temp_path(".json");
+  const child c = start({"scan", "f4", "--dim", "4", "--param", "u=0.4:0.6:2", "--calls-per-iter", "1e6",
+                         "--max-iterations", "300", "--rel-tol", "1e-14", "--threads", "1", "--backend", "cpu",
+                         "--json", path});
+  wait_for_rounds(c, path, rounds);
+  ASSERT_EQ(kill(c.pid, sig), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(c.pid, &status, 0), c.pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), expected_exit);
+  const std::string out = read_file(c.out);
+  EXPECT_NE(out.find("status: interrupted: stopped by signal"), std::string::npos) << out;
+  EXPECT_NE(out.find("scan: 2 integrals: 2 interrupted;"), std::string::npos) << out;
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j.at("status"), "interrupted");
+  EXPECT_EQ(j.at("signal"), sig);
+  ASSERT_EQ(j.at("results").size(), 2u);
+  for (const json& r : j.at("results")) {
+    EXPECT_EQ(r.at("status"), "interrupted");
+    EXPECT_GE(r.at("n_iterations").get<int>(), rounds);  // the completed iterations are kept
+    EXPECT_TRUE(r.at("estimate").is_number());
+    EXPECT_EQ(r.at("n_eval").get<std::uint64_t>() % r.at("n_iterations").get<std::uint64_t>(), 0u);
+  }
+  EXPECT_EQ(read_file(c.err), "");
+  std::remove(path.c_str());
+  std::remove(c.out.c_str());
+  std::remove(c.err.c_str());
+}
+
+TEST(Scan, SigintKeepsEveryIntegralsCompletedIterations) { expect_interrupted(SIGINT, 130); }
+
+TEST(Scan, SigtermKeepsEveryIntegralsCompletedIterations) { expect_interrupted(SIGTERM, 143); }
+
+// The CPU scan runs on any thread count with the same bits (the batch's contract, through the command).
+TEST(Scan, ResultsDoNotDependOnTheThreadCount) {
+  const cli_run one = run_cli(small_scan + " --threads 1 --json -");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const json j = json::parse(one.out);
+  const json& two = small_scan_output().record.at("results");
+  ASSERT_EQ(j.at("results").size(), two.size());
+  for (std::size_t k = 0; k < two.size(); ++k) {
+    EXPECT_TRUE(same_bits(j.at("results")[k].at("estimate"), two[k].at("estimate"))) << k;
+    EXPECT_TRUE(same_bits(j.at("results")[k].at("error"), two[k].at("error"))) << k;
+  }
+}
+
+}  // namespace
