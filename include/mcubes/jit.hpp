@@ -216,12 +216,15 @@ struct loaded_object {
   }
 };
 
-/// Loads `path` and checks it is the object compiled under `key` for this call shape.
+/// Loads `path` and checks it is the object compiled under `key` for this call shape. An object
+/// stays mapped until the program ends (RTLD_NODELETE): a CUDA object registers its kernels with the
+/// CUDA runtime, which must not see them unmapped and mapped again (repeated loads of one object
+/// reuse the mapping).
 /// @throws toolchain_error if it cannot be loaded or is another object.
 inline std::shared_ptr<loaded_object> load(const std::string& path, const std::string& key, int dim, int method,
                                            int backend, int n_params) {
   auto obj = std::make_shared<loaded_object>();
-  obj->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  obj->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (obj->handle == nullptr) {
     const char* why = ::dlerror();
     throw toolchain_error("cannot load the compiled integrand '" + path + "': " + (why != nullptr ? why : "unknown reason"));
@@ -360,8 +363,9 @@ extern "C" inline void on_record_trampoline(void* context, const mcubes_jit_reco
 }  // namespace detail
 
 /// An integrand compiled and loaded (compile()): runs its method any number of times, over any
-/// box of its dimension, with any options and parameters. Copies share the loaded object (it is
-/// unloaded with the last). Thread safety: runs from several threads at once are independent.
+/// box of its dimension, with any options and parameters. Copies share the loaded object (which
+/// stays mapped until the program ends). Thread safety: runs from several threads at once are
+/// independent.
 class compiled_integrand {
  public:
   const integrand_source& source() const noexcept { return source_; }
