@@ -11,10 +11,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,6 +187,104 @@ TEST(JitCli, AHangingCompilerIsStoppedAfterTheCompileTimeout) {
   const cli_run r = run_cli("integrate --expr 'x[0]' --dim 1 --backend cpu --compile-timeout 1", "CXX='" + cxx + "'");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("did not finish within 1 s and was stopped"), std::string::npos) << r.err;
+}
+
+/// A running `mcubes args...` (environment: this program's, with XDG_CACHE_HOME and `env` set).
+struct child {
+  pid_t pid = -1;
+  std::string out, err;
+  /// Waits for the end; the exit code (128 + signal for a signal).
+  int wait() const {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+child start(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  static int counter = 0;
+  child c;
+  c.out = cache_home() + "/child" + std::to_string(counter) + ".out";
+  c.err = cache_home() + "/child" + std::to_string(counter++) + ".err";
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    const int o = ::open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    ::setenv("XDG_CACHE_HOME", cache_home().c_str(), 1);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<std::string> copy = args;
+    std::string prog = MCUBES_CLI_PATH;
+    std::vector<char*> argv{prog.data()};
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(prog.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return c;
+}
+
+/// Waits (at most 60 s) until `done()` holds.
+template <class Pred>
+bool wait_until(Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+/// Rows of the iteration table in `out` ("   3 a*---  ...").
+int count_rows(const std::string& out) {
+  static const std::regex row(R"(^\s*\d+ [a-][*-][r-][o-][u-] )");
+  int n = 0;
+  std::istringstream s(out);
+  for (std::string l; std::getline(s, l);)
+    if (std::regex_search(l, row)) ++n;
+  return n;
+}
+
+TEST(JitCli, SigintDuringTheRunKeepsTheIterationsSoFar) {
+  const std::string expr = "exp(-x[0] * x[1] * x[2])";
+  const cli_run warm = run_cli("integrate --expr '" + expr + "' --dim 3 --backend cpu --calls-per-iter 1e3 "
+                               "--max-iterations 1 --skip 0 --min-iterations 1 -q");  // compiled: the run starts at once
+  ASSERT_TRUE(warm.exit_code == 0 || warm.exit_code == 1) << warm.err;
+  const std::string json_path = cache_home() + "/interrupted.json";
+  const child c = start({"integrate", "--expr", expr, "--dim", "3", "--backend", "cpu", "--calls-per-iter", "2e6",
+                         "--rel-tol", "1e-12", "--max-iterations", "1000", "--json", json_path});
+  ASSERT_TRUE(wait_until([&] { return count_rows(read_file(c.out)) >= 2; })) << read_file(c.out) << read_file(c.err);
+  ::kill(c.pid, SIGINT);
+  EXPECT_EQ(c.wait(), 130) << read_file(c.err);
+  const std::string out = read_file(c.out);
+  EXPECT_NE(out.find("compiled: cache hit"), std::string::npos) << out;
+  EXPECT_NE(out.find("status: interrupted"), std::string::npos) << out;
+  const json j = json::parse(read_file(json_path));
+  EXPECT_EQ(j.at("status"), "interrupted");
+  EXPECT_GE(j.at("n_iterations").get<int>(), 2);
+}
+
+TEST(JitCli, SigintDuringTheCompilationStopsTheCompiler) {
+  const std::string dir = fresh_folder("jit_cli_sigint");
+  const std::string cxx = dir + "/slow-c++";
+  std::ofstream(cxx) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'g++ (slow) 1.0'; exit 0; fi\n"
+                        "echo $$ > '" << dir << "/started'\nsleep 30\n";
+  ::chmod(cxx.c_str(), 0755);
+  const child c = start({"integrate", "--expr", "x[0] + 1", "--dim", "1", "--backend", "cpu"}, {{"CXX", cxx}});
+  ASSERT_TRUE(wait_until([&] { return ::access((dir + "/started").c_str(), F_OK) == 0; })) << read_file(c.err);
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(c.pid, SIGINT);
+  EXPECT_EQ(c.wait(), 130);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_EQ(read_file(c.err), "mcubes: interrupted during the compilation of the integrand\n");
+  EXPECT_EQ(read_file(c.out), "");
+  std::ifstream in(dir + "/started");
+  pid_t compiler = 0;
+  in >> compiler;
+  ASSERT_GT(compiler, 0);
+  EXPECT_TRUE(wait_until([&] { return ::kill(compiler, 0) != 0; })) << "the compiler outlived the command";
 }
 
 }  // namespace
