@@ -687,7 +687,9 @@ TEST(SuiteParams, RegistryParametersMatchTheStructs) {
     // the listed defaults are the struct's default member values, and give the paper's exact value
     const typename Desc::params from_list = suite::params_from<Desc>(defaults);
     const typename Desc::params from_struct{};
-    EXPECT_EQ(std::memcmp(&from_list, &from_struct, sizeof from_list), 0) << Desc::name;
+    // an empty parameter struct (fA, fB) has one byte of indeterminate value: nothing to compare
+    if constexpr (!std::is_empty_v<typename Desc::params>)
+      EXPECT_EQ(std::memcmp(&from_list, &from_struct, sizeof from_list), 0) << Desc::name;
     for (int dim : {Desc::min_dim, Desc::default_dim, Desc::max_dim})
       EXPECT_TRUE(same_bits(e.exact_at(dim, defaults), e.exact(dim))) << Desc::name << " d = " << dim;
     EXPECT_THROW(e.exact_at(Desc::default_dim, std::vector<double>(defaults.size() + 1, 0.5)), mcubes::invalid_input);
