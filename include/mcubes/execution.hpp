@@ -42,6 +42,9 @@ struct execution {
   int threads = 0;                           ///< CPU worker threads; 0 = all hardware threads. Never changes the result.
   int cuda_threads_per_block = 256;          ///< CUDA block size, a power of two in [32, 1024]. Never changes the result.
   int device = 0;                            ///< CUDA device ordinal (cudaSetDevice); >= 0. Never changes the result.
+  /// Points per call of a device array integrand on the CUDA backend (integrand.hpp; whole tiles,
+  /// at least one); 0: the default, 2^22. Memory: (D + 1) x 8 bytes per point. Never changes the result.
+  unsigned long long cuda_array_points = 0;
 };
 
 /// Checks every field of `ex`. (That a CUDA device exists is checked when the backend is made.)
@@ -53,6 +56,8 @@ inline void validate(const execution& ex) {
   MCUBES_EXPECTS(ex.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", ex.threads);
   validate_block_size(ex.cuda_threads_per_block);
   MCUBES_EXPECTS(ex.device >= 0, "device must be a non-negative CUDA device ordinal, got ", ex.device);
+  MCUBES_EXPECTS(ex.cuda_array_points <= (1ull << 40), "cuda_array_points must be at most 2^40 (0: the default), got ",
+                 ex.cuda_array_points);
 }
 
 }  // namespace mcubes

@@ -43,6 +43,17 @@
 /// several threads at once (each with its own x and values). mcubes::array_function<D, G> makes
 /// both forms from a G that has only the array call. Plain Monte Carlo and the midpoint rule call
 /// the array form too (per group of chunks); the CUDA backend does not (CPU backend only).
+///
+/// Device array integrands (CUDA backend, Vegas): an integrand whose values are computed by the
+/// caller's own device code, e.g. a PyTorch or CuPy function (the Python module), declares
+/// `static constexpr bool device_array_integrand = true;` and has the host function
+///   void operator()(const double* x, std::size_t n, double* values, void* stream) const
+/// with x (row-major (n, D), as above) and values in device memory, x complete when it is called,
+/// and values[i] = f(point i) written when it returns or enqueued on the cudaStream_t `stream`.
+/// The CUDA backend generates the points of a slice of whole tiles, calls it, and accumulates the
+/// values as its one-point kernels do (backend/cuda/array_path.cuh): bitwise the one-point
+/// functor that computes the same values, for any slice size and block size.
+/// mcubes::device_array_function<D, G> (backend/cuda/array_path.cuh) makes one from such a G.
 
 #include <cstddef>
 #include <cstdint>
@@ -80,7 +91,18 @@ template <class F>
 struct array_callable<F, std::void_t<decltype(std::declval<const F&>()(
                              std::declval<const double*>(), std::declval<std::size_t>(), std::declval<double*>()))>>
     : std::true_type {};
+
+template <class F, class = void>
+struct declares_device_array_integrand : std::false_type {};
+template <class F>
+struct declares_device_array_integrand<F, std::void_t<decltype(F::device_array_integrand)>>
+    : std::bool_constant<static_cast<bool>(F::device_array_integrand)> {};
 }  // namespace detail
+
+/// True if F declares `static constexpr bool device_array_integrand = true` (file comment): the
+/// CUDA backend evaluates it through its array path, never through a one-point device call.
+template <class F>
+inline constexpr bool is_device_array_integrand_v = detail::declares_device_array_integrand<F>::value;
 
 /// True if F declares `static constexpr bool array_integrand = true`.
 template <class F>

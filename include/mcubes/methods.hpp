@@ -78,9 +78,7 @@ template <class Fn>
 decltype(auto) on_backend(const execution& ex, Fn&& fn) {
 #if defined(__CUDACC__)
   if (uses_cuda(ex)) {
-    cuda_launch_policy policy;
-    policy.threads_per_block = ex.cuda_threads_per_block;
-    cuda_backend backend(policy, ex.device);
+    cuda_backend backend(launch_policy_of(ex), ex.device);
     return fn(backend);
   }
 #else
@@ -94,6 +92,7 @@ decltype(auto) on_backend(const execution& ex, Fn&& fn) {
 /// status, determinism). @throws as plain_mc_with and on_backend.
 template <int D, class F>
 result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt = {}) {
+  static_assert(!is_device_array_integrand_v<F>, "mcubes: plain_mc takes no device array integrand (vegas does)");
   if constexpr (check_integrand_here<D, F>()) {
     validate(opt);
     return on_backend(opt, [&](auto& backend) { return plain_mc_with<D>(f, reg, opt, backend); });
@@ -106,6 +105,7 @@ result plain_mc(const F& f, const region<D>& reg, const plain_mc_options& opt = 
 /// opt (algorithm/midpoint.hpp). @throws as midpoint_with and on_backend.
 template <int D, class F>
 result midpoint(const F& f, const region<D>& reg, std::uint64_t n_per_axis, const midpoint_options& opt = {}) {
+  static_assert(!is_device_array_integrand_v<F>, "mcubes: midpoint takes no device array integrand (vegas does)");
   if constexpr (check_integrand_here<D, F>()) {
     validate(opt);
     return on_backend(opt, [&](auto& backend) { return midpoint_with<D>(f, reg, n_per_axis, opt, backend); });
@@ -166,9 +166,7 @@ class integrator {
     validate(opt, D);
 #if defined(__CUDACC__)
     if (uses_cuda(opt)) {
-      cuda_launch_policy policy;
-      policy.threads_per_block = opt.cuda_threads_per_block;
-      cuda_ = std::make_unique<cuda_backend>(policy, opt.device);
+      cuda_ = std::make_unique<cuda_backend>(launch_policy_of(opt), opt.device);
       cuda_map_ = cuda_->template make_map<D>(opt.n_bins);
       return;
     }
@@ -222,7 +220,12 @@ class integrator {
 #if defined(__CUDACC__)
     if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, on_iteration);
 #endif
-    return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, on_iteration);
+    if constexpr (is_device_array_integrand_v<F>) {
+      throw invalid_input("a device array integrand (its values computed by device code, e.g. a PyTorch or CuPy "
+                          "function) runs on the CUDA backend only; this integrator's backend is " + backend_name());
+    } else {
+      return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, on_iteration);
+    }
   }
 
  public:
@@ -335,9 +338,7 @@ auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options&
   validate(opt, D);
 #if defined(__CUDACC__)
   if (uses_cuda(opt)) {
-    cuda_launch_policy policy;
-    policy.threads_per_block = opt.cuda_threads_per_block;
-    cuda_backend backend(policy, opt.device);
+    cuda_backend backend(launch_policy_of(opt), opt.device);
     return vegas_vector_with<D, N>(f, reg, opt, backend);
   }
 #else

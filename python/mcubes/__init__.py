@@ -32,10 +32,17 @@ unknown option ``TypeError``); a NaN or infinite value of ``f`` raises :class:`N
 an exception raised by ``f`` propagates unchanged; Ctrl-C stops a Vegas run at the next iteration
 boundary and raises ``KeyboardInterrupt``. The native work runs with the GIL released.
 
-Backends: callables run on the CPU (``backend="auto"`` means the CPU for them); ``backend="cuda"``
-with a callable raises ``NotImplementedError`` (GPU callables taking CuPy arrays or PyTorch tensors
-through DLPack are not implemented yet). Expression strings run on any backend the compiler
-supports (``"cuda"`` needs nvcc and a GPU).
+* a *GPU callable* (``backend="cuda"``, :func:`vegas`): ``f(x)`` with ``x`` a PyTorch CUDA tensor
+  or a CuPy array of shape (n, d) (``array_module="torch"`` or ``"cupy"``; by default whichever of
+  the two is imported, PyTorch first) returning n values on the same device. The points stay in
+  device memory: mcubes hands its own buffer over through the CUDA Array Interface, which both
+  frameworks wrap without a copy, and copies the values back device to device; slices of up to
+  ``cuda_array_points`` points (default 2^22, 72 bytes a point in 8-D). The result is bitwise that of
+  the C++ library's CUDA run of an integrand computing the same values, for any slice and block size.
+
+Backends: NumPy callables run on the CPU (``backend="auto"`` means the CPU for them), GPU callables
+on the CUDA backend (Vegas only; plain_mc and midpoint take NumPy callables and strings). Expression
+strings run on any backend the compiler supports (``"cuda"`` needs nvcc and a GPU).
 """
 
 import math
@@ -61,6 +68,11 @@ _EXECUTION = {
     "device": "CUDA device ordinal (default 0)",
 }
 
+_DEVICE_OPTIONS = {
+    "cuda_array_points": "GPU callables: points per call at most (whole tiles; 0 = default 2^22); never changes the result",
+    "array_module": "GPU callables: 'torch' (PyTorch CUDA tensors) or 'cupy' (CuPy arrays); default: the one imported",
+}
+
 #: The options of :func:`vegas` and :class:`Integrator`, with their meaning (C++ vegas_options).
 VEGAS_OPTIONS = {
     "rel_tol": "stop when error <= max(abs_tol, rel_tol |estimate|) (default 1e-3)",
@@ -77,7 +89,10 @@ VEGAS_OPTIONS = {
     "symmetric_map": "one map for all axes (default False)",
     "seed": "key of the Philox random streams (default 20211231)",
     **_EXECUTION,
+    **_DEVICE_OPTIONS,
 }
+
+_INTEGRATOR_OPTIONS = {k: v for k, v in VEGAS_OPTIONS.items() if k not in _DEVICE_OPTIONS}
 
 #: The options of :func:`plain_mc`.
 PLAIN_MC_OPTIONS = {
@@ -96,7 +111,7 @@ MIDPOINT_OPTIONS = {
 }
 
 _INTEGER_OPTIONS = {"calls_per_iteration", "max_iterations", "adapt_iterations", "skip", "min_iterations", "n_bins",
-                    "seed", "threads", "cuda_threads_per_block", "device", "samples"}
+                    "seed", "threads", "cuda_threads_per_block", "device", "samples", "cuda_array_points"}
 
 
 def _options(method, known, options):
@@ -147,10 +162,85 @@ def _native_integrand(f, backend, method):
         raise TypeError(f"{method}: the integrand must be a callable f(x) with x of shape (n, d), an expression "
                         f"string or a mcubes.suite integrand, got {type(f).__name__}")
     if backend == "cuda":
-        raise NotImplementedError(
-            "callables run on the CPU backend: GPU callables (taking CuPy arrays or PyTorch CUDA tensors through "
-            "DLPack) are not implemented yet; use backend='cpu' or 'auto', or an expression string on the GPU")
+        if method != "vegas":
+            raise NotImplementedError(
+                f"{method}: GPU callables run with vegas only; use backend='cpu' with a NumPy callable, or an "
+                "expression string on the GPU")
+        if not _mcubes.has_cuda_callables:
+            raise RuntimeError("this build of mcubes has no CUDA backend (it was built without nvcc): GPU callables "
+                               "need it; use backend='cpu' with a NumPy callable")
+        return "device_callable", f
     return "callable", f
+
+
+def _array_module(name):
+    """The framework of a GPU callable's arrays: 'torch' or 'cupy' (None: the one imported, PyTorch first)."""
+    import sys
+    if name is None:
+        name = "torch" if "torch" in sys.modules else "cupy" if "cupy" in sys.modules else None
+        if name is None:
+            raise ValueError("a GPU callable needs PyTorch or CuPy: import one, or pass array_module='torch' "
+                             "or 'cupy'")
+    if name not in ("torch", "cupy"):
+        raise ValueError(f"array_module must be 'torch' or 'cupy', got {name!r}")
+    import importlib
+    try:
+        return name, importlib.import_module(name)
+    except ImportError as e:
+        raise ValueError(f"array_module={name!r}: {e}") from None
+
+
+class _DevicePoints:
+    """mcubes's device buffer of n points, row-major (n, d) float64, as a CUDA Array Interface (v3) object."""
+
+    def __init__(self, address, n, d):
+        self.__cuda_array_interface__ = {"shape": (n, d), "typestr": "<f8", "data": (address, False),
+                                         "version": 3, "strides": None, "stream": None}
+
+
+def _device_adapter(f, d, array_module, device):
+    """The Python side of a GPU callable (python/src/module.cpp, py_device_evaluate): adapter(address,
+    n) wraps mcubes's points as a tensor/array of the framework (no copy), calls f and returns
+    (values, device address of n contiguous float64 values)."""
+    name, mod = _array_module(array_module)
+    if name == "torch":
+        dev = mod.device("cuda", device)
+
+        def wrap(view):
+            return mod.as_tensor(view, device=dev)
+
+        def values(r, n):
+            if not isinstance(r, mod.Tensor):
+                r = mod.as_tensor(r, device=dev)
+            r = r.detach()
+            if r.device != dev:
+                raise ValueError(f"the GPU integrand must return its values on {dev}, got a tensor on {r.device}")
+            return r.to(mod.float64).reshape(-1).contiguous()
+    else:
+        def wrap(view):
+            return mod.asarray(view)
+
+        def values(r, n):
+            r = mod.ascontiguousarray(mod.asarray(r, dtype=mod.float64).reshape(-1))
+            if r.device.id != device:
+                raise ValueError(f"the GPU integrand must return its values on device {device}, got device {r.device.id}")
+            return r
+
+    def adapter(address, n):
+        r = f(wrap(_DevicePoints(address, n, d)))
+        shape = tuple(getattr(r, "shape", ()))
+        if shape not in ((n,), (n, 1)):
+            raise ValueError(f"the integrand must return an array of shape ({n},) for x of shape ({n}, {d}), "
+                             f"got shape {shape}")
+        v = values(r, n)
+        return v, int(v.__cuda_array_interface__["data"][0]) if n else 0
+
+    return adapter
+
+
+def _without_device(opts):
+    """The options less those of GPU callables (they change nothing elsewhere)."""
+    return {k: v for k, v in opts.items() if k != "cuda_array_points"}
 
 
 def _cpu_for_callable(opts):
@@ -175,10 +265,14 @@ def vegas(f, region, *, callback=None, **options):
     """
     opts = _options("vegas", VEGAS_OPTIONS, options)
     lower, upper = _region(region)
+    array_module = opts.pop("array_module", None)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
     if kind == "expression":
-        return Result(_mcubes.expression(g, "vegas", lower, upper, opts, 0, _include_dir(), callback))
-    return Result(_mcubes.vegas(g, lower, upper, _cpu_for_callable(opts), callback))
+        return Result(_mcubes.expression(g, "vegas", lower, upper, _without_device(opts), 0, _include_dir(), callback))
+    if kind == "device_callable":
+        adapter = _device_adapter(g, len(lower), array_module, int(opts.get("device", 0)))
+        return Result(_mcubes.vegas_device(adapter, lower, upper, opts, callback))
+    return Result(_mcubes.vegas(g, lower, upper, _cpu_for_callable(_without_device(opts)), callback))
 
 
 def plain_mc(f, region, **options):
@@ -256,10 +350,10 @@ class Integrator:
     """
 
     def __init__(self, region, **options):
-        self._options = _options("Integrator", VEGAS_OPTIONS, options)
+        self._options = _options("Integrator", _INTEGRATOR_OPTIONS, options)
         if self._options.get("backend") == "cuda":
-            raise NotImplementedError("the integrator object runs callables on the CPU backend only "
-                                      "(GPU callables through DLPack are not implemented yet)")
+            raise NotImplementedError("the integrator object runs NumPy callables on the CPU backend only; GPU "
+                                      "callables run with mcubes.vegas(f, region, backend='cuda')")
         self._options = _cpu_for_callable(self._options)
         lower, upper = _region(region)
         self._native = _mcubes.Integrator(lower, upper, self._options)
@@ -275,7 +369,7 @@ class Integrator:
 
     def integrate(self, f, *, callback=None, **options):
         """Runs m-Cubes from the current map with the construction options updated by `options`."""
-        opts = dict(self._options, **_options("integrate", VEGAS_OPTIONS, options))
+        opts = dict(self._options, **_options("integrate", _INTEGRATOR_OPTIONS, options))
         kind, g = _native_integrand(f, opts.get("backend", "cpu"), "integrate")
         if kind == "expression":
             raise NotImplementedError("Integrator.integrate takes callables; for an expression string use "

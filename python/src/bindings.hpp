@@ -18,6 +18,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "device_call.hpp"
 #include "mcubes/mcubes.hpp"
 
 namespace mcubes::python {
@@ -26,19 +27,6 @@ namespace py = pybind11;
 
 /// Largest dimension of a Python callable (one instantiation of every method per D = 1..max_dim).
 inline constexpr int max_dim = 16;
-
-/// An integration box of run-time dimension (lower.size() == upper.size() == d).
-struct box {
-  std::vector<double> lower, upper;
-  int dim() const { return static_cast<int>(lower.size()); }
-  /// region<D> of the box. @throws invalid_input as region<D> does.
-  template <int D>
-  region<D> to_region() const {
-    std::array<double, D> lo{}, hi{};
-    for (int j = 0; j < D; ++j) lo[j] = lower[static_cast<std::size_t>(j)], hi[j] = upper[static_cast<std::size_t>(j)];
-    return region<D>(lo, hi);
-  }
-};
 
 /// A Python callable f(x) -> values with x a read-only float64 NumPy array of shape (n, dim) (a
 /// copy of the library's points: valid after the call) and values anything NumPy turns into a

@@ -109,6 +109,7 @@ bool set_execution(execution& ex, const std::string& k, const py::handle& v) {
   else if (k == "threads") ex.threads = py::cast<int>(v);
   else if (k == "cuda_threads_per_block") ex.cuda_threads_per_block = py::cast<int>(v);
   else if (k == "device") ex.device = py::cast<int>(v);
+  else if (k == "cuda_array_points") ex.cuda_array_points = py::cast<unsigned long long>(v);
   else return false;
   return true;
 }
@@ -356,6 +357,46 @@ class py_integrator {
   std::unique_ptr<integrator_base> integ_;
 };
 
+#if MCUBES_PYTHON_HAS_CUDA
+device_vegas_entry device_dims[max_device_dim + 1];
+
+/// device_callback's evaluate for a Python adapter (mcubes/__init__.py, _device_adapter):
+/// adapter(address, n) -> (result object, address of its n float64 values on the device).
+const double* py_device_evaluate(void* ctx, const double* x, std::size_t n, void** keep) {
+  py::gil_scoped_acquire gil;
+  py::handle adapter(static_cast<PyObject*>(ctx));
+  py::tuple t = adapter(reinterpret_cast<std::uintptr_t>(x), n);
+  if (t.size() != 2) throw py::value_error("the GPU adapter must return (values, address)");
+  const auto address = py::cast<std::uintptr_t>(t[1]);
+  py::object values = t[0];
+  *keep = values.release().ptr();
+  return reinterpret_cast<const double*>(address);
+}
+
+void py_device_release(void* keep) noexcept {
+  if (keep == nullptr) return;
+  py::gil_scoped_acquire gil;
+  Py_DECREF(static_cast<PyObject*>(keep));
+}
+
+/// Vegas of a GPU callable behind `adapter` (mcubes/__init__.py) on the CUDA backend.
+py::dict run_vegas_device(py::object adapter, const std::vector<double>& lower, const std::vector<double>& upper,
+                          const py::dict& options, py::object callback) {
+  const box b = make_box(lower, upper);
+  const vegas_options opt = vegas_options_of(options);
+  MCUBES_EXPECTS(b.dim() >= 1 && b.dim() <= max_device_dim, "a GPU callable takes 1 to ", max_device_dim,
+                 " dimensions in this build, got ", b.dim(), " (an expression string takes more)");
+  const device_callback cb{adapter.ptr(), &py_device_evaluate, &py_device_release};
+  const iteration_callback on_it = make_callback(std::move(callback));
+  result r;
+  {
+    py::gil_scoped_release release;
+    r = device_dims[b.dim()](cb, b, opt, on_it);
+  }
+  return to_dict(r);
+}
+#endif
+
 #if MCUBES_PYTHON_HAS_JIT
 /// An expression compiled at run time (include/mcubes/jit.hpp) and run by `method` ("vegas",
 /// "plain_mc", "midpoint") with the options of a dict; include_dir: where the mcubes headers are
@@ -435,6 +476,12 @@ PYBIND11_MODULE(_mcubes, m) {
   register_dims_b(dims);
   register_dims_c(dims);
   register_dims_d(dims);
+#if MCUBES_PYTHON_HAS_CUDA
+  register_device_dims_a(device_dims);
+  register_device_dims_b(device_dims);
+  register_device_dims_c(device_dims);
+  register_device_dims_d(device_dims);
+#endif
 
   non_finite_type = PyErr_NewExceptionWithDoc(
       "mcubes.NonFiniteIntegrand",
@@ -453,6 +500,15 @@ PYBIND11_MODULE(_mcubes, m) {
   m.attr("max_dim") = max_dim;
   m.attr("version") = MCUBES_VERSION_STRING;
   m.attr("has_jit") = static_cast<bool>(MCUBES_PYTHON_HAS_JIT);
+#if MCUBES_PYTHON_HAS_CUDA
+  m.attr("has_cuda_callables") = true;
+  m.attr("max_device_dim") = max_device_dim;
+  m.def("vegas_device", &run_vegas_device, py::arg("adapter"), py::arg("lower"), py::arg("upper"), py::arg("options"),
+        py::arg("callback") = py::none());
+#else
+  m.attr("has_cuda_callables") = false;
+  m.attr("max_device_dim") = 0;
+#endif
 
   m.def("vegas", &run_vegas, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
         py::arg("callback") = py::none());

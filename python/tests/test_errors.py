@@ -81,11 +81,25 @@ def test_exceptions_of_the_callable_propagate(threads):
         mcubes.midpoint(f, [(0, 1)] * 2, 30, threads=threads)
 
 
-def test_callable_on_cuda_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="DLPack"):
-        mcubes.vegas(poly, [(0, 1)], backend="cuda")
-    with pytest.raises(NotImplementedError):
+def test_callables_on_cuda_outside_vegas_and_without_a_framework():
+    """GPU callables run with vegas only; without the module's CUDA backend, or without PyTorch/CuPy,
+    vegas says so (tests/test_gpu.py runs them where a device is present)."""
+    with pytest.raises(NotImplementedError, match="vegas only"):
+        mcubes.plain_mc(poly, [(0, 1)], backend="cuda")
+    with pytest.raises(NotImplementedError, match="vegas only"):
+        mcubes.midpoint(poly, [(0, 1)], 10, backend="cuda")
+    with pytest.raises(NotImplementedError, match="Integrator|integrator"):
         mcubes.Integrator([(0, 1)], backend="cuda")
+    if not mcubes._mcubes.has_cuda_callables:
+        with pytest.raises(RuntimeError, match="no CUDA backend"):
+            mcubes.vegas(poly, [(0, 1)], backend="cuda")
+        return
+    with pytest.raises(ValueError, match="array_module must be 'torch' or 'cupy'"):
+        mcubes.vegas(poly, [(0, 1)], backend="cuda", array_module="jax")
+    import sys
+    if "torch" not in sys.modules and "cupy" not in sys.modules:
+        with pytest.raises(ValueError, match="needs PyTorch or CuPy"):
+            mcubes.vegas(poly, [(0, 1)], backend="cuda")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

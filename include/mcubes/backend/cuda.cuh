@@ -27,11 +27,13 @@
 #include <vector>
 
 #include "../core/batch.hpp"
+#include "../integrand.hpp"
 #include "../core/sampler.hpp"
 #include "../options.hpp"
 #include "../core/stratification.hpp"
 #include "../core/adaptive_map.hpp"
 #include "cuda/adapt_kernels.cuh"
+#include "cuda/array_path.cuh"
 #include "cuda/batch_kernels.cuh"
 #include "cuda/vector_kernels.cuh"
 #include "cpu/vector_pass.hpp"
@@ -50,7 +52,18 @@ struct cuda_launch_policy {
   /// multiprocessor), so that each block's flush of its d x n_bins shared-memory bins to global
   /// memory is shared by enough samples on small problems. 1: no limit. Never changes the result.
   int adapt_tiles_per_block = 1;
+  /// Device array integrands (cuda/array_path.cuh): points per call of the integrand at most
+  /// (whole tiles; at least one tile). Memory: (D + 1) x 8 bytes per point. Never changes the result.
+  std::uint64_t array_call_points = std::uint64_t(1) << 22;
 };
+
+/// The launch policy of the execution options `ex` (block size, array_call_points).
+inline cuda_launch_policy launch_policy_of(const execution& ex) {
+  cuda_launch_policy p;
+  p.threads_per_block = ex.cuda_threads_per_block;
+  if (ex.cuda_array_points > 0) p.array_call_points = ex.cuda_array_points;
+  return p;
+}
 
 /// The adaptive map of a run on the CUDA backend: D rows of n_bins + 1 edges in device memory
 /// (layout of adaptive_map), held by the backend. Made by cuda_backend::make_map, adapted by
@@ -92,6 +105,8 @@ class cuda_backend {
     MCUBES_EXPECTS(policy_.max_blocks >= 0, "max_blocks must be non-negative, got ", policy_.max_blocks);
     MCUBES_EXPECTS(policy_.adapt_tiles_per_block >= 1, "adapt_tiles_per_block must be at least 1, got ",
                    policy_.adapt_tiles_per_block);
+    MCUBES_EXPECTS(policy_.array_call_points >= 1, "array_call_points must be at least 1, got ",
+                   policy_.array_call_points);
     if (cuda_device_count() <= device_) throw cuda_error("no CUDA device available (device " + std::to_string(device_) + " requested)");
     MCUBES_CUDA_CHECK(cudaSetDevice(device_));
     MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
@@ -246,7 +261,8 @@ class cuda_backend {
 
   /// One sampling pass over the device map (same contract as cpu_backend::sample, except that the
   /// bin sums stay on the device for adapt_map: the returned sums.bins is empty). Synchronises
-  /// the stream once.
+  /// the stream once (a device array integrand: once per slice too, cuda/array_path.cuh).
+  /// @throws cuda_error if a CUDA call fails; whatever a device array integrand throws.
   template <int D, class F>
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const device_map<D>& map,
                         bool adapt, std::uint64_t stride = 1) {
@@ -284,8 +300,13 @@ class cuda_backend {
     const std::size_t smem_plain = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, shared_bins);
     const std::size_t smem_edges = cuda_detail::v_sample_dynamic_smem_bytes(n_bin_values, shared_bins, n_edges, true);
     const std::size_t smem_alt = smem_edges + cuda_detail::v_sample_static_smem_bytes <= optin ? smem_edges : smem_plain;
-    const int grid = adapt ? launch<D, F, true>(f, sp, dmap, stride, n_sel, n_tiles, shared_bins, smem_plain, smem_alt)
-                           : launch<D, F, false>(f, sp, dmap, stride, n_sel, n_tiles, false, smem_plain, smem_alt);
+    int grid = 0;
+    if constexpr (is_device_array_integrand_v<F>) {
+      grid = sample_array_slices<D>(f, sp, st, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
+    } else {
+      grid = adapt ? launch<D, F, true>(f, sp, dmap, stride, n_sel, 0, n_tiles, shared_bins, smem_plain, smem_alt)
+                   : launch<D, F, false>(f, sp, dmap, stride, n_sel, 0, n_tiles, false, smem_plain, smem_alt);
+    }
     last_grid_ = grid;
     if (adapt) last_shared_bins_ = shared_bins;
 
@@ -305,8 +326,16 @@ class cuda_backend {
       over_dirty_ = static_cast<std::size_t>(out.top_level) * n_bin_values;
     }
     if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
-      cuda_detail::replay_sample_kernel<D, F><<<1, 1, 0, stream_>>>(f, sp, dmap, r.flags.first_non_finite, replay_.data());
-      MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
+      if constexpr (is_device_array_integrand_v<F>) {  // its point, then the integrand on one row
+        if (array_x_.size() < static_cast<std::size_t>(D) + 1) array_x_ = device_array<double>(D + 1);
+        cuda_detail::sample_point_kernel<D><<<1, 1, 0, stream_>>>(sp, dmap, r.flags.first_non_finite, array_x_.data());
+        MCUBES_CUDA_CHECK_LAUNCH("sample_point_kernel");
+        MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        f(array_x_.data(), 1, replay_.data(), static_cast<void*>(stream_));
+      } else {
+        cuda_detail::replay_sample_kernel<D, F><<<1, 1, 0, stream_>>>(f, sp, dmap, r.flags.first_non_finite, replay_.data());
+        MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
+      }
       MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_replay_.data(), replay_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream_));
       MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
       out.flags.non_finite_value = *host_replay_.data();
@@ -685,12 +714,50 @@ class cuda_backend {
     return per_sm;
   }
 
+  /// The array path of sample() (cuda/array_path.cuh): per slice of whole tiles, the points
+  /// (point_writer), one call of f, the sums (value_reader). Returns the last grid size.
+  template <int D, class F>
+  int sample_array_slices(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& dmap,
+                          std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles, bool adapt, bool shared_bins,
+                          std::size_t smem_plain, std::size_t smem_alt) {
+    const std::uint64_t B = static_cast<std::uint64_t>(policy_.threads_per_block);
+    cuda_detail::array_rows rows;
+    rows.stride = stride;
+    rows.chunk_samples = sp.chunk_cubes * sp.p;
+    const std::uint64_t tile_samples = B * rows.chunk_samples;
+    const std::uint64_t slice_tiles = std::max<std::uint64_t>(1, policy_.array_call_points / tile_samples);
+    (void)st;
+    int grid = 0;
+    for (std::uint64_t t0 = 0; t0 < n_tiles; t0 += slice_tiles) {
+      const std::uint64_t t1 = std::min(n_tiles, t0 + slice_tiles);
+      rows.sel0 = t0 * B;
+      rows.sel1 = std::min(n_sel, t1 * B);
+      rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
+      const std::uint64_t n = cuda_detail::array_row_count(sp, rows);
+      const std::size_t need = static_cast<std::size_t>(std::min(n_tiles, slice_tiles) * tile_samples);
+      if (array_x_.size() < need * D) array_x_ = device_array<double>(std::max<std::size_t>(need * D, D + 1));
+      if (array_values_.size() < need) array_values_ = device_array<double>(need);
+      launch<D, cuda_detail::point_writer<D>, false>(cuda_detail::point_writer<D>{array_x_.data(), rows}, sp, dmap, stride,
+                                                     n_sel, t0, t1, false, smem_plain, smem_alt);
+      MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the points are complete
+      f(array_x_.data(), static_cast<std::size_t>(n), array_values_.data(), static_cast<void*>(stream_));
+      const cuda_detail::value_reader<D> reader{array_values_.data(), rows};
+      grid = adapt ? launch<D, cuda_detail::value_reader<D>, true>(reader, sp, dmap, stride, n_sel, t0, t1, shared_bins,
+                                                                 smem_plain, smem_alt)
+                   : launch<D, cuda_detail::value_reader<D>, false>(reader, sp, dmap, stride, n_sel, t0, t1, false,
+                                                                  smem_plain, smem_alt);
+    }
+    return grid;
+  }
+
   /// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
   /// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
   /// blocks; the kernel reads which from the size it gets. Returns the grid size.
+  /// Tiles [tile_first, n_tiles) only (the array path's slices; 0 otherwise).
   template <int D, class F, bool Adapt>
   int launch(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride, std::uint64_t n_sel,
-             std::uint64_t n_tiles, bool shared_bins, std::size_t smem_plain, std::size_t smem_edges) {
+             std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins, std::size_t smem_plain,
+             std::size_t smem_edges) {
     const int B = policy_.threads_per_block;
     auto kernel = B <= 256 ? cuda_detail::v_sample_kernel<D, F, Adapt, 256> : cuda_detail::v_sample_kernel<D, F, Adapt, 1024>;
     std::size_t smem = smem_edges;
@@ -708,11 +775,12 @@ class cuda_backend {
     std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
     if (Adapt && policy_.adapt_tiles_per_block > 1) {
       const std::uint64_t per = static_cast<std::uint64_t>(policy_.adapt_tiles_per_block);
-      grid = std::min<std::uint64_t>(grid, std::max<std::uint64_t>(props_.multiProcessorCount, (n_tiles + per - 1) / per));
+      grid = std::min<std::uint64_t>(grid, std::max<std::uint64_t>(props_.multiProcessorCount,
+                                                                   (n_tiles - tile_first + per - 1) / per));
     }
     if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
-    grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
-    kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, sp, dmap, stride, n_sel, n_tiles, tile_est_.data(),
+    grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles - tile_first));
+    kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, sp, dmap, stride, n_sel, tile_first, n_tiles, tile_est_.data(),
                                                               tile_var_.data(), bins_.data(), over_.data(), shared_bins,
                                                               flags_.data(),
                                                               philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
@@ -750,6 +818,7 @@ class cuda_backend {
   std::size_t over_dirty_ = 0;  ///< over_ is zero beyond its first over_dirty_ accumulators
   int last_top_ = 0;            ///< top bin level of the last adapting pass
   device_array<cuda_detail::device_flags> flags_;
+  device_array<double> array_x_, array_values_;  ///< the array path's points and values of a slice
   device_array<double> vector_tiles_, vector_out_;  ///< vector passes: tile values (element-major), sums and flags
   pinned_array<double> host_vector_out_;
   pinned_array<cuda_detail::pass_result> host_result_;

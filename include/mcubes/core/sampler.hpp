@@ -140,6 +140,26 @@ MCUBES_HOST_DEVICE inline void cube_coordinates(std::uint64_t cube, std::uint64_
   }
 }
 
+namespace detail {
+template <class F, class = void>
+struct sample_indexed : std::false_type {};
+template <class F>
+struct sample_indexed<F, std::void_t<decltype(F::sample_indexed)>> : std::bool_constant<static_cast<bool>(F::sample_indexed)> {};
+}  // namespace detail
+
+/// The integrand's value at sample `index`, whose point is x: f(x), or f.at_sample(x, index) for a
+/// functor that declares `static constexpr bool sample_indexed = true` (the CUDA array path's point
+/// writer and value reader, backend/cuda/array_path.cuh, which store or look up by sample index).
+template <int D, class F>
+MCUBES_HOST_DEVICE inline double sample_value(const F& f, const point<D>& x, std::uint64_t index) {
+  if constexpr (detail::sample_indexed<F>::value) {
+    return f.at_sample(x, index);
+  } else {
+    (void)index;
+    return f(x);
+  }
+}
+
 /// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially.
 /// Bins: a sink with `static constexpr bool enabled` and `add(axis, bin, quantized)`. Uniforms:
 /// `uni` (see make_sample).
@@ -178,7 +198,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
       point<D> x;
       int bin[D];
       const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
-      double v = f(x);
+      double v = sample_value<D>(f, x, index);
       double fj = v * jac;
       double fj2 = fj * fj;
       if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows: recorded, never summed

@@ -275,20 +275,20 @@ __device__ __forceinline__ void fold_warp_flags(const chunk_partial& part, warp_
   }
 }
 
-/// The tile loop of v_sample_kernel: block b handles tiles b, b + gridDim.x, ...; in tile k thread
-/// t samples chunk (k*B + t)*stride (sample_chunk, core/sampler.hpp) and the block sums the B chunk
+/// The tile loop of v_sample_kernel: block b handles tiles first + b, first + b + gridDim.x, ...
+/// below n_tiles; in tile k thread t samples chunk (k*B + t)*stride (sample_chunk, core/sampler.hpp) and the block sums the B chunk
 /// partials over the fixed pairwise tree (block_tree_sum) into tile_est[k], tile_var[k].
 template <int D, class F, bool Adapt>
 __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
-                                               std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles,
-                                               double* tile_est, double* tile_var, shared_bin_sink& sink,
+                                               std::uint64_t stride, std::uint64_t n_sel, std::uint64_t first,
+                                               std::uint64_t n_tiles, double* tile_est, double* tile_var, shared_bin_sink& sink,
                                                double (*red)[2][32], warp_flags& flags, const philox_schedule& rng) {
   const unsigned B = blockDim.x, tid = threadIdx.x;
   no_bins none;
   // k counts this block's tiles (32 bits: n_tiles <= 2^20); the tile index is recomputed from it
   // after sampling, so that only k stays live across sample_chunk.
   for (unsigned k = 0;; ++k) {
-    std::uint64_t tile = blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
+    std::uint64_t tile = first + blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
     if (tile >= n_tiles) break;
     chunk_partial part;
     {
@@ -304,14 +304,15 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
     double e = part.estimate, v = part.variance;
     block_tree_sum(e, v, red[k & 1u]);
     if (tid == 0) {
-      tile = blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
+      tile = first + blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
       tile_est[tile] = e;
       tile_var[tile] = v;
     }
   }
 }
 
-/// V-Sample (Adapt = true) or V-Sample-No-Adjust over tiles of blockDim.x chunks (v_sample_tiles).
+/// V-Sample (Adapt = true) or V-Sample-No-Adjust over tiles [tile_first, n_tiles) of blockDim.x
+/// chunks (v_sample_tiles; tile_first > 0 only for the array path's slices, array_path.cuh).
 /// Flags: per warp in shared memory (fold_warp_flags), then one global atomic per flag and block.
 /// Bins (Adapt): in shared memory when shared_bins (the low words, first in the dynamic shared
 /// memory; zeroed here, flushed once per block with flush_shared_bins), else straight into the
@@ -327,7 +328,7 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 template <int D, class F, bool Adapt, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads, F>)
     v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
-                    std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
+                    std::uint64_t tile_first, std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                     bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng) {
   extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
   __shared__ double s_red[2][2][32];                    // warp sums of a tile, double buffered
@@ -354,10 +355,11 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
   // Two instantiations of the tile loop, so that the shared-memory one reads the edges with LDS and
   // 32-bit addresses (a single one through a generic pointer measured 5-8% slower).
   if (edges_in_smem)
-    v_sample_tiles<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, stride, n_sel, n_tiles, tile_est, tile_var,
+    v_sample_tiles<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, stride, n_sel, tile_first, n_tiles, tile_est, tile_var,
                                 sink, s_red, s_flags[warp], rng);
   else
-    v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, n_tiles, tile_est, tile_var, sink, s_red, s_flags[warp], rng);
+    v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red,
+                                s_flags[warp], rng);
   __syncthreads();  // every shared bin atomic and flag fold of the block is done
   if (tid == 0) {
     warp_flags t{0ull, ~0ull, 0ull};

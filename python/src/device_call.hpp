@@ -1,0 +1,55 @@
+#pragma once
+/// @file python/src/device_call.hpp
+/// What the Python module's CUDA translation units (cuda_dims_*.cu) share with the rest of it,
+/// free of pybind11 (the .cu files are compiled by nvcc, the Python side by the C++ compiler):
+/// the integration box and the entries for GPU callables (a PyTorch or CuPy function evaluated on
+/// the device: a device array integrand, include/mcubes/backend/cuda/array_path.cuh).
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "mcubes/mcubes.hpp"
+
+namespace mcubes::python {
+
+/// An integration box of run-time dimension (lower.size() == upper.size() == d).
+struct box {
+  std::vector<double> lower, upper;
+  int dim() const { return static_cast<int>(lower.size()); }
+  /// region<D> of the box. @throws invalid_input as region<D> does.
+  template <int D>
+  region<D> to_region() const {
+    std::array<double, D> lo{}, hi{};
+    for (int j = 0; j < D; ++j) lo[j] = lower[static_cast<std::size_t>(j)], hi[j] = upper[static_cast<std::size_t>(j)];
+    return region<D>(lo, hi);
+  }
+};
+
+/// The Python side of a GPU callable (module.cpp): evaluate(ctx, x, n, &keep) calls the user's
+/// function on the n points at device address x (row-major (n, d) float64) and returns the device
+/// address of its n float64 values, which stay valid until release(keep) (keep holds the result
+/// object); it takes the GIL itself and throws the callable's exception (pybind11's
+/// error_already_set) on failure. release(keep) never throws.
+struct device_callback {
+  void* ctx = nullptr;
+  const double* (*evaluate)(void* ctx, const double* x, std::size_t n, void** keep) = nullptr;
+  void (*release)(void* keep) noexcept = nullptr;
+};
+
+/// Vegas of a GPU callable on the CUDA backend (opt.backend must be cuda) in dimension b.dim():
+/// bitwise the C++ run of a one-point functor computing the same values (array_path.cuh).
+/// @throws invalid_input for a dimension outside 1..max_device_dim or bad options; as mcubes::vegas.
+using device_vegas_entry = result (*)(const device_callback&, const box&, const vegas_options&, const iteration_callback&);
+
+/// Largest dimension of a GPU callable (one CUDA instantiation per dimension).
+inline constexpr int max_device_dim = 16;
+
+/// Fill table[D] for the dimensions of each CUDA translation unit (table has max_device_dim + 1
+/// entries); defined only when the module is built with CUDA (MCUBES_PYTHON_HAS_CUDA).
+void register_device_dims_a(device_vegas_entry* table);
+void register_device_dims_b(device_vegas_entry* table);
+void register_device_dims_c(device_vegas_entry* table);
+void register_device_dims_d(device_vegas_entry* table);
+
+}  // namespace mcubes::python
