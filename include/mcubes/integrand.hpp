@@ -61,6 +61,7 @@
 #include <utility>
 
 #include "point.hpp"
+#include "values.hpp"
 
 namespace mcubes {
 
@@ -144,6 +145,25 @@ struct array_function {
   double operator()(const point<D>& x) const {
     double v = 0;
     g(x.x, 1, &v);
+    return v;
+  }
+};
+
+/// A vector-valued array integrand (values<N>) of dimension D made from a G with the array call
+/// only, g(const double* x, std::size_t n, double* values) const with values row-major (n, N) (row i:
+/// the N components at point i). The CPU backend's vector pass calls it per group of chunks of up
+/// to array_call_points points (backend/cpu/vector_pass.hpp); the one-point call evaluates a single
+/// row. Trivially copyable when G is.
+template <int D, int N, class G>
+struct vector_array_function {
+  G g;
+  static constexpr bool array_integrand = true;
+  /// values[i*N + c] = component c of f(x[i*D .. i*D + D)) for i < n.
+  void operator()(const double* x, std::size_t n, double* values) const { g(x, n, values); }
+  /// f(x): the array call with n = 1.
+  mcubes::values<N> operator()(const point<D>& x) const {
+    mcubes::values<N> v{};
+    g(x.x, 1, v.v);
     return v;
   }
 };

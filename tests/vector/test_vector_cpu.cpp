@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -190,6 +191,58 @@ TEST(VectorCpu, NonFiniteComponentNamesThePoint) {
     EXPECT_GT(e.point()[1], 0.9);
     EXPECT_TRUE(std::isnan(e.value()));
   }
+}
+
+// `four` as a vector array integrand (values row-major (n, 4)), counting its calls and rows
+struct four_rows {
+  std::uint64_t* calls;
+  std::uint64_t* rows;
+  void operator()(const double* x, std::size_t n, double* v) const {
+    ++*calls;
+    *rows += n;
+    for (std::size_t i = 0; i < n; ++i) {
+      const mcubes::values<4> r = four{}(mcubes::point<2>{{x[2 * i], x[2 * i + 1]}});
+      for (int c = 0; c < 4; ++c) v[4 * i + c] = r[c];
+    }
+  }
+};
+
+void expect_same_vector_result(const mcubes::vector_result& a, const mcubes::vector_result& b) {
+  ASSERT_EQ(a.components, b.components);
+  for (int i = 0; i < a.components; ++i) {
+    EXPECT_TRUE(same_bits(a.estimate[i], b.estimate[i])) << i;
+    EXPECT_TRUE(same_bits(a.error[i], b.error[i])) << i;
+    EXPECT_TRUE(same_bits(a.chi2_dof[i], b.chi2_dof[i])) << i;
+  }
+  for (std::size_t t = 0; t < a.covariance.size(); ++t) EXPECT_TRUE(same_bits(a.covariance[t], b.covariance[t])) << t;
+  EXPECT_TRUE(same_bits(a.chi2_dof_vector, b.chi2_dof_vector));
+  EXPECT_EQ(a.dof_vector, b.dof_vector);
+  EXPECT_EQ(a.run.iterations, b.run.iterations);
+  EXPECT_EQ(a.run.n_eval, b.run.n_eval);
+  ASSERT_EQ(a.iterations.size(), b.iterations.size());
+}
+
+TEST(VectorCpu, ArrayIntegrandIsTheOnePointRunBitwise) {
+  const auto reg = mcubes::region<2>({-1.0, 0.0}, {1.0, 2.0});
+  const auto ref = mcubes::vegas_vector<2>(four{}, reg, options(1));
+  for (int threads : {1, 2, 3})
+    for (std::uint64_t calls_per_iteration : {20000ull, 300000ull}) {  // one call per tile, and several
+      SCOPED_TRACE(testing::Message() << "threads " << threads << ", calls " << calls_per_iteration);
+      std::uint64_t calls = 0, rows = 0;
+      mcubes::vegas_options o = options(threads);
+      o.calls_per_iteration = calls_per_iteration;
+      const auto got = mcubes::vegas_vector<2>(mcubes::vector_array_function<2, 4, four_rows>{{&calls, &rows}}, reg, o);
+      if (calls_per_iteration == 20000) expect_same_vector_result(ref, got);
+      // every sample of every pass once: n_eval, plus the bin-scale probe's samples (not counted in n_eval)
+      EXPECT_GE(rows, got.run.n_eval);
+      EXPECT_LT(rows, got.run.n_eval + got.run.n_eval / 10);
+      EXPECT_GE(calls, got.run.records.size());
+      if (calls_per_iteration == 300000) {
+        EXPECT_GT(calls, 2 * got.run.records.size());  // several groups per pass
+        o.threads = 1;
+        expect_same_vector_result(mcubes::vegas_vector<2>(four{}, reg, o), got);
+      }
+    }
 }
 
 // backend cuda in a translation unit compiled by g++ (no CUDA backend here)

@@ -721,7 +721,7 @@ class cuda_backend {
                           std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles, bool adapt, bool shared_bins,
                           std::size_t smem_plain, std::size_t smem_alt) {
     const std::uint64_t B = static_cast<std::uint64_t>(policy_.threads_per_block);
-    cuda_detail::array_rows rows;
+    detail::array_rows rows;
     rows.stride = stride;
     rows.chunk_samples = sp.chunk_cubes * sp.p;
     const std::uint64_t tile_samples = B * rows.chunk_samples;
@@ -733,18 +733,18 @@ class cuda_backend {
       rows.sel0 = t0 * B;
       rows.sel1 = std::min(n_sel, t1 * B);
       rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
-      const std::uint64_t n = cuda_detail::array_row_count(sp, rows);
+      const std::uint64_t n = detail::array_row_count(sp, rows);
       const std::size_t need = static_cast<std::size_t>(std::min(n_tiles, slice_tiles) * tile_samples);
       if (array_x_.size() < need * D) array_x_ = device_array<double>(std::max<std::size_t>(need * D, D + 1));
       if (array_values_.size() < need) array_values_ = device_array<double>(need);
-      launch<D, cuda_detail::point_writer<D>, false>(cuda_detail::point_writer<D>{array_x_.data(), rows}, sp, dmap, stride,
+      launch<D, detail::point_writer<D>, false>(detail::point_writer<D>{array_x_.data(), rows}, sp, dmap, stride,
                                                      n_sel, t0, t1, false, smem_plain, smem_alt);
       MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the points are complete
       f(array_x_.data(), static_cast<std::size_t>(n), array_values_.data(), static_cast<void*>(stream_));
-      const cuda_detail::value_reader<D> reader{array_values_.data(), rows};
-      grid = adapt ? launch<D, cuda_detail::value_reader<D>, true>(reader, sp, dmap, stride, n_sel, t0, t1, shared_bins,
+      const detail::value_reader<D> reader{array_values_.data(), rows};
+      grid = adapt ? launch<D, detail::value_reader<D>, true>(reader, sp, dmap, stride, n_sel, t0, t1, shared_bins,
                                                                  smem_plain, smem_alt)
-                   : launch<D, cuda_detail::value_reader<D>, false>(reader, sp, dmap, stride, n_sel, t0, t1, false,
+                   : launch<D, detail::value_reader<D>, false>(reader, sp, dmap, stride, n_sel, t0, t1, false,
                                                                   smem_plain, smem_alt);
     }
     return grid;

@@ -5,16 +5,19 @@
 /// two sample-indexed functors (core/sampler.hpp, sample_value) that run through the V-Sample
 /// kernels: point_writer stores each sample's point at its row, value_reader gives back the value
 /// the integrand computed there. Tested on the CPU with sample_chunk (tests/unit/test_array_rows.cpp).
+/// The CPU backend's vector pass uses the same rows for vector-valued array integrands
+/// (backend/cpu/vector_pass.hpp: point_writer<D, values<N>>, vector_value_reader).
 
 #include <algorithm>
 #include <cstdint>
 
 #include "../config.hpp"
 #include "../point.hpp"
+#include "../values.hpp"
 #include "sampler.hpp"
 
 namespace mcubes {
-namespace cuda_detail {
+namespace detail {
 
 /// Where the samples of a slice go: selected chunks sel0 .. sel1 - 1 (chunk sel * stride each) of
 /// chunk_samples = chunk_cubes * p samples; row of a sample = its position in the slice's chunks in
@@ -43,15 +46,16 @@ std::uint64_t array_row_count(const sampling_params<D>& sp, const array_rows& r)
 /// Step 1 of the array path (backend/cuda/array_path.cuh): stores the point of each sample at its row of x
 /// (row-major (rows, D)); the value it gives the kernel is 0 (the slice's tile sums are rewritten
 /// by step 3, the flags and bins of a No-Adjust pass of zeros are untouched).
-template <int D>
+/// R: the integrand's value type (double, or values<N> for sample_chunk_vector), returned as zero.
+template <int D, class R = double>
 struct point_writer {
   static constexpr bool sample_indexed = true;
   double* x;
   array_rows rows;
-  MCUBES_HOST_DEVICE double at_sample(const point<D>& p, std::uint64_t index) const {
+  MCUBES_HOST_DEVICE R at_sample(const point<D>& p, std::uint64_t index) const {
     double* out = x + rows.row(index) * D;
     for (int j = 0; j < D; ++j) out[j] = p[j];
-    return 0.0;
+    return R{};
   }
 };
 
@@ -64,5 +68,19 @@ struct value_reader {
   MCUBES_HOST_DEVICE double at_sample(const point<D>&, std::uint64_t index) const { return values[rows.row(index)]; }
 };
 
-}  // namespace cuda_detail
+/// The values of a vector-valued integrand (values<N>) from its rows: row r at data[r*N .. r*N + N).
+template <int D, int N>
+struct vector_value_reader {
+  static constexpr bool sample_indexed = true;
+  const double* data;
+  array_rows rows;
+  MCUBES_HOST_DEVICE values<N> at_sample(const point<D>&, std::uint64_t index) const {
+    const double* r = data + rows.row(index) * N;
+    values<N> v;
+    for (int i = 0; i < N; ++i) v[i] = r[i];
+    return v;
+  }
+};
+
+}  // namespace detail
 }  // namespace mcubes

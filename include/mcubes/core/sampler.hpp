@@ -150,8 +150,9 @@ struct sample_indexed<F, std::void_t<decltype(F::sample_indexed)>> : std::bool_c
 /// The integrand's value at sample `index`, whose point is x: f(x), or f.at_sample(x, index) for a
 /// functor that declares `static constexpr bool sample_indexed = true` (the CUDA array path's point
 /// writer and value reader, backend/cuda/array_path.cuh, which store or look up by sample index).
+/// The value type is the integrand's (double, or values<N> for core/vector_sampler.hpp).
 template <int D, class F>
-MCUBES_HOST_DEVICE inline double sample_value(const F& f, const point<D>& x, std::uint64_t index) {
+MCUBES_HOST_DEVICE inline auto sample_value(const F& f, const point<D>& x, std::uint64_t index) {
   if constexpr (detail::sample_indexed<F>::value) {
     return f.at_sample(x, index);
   } else {

@@ -58,7 +58,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       point<D> x;
       int bin[D];
       const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
-      values<N> v = f(x);
+      values<N> v = sample_value<D>(f, x, index);
       double fj[N];
       bool bad = false, any = false;
       for (int i = 0; i < N; ++i) {

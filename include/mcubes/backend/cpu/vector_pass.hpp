@@ -7,6 +7,13 @@
 /// within a tile a binary counter over the chunk partials padded with zero leaves to the tile's
 /// width, which is that tree's tile node; then the tree over the tile nodes). Deterministic for
 /// any thread count; component 0's estimate and variance are bitwise those of the scalar pass.
+///
+/// Vector-valued array integrands (integrand.hpp: array_integrand = true, values row-major (n, N);
+/// e.g. a NumPy function of the Python module): within a tile, per group of consecutive chunks of
+/// at most array_call_points samples (at least one chunk), the points are written to the worker's
+/// buffer in sample order (sample_chunk_vector with core/array_rows.hpp's point_writer), f is
+/// called once for the group, and the chunk partials are computed from its values
+/// (vector_value_reader): the same partials, bit for bit, as the one-point calls.
 
 #include <algorithm>
 #include <atomic>
@@ -16,10 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include "../../core/array_rows.hpp"
 #include "../../core/fixed_tree.hpp"
 #include "../../core/sampler.hpp"
 #include "../../core/stratification.hpp"
 #include "../../core/vector_sampler.hpp"
+#include "../../integrand.hpp"
 #include "fast_path.hpp"
 
 namespace mcubes {
@@ -105,17 +114,45 @@ vector_pass_sums cpu_sample_vector(int threads, const F& f, const sampling_param
       bin_array_sink sink{worker_bins[w].data(), map.n_bins, &worker_over[w], n_bin_values};
       no_bins none;
       double part[M];
+      std::vector<double> xs, vs;  // array integrands: the points and values of a group of chunks
       for (std::uint64_t t = next++; t < n_tiles; t = next++) {
         cpu_detail::vector_tree tree(M, tile);
         const std::uint64_t first = t * tile;
         const std::uint64_t count = std::min(tile, n_sel - first);
-        for (std::uint64_t i = 0; i < count; ++i) {
-          for (int k = 0; k < M; ++k) part[k] = 0;
-          const std::uint64_t chunk = (first + i) * stride;
-          const chunk_partial fl = adapt ? sample_chunk_vector<D, N>(f, sp, map, chunk, sink, uni, part)
-                                         : sample_chunk_vector<D, N>(f, sp, map, chunk, none, uni, part);
-          merge_flags(worker_flags[w], fl);
-          tree.push(part);
+        if constexpr (is_array_integrand_v<F, D>) {
+          detail::array_rows rows;
+          rows.stride = stride;
+          rows.chunk_samples = sp.chunk_cubes * sp.p;
+          const std::uint64_t group = std::max<std::uint64_t>(1, array_call_points / rows.chunk_samples);
+          for (std::uint64_t i = 0; i < count; i += group) {
+            rows.sel0 = first + i;
+            rows.sel1 = first + std::min(count, i + group);
+            rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
+            const std::uint64_t n = detail::array_row_count(sp, rows);
+            if (xs.size() < n * D) xs.resize(n * D);
+            if (vs.size() < n * N) vs.resize(n * N);
+            for (std::uint64_t sel = rows.sel0; sel < rows.sel1; ++sel)
+              (void)sample_chunk_vector<D, N>(detail::point_writer<D, values<N>>{xs.data(), rows}, sp, map, sel * stride,
+                                              none, uni, part);
+            f(xs.data(), static_cast<std::size_t>(n), vs.data());
+            const detail::vector_value_reader<D, N> reader{vs.data(), rows};
+            for (std::uint64_t sel = rows.sel0; sel < rows.sel1; ++sel) {
+              for (int k = 0; k < M; ++k) part[k] = 0;
+              const chunk_partial fl = adapt ? sample_chunk_vector<D, N>(reader, sp, map, sel * stride, sink, uni, part)
+                                             : sample_chunk_vector<D, N>(reader, sp, map, sel * stride, none, uni, part);
+              merge_flags(worker_flags[w], fl);
+              tree.push(part);
+            }
+          }
+        } else {
+          for (std::uint64_t i = 0; i < count; ++i) {
+            for (int k = 0; k < M; ++k) part[k] = 0;
+            const std::uint64_t chunk = (first + i) * stride;
+            const chunk_partial fl = adapt ? sample_chunk_vector<D, N>(f, sp, map, chunk, sink, uni, part)
+                                           : sample_chunk_vector<D, N>(f, sp, map, chunk, none, uni, part);
+            merge_flags(worker_flags[w], fl);
+            tree.push(part);
+          }
         }
         tile_sums[t] = tree.finish();
       }
