@@ -329,9 +329,10 @@ std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const 
 /// stopping rule, determinism) on the backend of opt (CUDA: up to 16 components,
 /// cuda_backend::max_vector_components).
 /// @throws invalid_input for bad options, backend cuda outside nvcc translation units, or more than
-///         16 components on CUDA; as vegas_vector_with and on_backend.
+///         16 components on CUDA; as vegas_vector_with and on_backend. `on_iteration` as vegas's.
 template <int D, class F>
-auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options& opt = {}) {
+auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options& opt = {},
+                  const iteration_callback& on_iteration = {}) {
   using value_type = std::decay_t<decltype(f(std::declval<const point<D>&>()))>;
   constexpr int N = value_type::size();
   static_assert(std::is_same_v<value_type, values<N>>, "mcubes: a vector integrand returns mcubes::values<N>");
@@ -339,13 +340,13 @@ auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options&
 #if defined(__CUDACC__)
   if (uses_cuda(opt)) {
     cuda_backend backend(launch_policy_of(opt), opt.device);
-    return vegas_vector_with<D, N>(f, reg, opt, backend);
+    return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
   }
 #else
   (void)uses_cuda(opt);  // backend cuda outside nvcc: invalid_input
 #endif
   cpu_backend backend(opt.threads);
-  return vegas_vector_with<D, N>(f, reg, opt, backend);
+  return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
 }
 
 /// The same as vegas (the name the library used first for the entry with the CUDA backend).

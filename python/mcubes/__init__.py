@@ -53,7 +53,7 @@ import numpy as np
 from . import _mcubes
 from ._mcubes import NonFiniteIntegrand, NumericalError
 
-__all__ = ["vegas", "plain_mc", "midpoint", "vegas_batch", "batch_seed", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
+__all__ = ["vegas", "vegas_vector", "VectorResult", "plain_mc", "midpoint", "vegas_batch", "batch_seed", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
            "VEGAS_OPTIONS", "PLAIN_MC_OPTIONS", "MIDPOINT_OPTIONS", "max_dim", "suite", "__version__"]
 
 __version__ = _mcubes.version
@@ -329,6 +329,44 @@ def vegas_batch(f, region, params, *, callback=None, **options):
     return results
 
 
+#: Largest number of components of a vector-valued callable (one native instantiation per count).
+max_components = _mcubes.max_components
+
+
+def vegas_vector(f, region, *, components=None, callback=None, **options):
+    """Integrates the vector-valued f over region with m-Cubes: every component from the same samples.
+
+    f: a vectorised callable, x of shape (n, d) -> values of shape (n, N), 1 <= N <= max_components
+    (N = components, or, when not given, the number of columns f returns for the region's centre,
+    one extra call). The adaptive map adapts to component 0 (as Lepage's vegas: put the component
+    whose shape matters first); every component's estimate is the weighted average of its
+    iterations, with the N x N covariance of the estimates (the iterations' covariances, combined
+    with the weights) and the vector's correlated chi2 (C++ mcubes::vegas_vector). The run converges
+    when every component meets rel_tol/abs_tol and max_chi2_dof. Options and callback as vegas()
+    (the callback sees component 0). CPU backend.
+
+    Returns a VectorResult. Deterministic: the same options and seed give the same bits for any
+    threads; a one-component f gives vegas()'s bits for the same values. Raises as vegas().
+    """
+    opts = _options("vegas_vector", _INTEGRATOR_OPTIONS, options)
+    lower, upper = _region(region)
+    if isinstance(f, str) or not callable(f):
+        raise TypeError("vegas_vector: the integrand must be a callable f(x) with x of shape (n, d) returning an "
+                        f"array of shape (n, N), got {type(f).__name__}")
+    if opts.get("backend") == "cuda":
+        raise NotImplementedError("vegas_vector runs Python callables on the CPU backend (backend='cpu' or 'auto')")
+    if components is None:
+        centre = np.array([[(lo + hi) / 2 for lo, hi in zip(lower, upper)]])
+        v = np.asarray(f(centre), dtype=np.float64)
+        if v.ndim != 2 or v.shape[0] != 1:
+            raise ValueError("vegas_vector: f must return an array of shape (n, N) for x of shape (n, d); for x of shape "
+                             f"{centre.shape} it returned shape {v.shape}")
+        components = v.shape[1]
+    if isinstance(components, bool) or not isinstance(components, (int, np.integer)):
+        raise ValueError(f"components must be an integer, got {components!r}")
+    return VectorResult(_mcubes.vegas_vector(f, lower, upper, int(components), _cpu_for_callable(opts), callback))
+
+
 def batch_seed(seed, k):
     """The seed of integral k of a parameter batch run with `seed` (C++ mcubes::batch_seed)."""
     return _mcubes.batch_seed(seed, k)
@@ -461,8 +499,40 @@ class Result:
                 line += f"  {flags or '-':<5}{int(r.n_eval[i]):>12}{r.seconds[i]:>10.3f}"
             lines.append(line)
         lines.append("")
-        lines.append(f"result: {_with_error(self.estimate, self.error)}   status: {self.status}   "
+        lines.append(f"result: {self._value_text()}   status: {self.status}   "
                      f"n_eval: {self.n_eval}   seed: {self.seed}")
+        return "\n".join(lines) + "\n"
+
+    def _value_text(self):
+        return _with_error(self.estimate, self.error)
+
+
+class VectorResult(Result):
+    """The result of vegas_vector(): a Result whose estimate, error and chi2_dof are arrays of the N
+    components, with covariance (N x N, of the estimates), chi2_dof_vector, dof_vector and q_vector
+    (the vector's correlated chi2 over the iterations and its p-value), components (N),
+    iteration_estimates (iterations x N) and iteration_covariances (iterations x N x N). records,
+    summary() and the status are those of the run (component 0's iteration records).
+    """
+
+    def __repr__(self):
+        return (f"VectorResult(estimate={self.estimate!r}, error={self.error!r}, chi2_dof_vector="
+                f"{self.chi2_dof_vector!r}, status={self.status!r}, iterations={self.iterations}, n_eval={self.n_eval}, "
+                f"seed={self.seed})")
+
+    def __str__(self):
+        return f"{self._value_text()} ({self.status})"
+
+    def _value_text(self):
+        return "[" + ", ".join(_with_error(e, s) for e, s in zip(self.estimate, self.error)) + "]"
+
+    def summary(self, extended=False):
+        """Component 0's iteration table, then each component's estimate, error and chi2/dof and the
+        vector's correlated chi2/dof and Q."""
+        lines = [super().summary(extended).rstrip("\n")]
+        for i, (e, s, c) in enumerate(zip(self.estimate, self.error, self.chi2_dof)):
+            lines.append(f"component {i}: {_with_error(e, s)}  chi2/dof {c:.2f}")
+        lines.append(f"vector: chi2/dof {self.chi2_dof_vector:.2f} (dof {self.dof_vector}), Q {self.q_vector:.2f}")
         return "\n".join(lines) + "\n"
 
 

@@ -43,6 +43,9 @@ struct py_callable {
   };
   PyObject* fn = nullptr;
   int dim = 0;
+  /// 0: a scalar integrand (values of shape (n,)); N >= 1: a vector-valued one, values of shape
+  /// (n, N) written row-major (for N = 1, (n,) is taken too).
+  int components = 0;
   std::shared_ptr<array_pool> pool = std::make_shared<array_pool>();
   void operator()(const double* x, std::size_t n, double* values) const;
 };
@@ -66,6 +69,18 @@ struct dim_entry {
   result (*midpoint)(const py_callable&, const box&, std::uint64_t, const midpoint_options&) = nullptr;
   std::unique_ptr<integrator_base> (*make_integrator)(const box&, const vegas_options&) = nullptr;
 };
+
+/// Largest number of components of a vector-valued Python callable (one instantiation per N).
+inline constexpr int max_components = 8;
+
+/// mcubes::vegas_vector for a callable with `components` = N (vector_array_function<D, N, py_callable>).
+using vector_entry = vector_result (*)(const py_callable&, const box&, const vegas_options&, const iteration_callback&);
+
+/// Fill table[D][N] for the dimensions of each translation unit (vector_dims_*.cpp).
+void register_vector_dims_a(vector_entry (*table)[max_components + 1]);
+void register_vector_dims_b(vector_entry (*table)[max_components + 1]);
+void register_vector_dims_c(vector_entry (*table)[max_components + 1]);
+void register_vector_dims_d(vector_entry (*table)[max_components + 1]);
 
 /// Fill table[D] for the dimensions of each translation unit (table has max_dim + 1 entries).
 void register_dims_a(dim_entry* table);

@@ -68,11 +68,15 @@ void py_callable::operator()(const double* x, std::size_t n, double* values) con
   if (!v)
     throw py::type_error("the integrand must return float64 values: an array of shape (n,) for x of shape (n, d), got " +
                          std::string(py::str(py::type::of(r))));
-  if (v.ndim() != 1 || v.shape(0) != rows)
-    throw py::value_error("the integrand must return an array of shape (" + std::to_string(n) + ",) for x of shape (" +
+  const int m = components > 0 ? components : 1;
+  const bool shape_ok = components == 0 ? v.ndim() == 1 && v.shape(0) == rows
+                                        : v.shape(0) == rows && ((v.ndim() == 2 && v.shape(1) == m) || (v.ndim() == 1 && m == 1));
+  if (!shape_ok)
+    throw py::value_error("the integrand must return an array of shape (" + std::to_string(n) +
+                          (components > 0 ? ", " + std::to_string(components) : std::string()) + ") for x of shape (" +
                           std::to_string(n) + ", " + std::to_string(dim) + "), got shape " +
                           std::string(py::str(py::getattr(v, "shape"))));
-  if (n != 0) std::memcpy(values, v.data(), n * sizeof(double));
+  if (n != 0) std::memcpy(values, v.data(), n * static_cast<std::size_t>(m) * sizeof(double));
 }
 
 namespace {
@@ -81,6 +85,7 @@ PyObject* non_finite_type = nullptr;
 PyObject* numerical_type = nullptr;
 
 dim_entry dims[max_dim + 1];
+vector_entry vector_dims[max_dim + 1][max_components + 1];
 
 box make_box(const std::vector<double>& lower, const std::vector<double>& upper) {
   MCUBES_EXPECTS(lower.size() == upper.size(), "region: ", lower.size(), " lower and ", upper.size(),
@@ -289,6 +294,49 @@ py::dict run_vegas(py::object f, const std::vector<double>& lower, const std::ve
   return to_dict(r);
 }
 
+/// numbers (N) or an N x N row-major matrix as a NumPy array
+py::array_t<double> vector_array(const std::vector<double>& v, py::ssize_t rows, py::ssize_t cols = 0) {
+  py::array_t<double> a = cols > 0 ? py::array_t<double>({rows, cols}) : py::array_t<double>(rows);
+  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(double));
+  return a;
+}
+
+py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
+                          int components, const py::dict& options, py::object callback) {
+  const box b = make_box(lower, upper);
+  const vegas_options opt = vegas_options_of(options);
+  (void)entry_for(b.dim());  // the dimension's range
+  MCUBES_EXPECTS(components >= 1 && components <= max_components, "a vector-valued Python callable has 1 to ",
+                 max_components, " components in this build, got ", components);
+  py_callable fn{f.ptr(), b.dim()};
+  fn.components = components;
+  const iteration_callback cb = make_callback(std::move(callback));
+  vector_result r;
+  {
+    py::gil_scoped_release release;
+    r = vector_dims[b.dim()][components](fn, b, opt, cb);
+  }
+  const auto n = static_cast<py::ssize_t>(components);
+  py::dict d = to_dict(r.run);  // status, iterations, n_eval, seed, ..., component 0's records
+  d["components"] = components;
+  d["estimate"] = vector_array(r.estimate, n);
+  d["error"] = vector_array(r.error, n);
+  d["covariance"] = vector_array(r.covariance, n, n);
+  d["chi2_dof"] = vector_array(r.chi2_dof, n);
+  d["chi2_dof_vector"] = r.chi2_dof_vector;
+  d["dof_vector"] = r.dof_vector;
+  d["q_vector"] = r.q_vector;
+  const auto k = static_cast<py::ssize_t>(r.iterations.size());
+  py::array_t<double> est({k, n}), cov({k, n, n});
+  for (std::size_t i = 0; i < r.iterations.size(); ++i) {
+    std::memcpy(est.mutable_data(static_cast<py::ssize_t>(i)), r.iterations[i].estimate.data(), n * sizeof(double));
+    std::memcpy(cov.mutable_data(static_cast<py::ssize_t>(i)), r.iterations[i].covariance.data(), n * n * sizeof(double));
+  }
+  d["iteration_estimates"] = est;
+  d["iteration_covariances"] = cov;
+  return d;
+}
+
 py::dict run_plain_mc(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
                       const py::dict& options) {
   const box b = make_box(lower, upper);
@@ -476,6 +524,10 @@ PYBIND11_MODULE(_mcubes, m) {
   register_dims_b(dims);
   register_dims_c(dims);
   register_dims_d(dims);
+  register_vector_dims_a(vector_dims);
+  register_vector_dims_b(vector_dims);
+  register_vector_dims_c(vector_dims);
+  register_vector_dims_d(vector_dims);
 #if MCUBES_PYTHON_HAS_CUDA
   register_device_dims_a(device_dims);
   register_device_dims_b(device_dims);
@@ -512,6 +564,9 @@ PYBIND11_MODULE(_mcubes, m) {
 
   m.def("vegas", &run_vegas, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
         py::arg("callback") = py::none());
+  m.attr("max_components") = max_components;
+  m.def("vegas_vector", &run_vegas_vector, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("components"),
+        py::arg("options"), py::arg("callback") = py::none());
   m.def("plain_mc", &run_plain_mc, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"));
   m.def("midpoint", &run_midpoint, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("n_per_axis"),
         py::arg("options"));

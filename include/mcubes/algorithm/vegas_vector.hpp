@@ -125,9 +125,12 @@ inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> 
 /// (see the file comment for the statistics and the stopping rule).
 /// @throws invalid_input for bad options; non_finite_integrand / overflow_error for the first
 ///         sample where a component is not finite or overflows (the point, component 0's value);
-///         numerical_error as vegas_continue.
+///         numerical_error as vegas_continue; whatever `on_iteration` throws.
+/// `on_iteration` (optional) sees component 0's record and running result after each iteration
+/// and may stop the run at that boundary (result.hpp); it changes no number.
 template <int D, int N, class F, class Backend>
-vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend) {
+vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend,
+                                const iteration_callback& on_iteration = {}) {
   validate(opt, D);
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
@@ -206,9 +209,9 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     vector_pass_sums ps = backend.template sample_vector<D, N>(f, run.params(), run.strat(), map.view(), run.adapt(),
                                                                run.stride());
     pending = std::move(ps.sums);
-    run.take(ps.scalar, fail, adapt, {});
+    run.take(ps.scalar, fail, adapt, on_iteration);
   }
-  out.run = run.finish();
+  out.run = run.finish(on_iteration);
 
   // the averages over the accumulated iterations
   out.estimate.assign(N, 0.0);
