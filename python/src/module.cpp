@@ -73,7 +73,7 @@ void py_callable::operator()(const double* x, std::size_t n, double* values) con
                                         : v.shape(0) == rows && ((v.ndim() == 2 && v.shape(1) == m) || (v.ndim() == 1 && m == 1));
   if (!shape_ok)
     throw py::value_error("the integrand must return an array of shape (" + std::to_string(n) +
-                          (components > 0 ? ", " + std::to_string(components) : std::string()) + ") for x of shape (" +
+                          (components > 0 ? ", " + std::to_string(components) : std::string(",")) + ") for x of shape (" +
                           std::to_string(n) + ", " + std::to_string(dim) + "), got shape " +
                           std::string(py::str(py::getattr(v, "shape"))));
   if (n != 0) std::memcpy(values, v.data(), n * static_cast<std::size_t>(m) * sizeof(double));
