@@ -93,14 +93,17 @@ void print_header(std::FILE* out, const run_report& r) {
       std::fprintf(out, "%s[%.17g, %.17g]", i ? " x " : " ", r.lower[i], r.upper[i]);
     std::fprintf(out, " (--region/--lower/--upper)\n");
   }
-  const vegas_options& o = r.res.options;
-  const stratification& g = r.plan.grid;
+  print_plan_line(out, r.plan, r.dim, r.res.options);
+}
+
+void print_plan_line(std::FILE* out, const vegas_plan& plan, int dim, const vegas_options& o) {
+  const stratification& g = plan.grid;
   std::fprintf(out,
                "evaluations/iteration %llu (%llu sub-cubes = %llu^%d x %llu samples; at most %llu asked), "
                "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
                "max chi2/dof %.6g, bins %d, alpha %.6g%s\n",
-               static_cast<unsigned long long>(r.plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
-               static_cast<unsigned long long>(g.g), r.dim, static_cast<unsigned long long>(g.samples_per_cube),
+               static_cast<unsigned long long>(plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
+               static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.samples_per_cube),
                static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, o.adapt_iterations, o.skip,
                o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, o.n_bins, o.alpha,
                o.symmetric_map ? ", symmetric map" : "");
@@ -173,6 +176,42 @@ nlohmann::ordered_json json_number(double x) {
   return x;
 }
 
+nlohmann::ordered_json options_json(const vegas_options& o) {
+  return {{"rel_tol", json_number(o.rel_tol)},
+          {"abs_tol", json_number(o.abs_tol)},
+          {"calls_per_iteration", o.calls_per_iteration},
+          {"max_iterations", o.max_iterations},
+          {"adapt_iterations", o.adapt_iterations},
+          {"skip", o.skip},
+          {"min_iterations", o.min_iterations},
+          {"max_chi2_dof", json_number(o.max_chi2_dof)},
+          {"n_bins", o.n_bins},
+          {"alpha", json_number(o.alpha)},
+          {"symmetric_map", o.symmetric_map},
+          {"seed", o.seed},
+          {"threads", o.threads},
+          {"backend", to_string(o.backend)},
+          {"cuda_threads_per_block", o.cuda_threads_per_block}};
+}
+
+nlohmann::ordered_json iteration_json(const iteration_record& it) {
+  return {{"index", it.index},
+          {"estimate", json_number(it.estimate)},
+          {"error", json_number(it.error)},
+          {"adapted", it.adapted},
+          {"accumulated", it.accumulated},
+          {"weighted_estimate", json_number(it.weighted_estimate)},
+          {"weighted_error", json_number(it.weighted_error)},
+          {"chi2_dof", json_number(it.chi2_dof)},
+          {"q", json_number(it.q)},
+          {"n_eval", it.n_eval},
+          {"n_nonzero", it.n_nonzero},
+          {"rescaled", it.rescaled},
+          {"underflow", it.underflow},
+          {"top_bin_level", it.top_bin_level},
+          {"seconds", json_number(it.seconds)}};
+}
+
 nlohmann::ordered_json to_json(const run_report& r) {
   using json = nlohmann::ordered_json;
   const result& res = r.res;
@@ -180,38 +219,7 @@ nlohmann::ordered_json to_json(const run_report& r) {
   const accuracy a = compare_with_exact(r);
 
   json iterations = json::array();
-  for (const iteration_record& it : res.records) {
-    iterations.push_back({{"index", it.index},
-                          {"estimate", json_number(it.estimate)},
-                          {"error", json_number(it.error)},
-                          {"adapted", it.adapted},
-                          {"accumulated", it.accumulated},
-                          {"weighted_estimate", json_number(it.weighted_estimate)},
-                          {"weighted_error", json_number(it.weighted_error)},
-                          {"chi2_dof", json_number(it.chi2_dof)},
-                          {"q", json_number(it.q)},
-                          {"n_eval", it.n_eval},
-                          {"n_nonzero", it.n_nonzero},
-                          {"rescaled", it.rescaled},
-                          {"underflow", it.underflow},
-                          {"top_bin_level", it.top_bin_level},
-                          {"seconds", json_number(it.seconds)}});
-  }
-  json options = {{"rel_tol", json_number(o.rel_tol)},
-                  {"abs_tol", json_number(o.abs_tol)},
-                  {"calls_per_iteration", o.calls_per_iteration},
-                  {"max_iterations", o.max_iterations},
-                  {"adapt_iterations", o.adapt_iterations},
-                  {"skip", o.skip},
-                  {"min_iterations", o.min_iterations},
-                  {"max_chi2_dof", json_number(o.max_chi2_dof)},
-                  {"n_bins", o.n_bins},
-                  {"alpha", json_number(o.alpha)},
-                  {"symmetric_map", o.symmetric_map},
-                  {"seed", o.seed},
-                  {"threads", o.threads},
-                  {"backend", to_string(o.backend)},
-                  {"cuda_threads_per_block", o.cuda_threads_per_block}};
+  for (const iteration_record& it : res.records) iterations.push_back(iteration_json(it));
   json j;
   j["version"] = MCUBES_VERSION_STRING;
   j["integrand"] = {{"name", r.entry->name},
@@ -268,7 +276,7 @@ nlohmann::ordered_json to_json(const run_report& r) {
   j["backend"] = res.backend;
   j["backend_description"] = r.backend_description;
   j["threads"] = r.threads;
-  j["options"] = std::move(options);
+  j["options"] = options_json(o);
   j["exact"] = json_number(a.exact);
   j["true_rel_error"] = json_number(a.true_rel_error);
   j["pull"] = json_number(a.pull);

@@ -69,6 +69,10 @@ int exit_code(status s);
 /// and the line of the evaluations per iteration and the options.
 void print_header(std::FILE* out, const run_report& r);
 
+/// Prints the line of the evaluations per iteration (the plan's sub-cube grid in d dimensions) and
+/// the options, as in the headers of `mcubes integrate` and `mcubes scan`.
+void print_plan_line(std::FILE* out, const vegas_plan& plan, int dim, const vegas_options& o);
+
 /// Prints the column titles of the iteration table.
 void print_table_header(std::FILE* out);
 
@@ -112,5 +116,13 @@ nlohmann::ordered_json to_json(const run_report& r);
 
 /// A finite double as a JSON number, anything else as null.
 nlohmann::ordered_json json_number(double x);
+
+/// The JSON object of the options of a run (every vegas_options field; threads 0 = all cores), the
+/// "options" of the records of `mcubes integrate` and `mcubes scan`.
+nlohmann::ordered_json options_json(const vegas_options& o);
+
+/// The JSON object of one iteration (every iteration_record field), an element of "iterations" in
+/// the records of `mcubes integrate` and `mcubes scan`.
+nlohmann::ordered_json iteration_json(const iteration_record& it);
 
 }  // namespace mcubes::cli

@@ -47,42 +47,6 @@ std::map<std::string, std::size_t> status_counts(const std::vector<result>& resu
   return counts;
 }
 
-nlohmann::ordered_json options_json(const vegas_options& o) {
-  return {{"rel_tol", json_number(o.rel_tol)},
-          {"abs_tol", json_number(o.abs_tol)},
-          {"calls_per_iteration", o.calls_per_iteration},
-          {"max_iterations", o.max_iterations},
-          {"adapt_iterations", o.adapt_iterations},
-          {"skip", o.skip},
-          {"min_iterations", o.min_iterations},
-          {"max_chi2_dof", json_number(o.max_chi2_dof)},
-          {"n_bins", o.n_bins},
-          {"alpha", json_number(o.alpha)},
-          {"symmetric_map", o.symmetric_map},
-          {"seed", o.seed},
-          {"threads", o.threads},
-          {"backend", to_string(o.backend)},
-          {"cuda_threads_per_block", o.cuda_threads_per_block}};
-}
-
-nlohmann::ordered_json iteration_json(const iteration_record& it) {
-  return {{"index", it.index},
-          {"estimate", json_number(it.estimate)},
-          {"error", json_number(it.error)},
-          {"adapted", it.adapted},
-          {"accumulated", it.accumulated},
-          {"weighted_estimate", json_number(it.weighted_estimate)},
-          {"weighted_error", json_number(it.weighted_error)},
-          {"chi2_dof", json_number(it.chi2_dof)},
-          {"q", json_number(it.q)},
-          {"n_eval", it.n_eval},
-          {"n_nonzero", it.n_nonzero},
-          {"rescaled", it.rescaled},
-          {"underflow", it.underflow},
-          {"top_bin_level", it.top_bin_level},
-          {"seconds", json_number(it.seconds)}};
-}
-
 }  // namespace
 
 double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const vegas_plan& plan, int cpu_threads,
@@ -152,17 +116,8 @@ void print_scan_header(std::FILE* out, const scan_report& r) {
   std::fprintf(out, "grid: K = %llu integrals: %s%s%s%s\n", static_cast<unsigned long long>(r.grid->size),
                r.grid->describe().c_str(), r.grid->ranges.size() > 1 ? " (in this order, the last varying fastest)" : "",
                fixed.empty() ? "" : "; at the defaults: ", fixed.c_str());
+  print_plan_line(out, r.plan, r.dim, r.options);
   const vegas_options& o = r.options;
-  const stratification& g = r.plan.grid;
-  std::fprintf(out,
-               "evaluations/iteration %llu (%llu sub-cubes = %llu^%d x %llu samples; at most %llu asked), "
-               "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
-               "max chi2/dof %.6g, bins %d, alpha %.6g%s\n",
-               static_cast<unsigned long long>(r.plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
-               static_cast<unsigned long long>(g.g), r.dim, static_cast<unsigned long long>(g.samples_per_cube),
-               static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, o.adapt_iterations, o.skip,
-               o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, o.n_bins, o.alpha,
-               o.symmetric_map ? ", symmetric map" : "");
   std::fprintf(out,
                "seed %llu: integral k uses the seed batch_seed(%llu, k) (column seed); 'mcubes integrate %s --dim %d "
                "--param NAME=VALUE ... --seed SEED' with the same options reproduces a row bit for bit\n",

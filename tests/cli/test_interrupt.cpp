@@ -6,21 +6,19 @@
 /// The program runs as a child process (fork/exec), its stdout in a file that is polled.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/child_process.hpp"
 #include "cli/cli_test_support.hpp"
 
 namespace {
@@ -41,44 +39,16 @@ int count_rows(const std::string& out) {
   return n;
 }
 
-struct child {
-  pid_t pid = -1;
-  std::string out, err;
-};
+using mcubes_test::child;
+using mcubes_test::remove_outputs;
 
 /// Starts `mcubes args...` with stdout and stderr in files.
-child start(const std::vector<std::string>& args) {
-  child c;
-  c.out = temp_path(".out");
-  c.err = temp_path(".err");
-  c.pid = fork();
-  if (c.pid == 0) {
-    const int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(e, 2);
-    std::vector<char*> argv;
-    std::string prog = MCUBES_CLI_PATH;
-    argv.push_back(prog.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(prog.c_str(), argv.data());
-    _exit(127);
-  }
-  return c;
-}
+child start(const std::vector<std::string>& args) { return mcubes_test::start("mcubes_interrupt", args); }
 
-/// Waits until stdout holds at least `rows` rows (or the child ended, or 60 s passed).
+/// Waits until stdout holds at least `rows` rows (fails if the child ended first, or after 60 s).
 void wait_for_rows(const child& c, int rows) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (count_rows(read_file(c.out)) >= rows) return;
-    int status = 0;
-    if (waitpid(c.pid, &status, WNOHANG) == c.pid) FAIL() << "the run ended early:\n" << read_file(c.out) << read_file(c.err);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  FAIL() << "no " << rows << " rows within 60 s";
+  mcubes_test::wait_while_running(c, [&] { return count_rows(read_file(c.out)) >= rows; },
+                                  std::to_string(rows) + " rows");
 }
 
 /// A run long enough to be interrupted: about 0.1 s per iteration, 300 iterations at most, never
@@ -110,8 +80,7 @@ void expect_interrupted(int sig, int expected_exit) {
   EXPECT_TRUE(j.at("estimate").is_number());
   EXPECT_EQ(read_file(c.err), "");
   std::remove(path.c_str());
-  std::remove(c.out.c_str());
-  std::remove(c.err.c_str());
+  remove_outputs(c);
 }
 
 TEST(Interrupt, SigintKeepsTheCompletedIterationsOnStdoutAndInTheJson) { expect_interrupted(SIGINT, 130); }
@@ -133,8 +102,7 @@ TEST(Interrupt, SigkillLeavesACompleteRecordOfTheIterationsSoFar) {
   EXPECT_GE(j.at("iterations").size(), 2u);
   EXPECT_EQ(j.at("iterations").size(), j.at("n_iterations").get<std::size_t>());
   std::remove(path.c_str());
-  std::remove(c.out.c_str());
-  std::remove(c.err.c_str());
+  remove_outputs(c);
 }
 
 /// Runs to completion and returns the exit code.
@@ -159,8 +127,7 @@ TEST(Interrupt, FailuresNeverTruncateAnExistingJsonFile) {
   EXPECT_EQ(j.at("status"), "failed");
   EXPECT_NE(j.at("status_detail").get<std::string>().find("overflow"), std::string::npos) << j.dump();
   std::remove(path.c_str());
-  std::remove(c.out.c_str());
-  std::remove(c.err.c_str());
+  remove_outputs(c);
 }
 
 // Write errors on stdout are failures (exit 3), not success.
@@ -188,8 +155,7 @@ TEST(Resources, DryRunPrintsThePlanWithoutRunning) {
   EXPECT_NE(out.find("memory: about"), std::string::npos) << out;
   EXPECT_TRUE(out.find("years") != std::string::npos || out.find("days") != std::string::npos) << out;
   EXPECT_EQ(count_rows(out), 0);
-  std::remove(c.out.c_str());
-  std::remove(c.err.c_str());
+  remove_outputs(c);
 }
 
 // The memory estimate is checked before the run: a limit below it is refused (exit 2).
@@ -198,8 +164,7 @@ TEST(Resources, MemoryAboveTheLimitIsRefusedBeforeTheRun) {
   EXPECT_EQ(run_to_end({"integrate", "f4", "--bins", "1048576", "--max-memory", "64M", "--backend", "cpu"}, c), 2);
   EXPECT_EQ(read_file(c.out), "");
   EXPECT_NE(read_file(c.err).find("of memory"), std::string::npos) << read_file(c.err);
-  std::remove(c.out.c_str());
-  std::remove(c.err.c_str());
+  remove_outputs(c);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 /// tests/cli/bad_inputs.tsv (run by test_cli). Every run is seeded and runs on the CPU.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -15,10 +14,8 @@
 #include <cstring>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +24,7 @@
 #include <mcubes/core/batch.hpp>
 #include <mcubes/options.hpp>
 
+#include "cli/child_process.hpp"
 #include "cli/cli_test_support.hpp"
 
 #ifndef MCUBES_CLI_PATH
@@ -239,54 +237,26 @@ TEST(Scan, TheNumberOfIntegralsIsTheProductOfTheCounts) {
   }
 }
 
-struct child {
-  pid_t pid = -1;
-  std::string out, err;
-};
-
-/// Starts `mcubes args...` with stdout and stderr in files.
-child start(const std::vector<std::string>& args) {
-  child c;
-  c.out = temp_path(".out");
-  c.err = temp_path(".err");
-  c.pid = fork();
-  if (c.pid == 0) {
-    const int o = open(c.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(c.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(e, 2);
-    std::vector<char*> argv;
-    std::string prog = MCUBES_CLI_PATH;
-    argv.push_back(prog.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(prog.c_str(), argv.data());
-    _exit(127);
-  }
-  return c;
-}
+using mcubes_test::child;
 
 /// Waits until the scan's JSON record (status "running", replaced after every round) reports at
 /// least `rounds` rounds (or the child ended, or 60 s passed).
 void wait_for_rounds(const child& c, const std::string& path, int rounds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const json j = json::parse(read_file(path), nullptr, false);
-    if (!j.is_discarded() && j.at("progress").at("round").get<int>() >= rounds) return;
-    int status = 0;
-    if (waitpid(c.pid, &status, WNOHANG) == c.pid) FAIL() << "the scan ended early:\n" << read_file(c.out) << read_file(c.err);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  FAIL() << "no " << rounds << " rounds within 60 s";
+  mcubes_test::wait_while_running(
+      c,
+      [&] {
+        const json j = json::parse(read_file(path), nullptr, false);
+        return !j.is_discarded() && j.at("progress").at("round").get<int>() >= rounds;
+      },
+      std::to_string(rounds) + " rounds");
 }
 
 void expect_interrupted(int sig, int expected_exit) {
   constexpr int rounds = 3;
   const std::string path = temp_path(".json");
-  const child c = start({"scan", "f4", "--dim", "4", "--param", "u=0.4:0.6:2", "--calls-per-iter", "1e6",
-                         "--max-iterations", "300", "--rel-tol", "1e-14", "--threads", "1", "--backend", "cpu",
-                         "--json", path});
+  const child c = mcubes_test::start("mcubes_scan", {"scan", "f4", "--dim", "4", "--param", "u=0.4:0.6:2",
+                                                     "--calls-per-iter", "1e6", "--max-iterations", "300", "--rel-tol",
+                                                     "1e-14", "--threads", "1", "--backend", "cpu", "--json", path});
   wait_for_rounds(c, path, rounds);
   ASSERT_EQ(kill(c.pid, sig), 0);
   int status = 0;
@@ -308,8 +278,7 @@ void expect_interrupted(int sig, int expected_exit) {
   }
   EXPECT_EQ(read_file(c.err), "");
   std::remove(path.c_str());
-  std::remove(c.out.c_str());
-  std::remove(c.err.c_str());
+  mcubes_test::remove_outputs(c);
 }
 
 TEST(Scan, SigintKeepsEveryIntegralsCompletedIterations) { expect_interrupted(SIGINT, 130); }
