@@ -11,8 +11,9 @@ SIGMA_TOLERANCE = 5.0
 
 def poly(x):
     """1 + sum_i (i + 1) y^2 (1 - y)^3 (y = x_i), times 7 x_0^4 + 0.01: the same IEEE operations, in the
-    same order, as the C++ reference functor (python/src/reference.cpp), so the results agree bitwise."""
-    s = np.ones(x.shape[0])
+    same order, as the C++ reference functor (python/src/reference.cpp), so the results agree bitwise.
+    Only indexing and arithmetic: x may be a NumPy array, a PyTorch tensor or a CuPy array."""
+    s = x[:, 0] * 0 + 1  # ones, of x's kind and device
     for i in range(x.shape[1]):
         y = x[:, i]
         z = 1 - y

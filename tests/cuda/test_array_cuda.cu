@@ -90,18 +90,7 @@ vegas_options opts(std::uint64_t calls) {
   return o;
 }
 
-void expect_bitwise_equal(const result& a, const result& b) {
-  ASSERT_EQ(a.records.size(), b.records.size());
-  EXPECT_EQ(a.estimate, b.estimate);
-  EXPECT_EQ(a.error, b.error);
-  EXPECT_EQ(a.chi2_dof, b.chi2_dof);
-  EXPECT_EQ(a.n_eval, b.n_eval);
-  for (std::size_t i = 0; i < a.records.size(); ++i) {
-    EXPECT_EQ(a.records[i].estimate, b.records[i].estimate) << "iteration " << i;
-    EXPECT_EQ(a.records[i].error, b.records[i].error) << "iteration " << i;
-    EXPECT_EQ(a.records[i].n_nonzero, b.records[i].n_nonzero) << "iteration " << i;
-  }
-}
+using mcubes_test::expect_bitwise_equal;
 
 template <int D>
 device_array_function<D, rows_call<D>> array_of(kind k, call_log* log) {
