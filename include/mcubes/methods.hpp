@@ -212,9 +212,10 @@ class integrator {
   template <class F>
   result run(const F& f, const vegas_options& opt, const iteration_callback& on_iteration) {
     MCUBES_EXPECTS(opt.backend == options_.backend && opt.device == options_.device &&
-                       opt.cuda_threads_per_block == options_.cuda_threads_per_block && opt.threads == options_.threads,
+                       opt.cuda_threads_per_block == options_.cuda_threads_per_block && opt.threads == options_.threads &&
+                       opt.cuda_array_points == options_.cuda_array_points,
                    "an integrator's backend is fixed at construction: the options' backend, device, "
-                   "cuda_threads_per_block and threads must be those it was made with");
+                   "cuda_threads_per_block, cuda_array_points and threads must be those it was made with");
     MCUBES_EXPECTS(opt.n_bins == n_bins(), "the integrator's map has ", n_bins(), " bins per axis, the options ask for ",
                    opt.n_bins);
 #if defined(__CUDACC__)

@@ -383,16 +383,20 @@ class Integrator:
         r = integ.integrate(f, adapt_iterations=0, skip=0)                                    # map frozen
 
     gives bitwise one vegas() call that adapts in its first 10 iterations and skips them. The options
-    given at construction are the defaults of every call; backend, threads and n_bins are fixed.
-    Callables only (an expression string has no integrator here).
+    given at construction are the defaults of every call; backend, threads, n_bins, the CUDA block
+    size and cuda_array_points are fixed. Callables only (an expression string has no integrator
+    here): NumPy callables on the CPU, GPU callables (PyTorch, CuPy) with backend='cuda'.
     """
 
     def __init__(self, region, **options):
-        self._options = _options("Integrator", _INTEGRATOR_OPTIONS, options)
-        if self._options.get("backend") == "cuda":
-            raise NotImplementedError("the integrator object runs NumPy callables on the CPU backend only; GPU "
-                                      "callables run with mcubes.vegas(f, region, backend='cuda')")
+        self._options = _options("Integrator", VEGAS_OPTIONS, options)
+        self._array_module = self._options.pop("array_module", None)
+        if self._options.get("backend") == "cuda" and not _mcubes.has_cuda_callables:
+            raise RuntimeError("this build of mcubes has no CUDA backend (it was built without nvcc): GPU callables "
+                               "need it; use backend='cpu' with a NumPy callable")
         self._options = _cpu_for_callable(self._options)
+        if self._options.get("backend") != "cuda":
+            self._options = _without_device(self._options)
         lower, upper = _region(region)
         self._native = _mcubes.Integrator(lower, upper, self._options)
 
@@ -408,11 +412,14 @@ class Integrator:
     def integrate(self, f, *, callback=None, **options):
         """Runs m-Cubes from the current map with the construction options updated by `options`."""
         opts = dict(self._options, **_options("integrate", _INTEGRATOR_OPTIONS, options))
-        kind, g = _native_integrand(f, opts.get("backend", "cpu"), "integrate")
+        kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
         if kind == "expression":
             raise NotImplementedError("Integrator.integrate takes callables; for an expression string use "
                                       "mcubes.vegas (no map is kept)")
-        return Result(self._native.integrate(g, _cpu_for_callable(opts), callback))
+        if kind == "device_callable":
+            adapter = _device_adapter(g, self.dim, self._array_module, int(opts.get("device", 0)))
+            return Result(self._native.integrate_device(adapter, opts, callback))
+        return Result(self._native.integrate(g, opts, callback))
 
     def edges(self):
         """The adaptive map: an array of shape (d, n_bins + 1) of unit coordinates (row j: axis j's edges)."""

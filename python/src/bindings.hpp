@@ -50,18 +50,6 @@ struct py_callable {
   void operator()(const double* x, std::size_t n, double* values) const;
 };
 
-/// An m-Cubes integrator of run-time dimension (mcubes::integrator<D> behind a virtual interface).
-class integrator_base {
- public:
-  virtual ~integrator_base() = default;
-  virtual result integrate(const py_callable& f, const vegas_options& opt, const iteration_callback& cb) = 0;
-  virtual std::vector<double> edges() const = 0;
-  virtual void set_edges(const std::vector<double>& edges) = 0;
-  virtual void reset() = 0;
-  virtual vegas_state state() const = 0;
-  virtual void set_state(const vegas_state& s) = 0;
-};
-
 /// The entries of one dimension D (dims_impl.hpp).
 struct dim_entry {
   result (*vegas)(const py_callable&, const box&, const vegas_options&, const iteration_callback&) = nullptr;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "mcubes/mcubes.hpp"
@@ -37,6 +38,23 @@ struct device_callback {
   void (*release)(void* keep) noexcept = nullptr;
 };
 
+struct py_callable;  // bindings.hpp: a NumPy callable (CPU backend)
+
+/// An m-Cubes integrator of run-time dimension (mcubes::integrator<D> behind a virtual interface):
+/// on the CPU backend for NumPy callables (dims_impl.hpp), or on the CUDA backend for GPU callables
+/// (device_dims_impl.cuh). The other kind of callable is refused with invalid_input.
+class integrator_base {
+ public:
+  virtual ~integrator_base() = default;
+  virtual result integrate(const py_callable& f, const vegas_options& opt, const iteration_callback& cb) = 0;
+  virtual result integrate_device(const device_callback& f, const vegas_options& opt, const iteration_callback& cb) = 0;
+  virtual std::vector<double> edges() const = 0;
+  virtual void set_edges(const std::vector<double>& edges) = 0;
+  virtual void reset() = 0;
+  virtual vegas_state state() const = 0;
+  virtual void set_state(const vegas_state& s) = 0;
+};
+
 /// Vegas of a GPU callable on the CUDA backend (opt.backend must be cuda) in dimension b.dim():
 /// bitwise the C++ run of a one-point functor computing the same values (array_path.cuh).
 /// @throws invalid_input for a dimension outside 1..max_device_dim or bad options; as mcubes::vegas.
@@ -45,11 +63,14 @@ using device_vegas_entry = result (*)(const device_callback&, const box&, const 
 /// Largest dimension of a GPU callable (one CUDA instantiation per dimension).
 inline constexpr int max_device_dim = 16;
 
-/// Fill table[D] for the dimensions of each CUDA translation unit (table has max_device_dim + 1
+/// A CUDA integrator of dimension b.dim() for GPU callables (opt.backend cuda).
+using device_integrator_factory = std::unique_ptr<integrator_base> (*)(const box&, const vegas_options&);
+
+/// Fill table[D] (and integrators[D]) for the dimensions of each CUDA translation unit (table has max_device_dim + 1
 /// entries); defined only when the module is built with CUDA (MCUBES_PYTHON_HAS_CUDA).
-void register_device_dims_a(device_vegas_entry* table);
-void register_device_dims_b(device_vegas_entry* table);
-void register_device_dims_c(device_vegas_entry* table);
-void register_device_dims_d(device_vegas_entry* table);
+void register_device_dims_a(device_vegas_entry* table, device_integrator_factory* integrators);
+void register_device_dims_b(device_vegas_entry* table, device_integrator_factory* integrators);
+void register_device_dims_c(device_vegas_entry* table, device_integrator_factory* integrators);
+void register_device_dims_d(device_vegas_entry* table, device_integrator_factory* integrators);
 
 }  // namespace mcubes::python

@@ -2,10 +2,10 @@
 #include "device_dims_impl.cuh"
 
 namespace mcubes::python {
-void register_device_dims_a(device_vegas_entry* table) {
-  register_device_dim<1>(table);
-  register_device_dim<2>(table);
-  register_device_dim<3>(table);
-  register_device_dim<4>(table);
+void register_device_dims_a(device_vegas_entry* table, device_integrator_factory* integrators) {
+  register_device_dim<1>(table, integrators);
+  register_device_dim<2>(table, integrators);
+  register_device_dim<3>(table, integrators);
+  register_device_dim<4>(table, integrators);
 }
 }  // namespace mcubes::python

@@ -2,10 +2,10 @@
 #include "device_dims_impl.cuh"
 
 namespace mcubes::python {
-void register_device_dims_d(device_vegas_entry* table) {
-  register_device_dim<13>(table);
-  register_device_dim<14>(table);
-  register_device_dim<15>(table);
-  register_device_dim<16>(table);
+void register_device_dims_d(device_vegas_entry* table, device_integrator_factory* integrators) {
+  register_device_dim<13>(table, integrators);
+  register_device_dim<14>(table, integrators);
+  register_device_dim<15>(table, integrators);
+  register_device_dim<16>(table, integrators);
 }
 }  // namespace mcubes::python

@@ -32,11 +32,40 @@ struct python_device_call {
 };
 
 template <int D>
-void register_device_dim(device_vegas_entry* table) {
+using device_integrand = device_array_function<D, python_device_call>;
+
+/// The CUDA integrator<D> of GPU callables (integrator_base).
+template <int D>
+class device_integrator final : public integrator_base {
+ public:
+  device_integrator(const box& b, const vegas_options& opt) : integ_(b.to_region<D>(), opt) {
+    MCUBES_EXPECTS(opt.backend == backend_kind::cuda, "a GPU callable runs on backend 'cuda'");
+  }
+  result integrate(const py_callable&, const vegas_options&, const iteration_callback&) override {
+    throw invalid_input("this integrator runs GPU callables on the CUDA backend; for a NumPy callable make it with "
+                        "backend='cpu'");
+  }
+  result integrate_device(const device_callback& f, const vegas_options& opt, const iteration_callback& cb) override {
+    return integ_.integrate(device_integrand<D>{python_device_call{f}}, opt, cb);
+  }
+  std::vector<double> edges() const override { return integ_.edges(); }
+  void set_edges(const std::vector<double>& e) override { integ_.set_edges(e); }
+  void reset() override { integ_.reset(); }
+  vegas_state state() const override { return integ_.state(); }
+  void set_state(const vegas_state& s) override { integ_.set_state(s); }
+
+ private:
+  integrator<D> integ_;
+};
+
+template <int D>
+void register_device_dim(device_vegas_entry* table, device_integrator_factory* integrators) {
   table[D] = [](const device_callback& cb, const box& b, const vegas_options& opt, const iteration_callback& on_it) {
     MCUBES_EXPECTS(opt.backend == backend_kind::cuda, "a GPU callable runs on backend 'cuda'");
-    return mcubes::vegas(device_array_function<D, python_device_call>{python_device_call{cb}}, b.to_region<D>(), opt,
-                         on_it);
+    return mcubes::vegas(device_integrand<D>{python_device_call{cb}}, b.to_region<D>(), opt, on_it);
+  };
+  integrators[D] = [](const box& b, const vegas_options& opt) -> std::unique_ptr<integrator_base> {
+    return std::make_unique<device_integrator<D>>(b, opt);
   };
 }
 

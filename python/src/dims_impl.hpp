@@ -21,6 +21,10 @@ class integrator_of final : public integrator_base {
   result integrate(const py_callable& f, const vegas_options& opt, const iteration_callback& cb) override {
     return integ_.integrate(py_integrand<D>{f}, opt, cb);
   }
+  result integrate_device(const device_callback&, const vegas_options&, const iteration_callback&) override {
+    throw invalid_input("this integrator runs NumPy callables on the CPU backend; for a GPU callable make it with "
+                        "backend='cuda'");
+  }
   std::vector<double> edges() const override { return integ_.edges(); }
   void set_edges(const std::vector<double>& e) override { integ_.set_edges(e); }
   void reset() override { integ_.reset(); }

@@ -365,48 +365,9 @@ py::dict run_midpoint(py::object f, const std::vector<double>& lower, const std:
   return to_dict(r);
 }
 
-/// mcubes.Integrator's native part: an integrator<D> for the box's dimension.
-class py_integrator {
- public:
-  py_integrator(const std::vector<double>& lower, const std::vector<double>& upper, const py::dict& options)
-      : box_(make_box(lower, upper)), options_(vegas_options_of(options)) {
-    integ_ = entry_for(box_.dim()).make_integrator(box_, options_);
-  }
-  py::dict integrate(py::object f, const py::dict& options, py::object callback) {
-    vegas_options opt = vegas_options_of(options);
-    const py_callable fn{f.ptr(), box_.dim()};
-    const iteration_callback cb = make_callback(std::move(callback));
-    result r;
-    {
-      py::gil_scoped_release release;
-      r = integ_->integrate(fn, opt, cb);
-    }
-    return to_dict(r);
-  }
-  py::array_t<double> edges() const {
-    const std::vector<double> e = integ_->edges();
-    const auto d = static_cast<py::ssize_t>(box_.dim());
-    py::array_t<double> a({d, static_cast<py::ssize_t>(e.size()) / d});
-    std::memcpy(a.mutable_data(), e.data(), e.size() * sizeof(double));
-    return a;
-  }
-  void set_edges(const py::array_t<double, py::array::c_style | py::array::forcecast>& e) {
-    MCUBES_EXPECTS(e.ndim() == 2 && e.shape(0) == box_.dim(), "set_edges: an array of shape (d, n_bins + 1) = (",
-                   box_.dim(), ", ", options_.n_bins + 1, ") is needed");
-    integ_->set_edges(std::vector<double>(e.data(), e.data() + e.size()));
-  }
-  void reset() { integ_->reset(); }
-  int next_iteration() const { return integ_->state().next_iteration; }
-  int dim() const { return box_.dim(); }
-
- private:
-  box box_;
-  vegas_options options_;
-  std::unique_ptr<integrator_base> integ_;
-};
-
 #if MCUBES_PYTHON_HAS_CUDA
 device_vegas_entry device_dims[max_device_dim + 1];
+device_integrator_factory device_integrators[max_device_dim + 1];
 
 /// device_callback's evaluate for a Python adapter (mcubes/__init__.py, _device_adapter):
 /// adapter(address, n) -> (result object, address of its n float64 values on the device).
@@ -444,6 +405,72 @@ py::dict run_vegas_device(py::object adapter, const std::vector<double>& lower, 
   return to_dict(r);
 }
 #endif
+
+/// mcubes.Integrator's native part: an integrator<D> for the box's dimension.
+class py_integrator {
+ public:
+  /// On the CUDA backend (options' backend 'cuda') for GPU callables, else on the CPU for NumPy ones.
+  py_integrator(const std::vector<double>& lower, const std::vector<double>& upper, const py::dict& options)
+      : box_(make_box(lower, upper)), options_(vegas_options_of(options)) {
+    if (options_.backend == backend_kind::cuda) {
+#if MCUBES_PYTHON_HAS_CUDA
+      MCUBES_EXPECTS(box_.dim() <= max_device_dim, "a GPU callable takes 1 to ", max_device_dim,
+                     " dimensions in this build, got ", box_.dim());
+      integ_ = device_integrators[box_.dim()](box_, options_);
+      return;
+#else
+      throw error("this build of mcubes has no CUDA backend (built without nvcc)");
+#endif
+    }
+    integ_ = entry_for(box_.dim()).make_integrator(box_, options_);
+  }
+#if MCUBES_PYTHON_HAS_CUDA
+  /// A GPU callable behind `adapter` (mcubes/__init__.py), from the current map.
+  py::dict integrate_device(py::object adapter, const py::dict& options, py::object callback) {
+    const vegas_options opt = vegas_options_of(options);
+    const device_callback fn{adapter.ptr(), &py_device_evaluate, &py_device_release};
+    const iteration_callback cb = make_callback(std::move(callback));
+    result r;
+    {
+      py::gil_scoped_release release;
+      r = integ_->integrate_device(fn, opt, cb);
+    }
+    return to_dict(r);
+  }
+#endif
+  py::dict integrate(py::object f, const py::dict& options, py::object callback) {
+    vegas_options opt = vegas_options_of(options);
+    const py_callable fn{f.ptr(), box_.dim()};
+    const iteration_callback cb = make_callback(std::move(callback));
+    result r;
+    {
+      py::gil_scoped_release release;
+      r = integ_->integrate(fn, opt, cb);
+    }
+    return to_dict(r);
+  }
+  py::array_t<double> edges() const {
+    const std::vector<double> e = integ_->edges();
+    const auto d = static_cast<py::ssize_t>(box_.dim());
+    py::array_t<double> a({d, static_cast<py::ssize_t>(e.size()) / d});
+    std::memcpy(a.mutable_data(), e.data(), e.size() * sizeof(double));
+    return a;
+  }
+  void set_edges(const py::array_t<double, py::array::c_style | py::array::forcecast>& e) {
+    MCUBES_EXPECTS(e.ndim() == 2 && e.shape(0) == box_.dim(), "set_edges: an array of shape (d, n_bins + 1) = (",
+                   box_.dim(), ", ", options_.n_bins + 1, ") is needed");
+    integ_->set_edges(std::vector<double>(e.data(), e.data() + e.size()));
+  }
+  void reset() { integ_->reset(); }
+  int next_iteration() const { return integ_->state().next_iteration; }
+  int dim() const { return box_.dim(); }
+
+ private:
+  box box_;
+  vegas_options options_;
+  std::unique_ptr<integrator_base> integ_;
+};
+
 
 #if MCUBES_PYTHON_HAS_JIT
 /// An expression compiled at run time (include/mcubes/jit.hpp) and run by `method` ("vegas",
@@ -529,10 +556,10 @@ PYBIND11_MODULE(_mcubes, m) {
   register_vector_dims_c(vector_dims);
   register_vector_dims_d(vector_dims);
 #if MCUBES_PYTHON_HAS_CUDA
-  register_device_dims_a(device_dims);
-  register_device_dims_b(device_dims);
-  register_device_dims_c(device_dims);
-  register_device_dims_d(device_dims);
+  register_device_dims_a(device_dims, device_integrators);
+  register_device_dims_b(device_dims, device_integrators);
+  register_device_dims_c(device_dims, device_integrators);
+  register_device_dims_d(device_dims, device_integrators);
 #endif
 
   non_finite_type = PyErr_NewExceptionWithDoc(
@@ -577,6 +604,10 @@ PYBIND11_MODULE(_mcubes, m) {
   py::class_<py_integrator>(m, "Integrator")
       .def(py::init<const std::vector<double>&, const std::vector<double>&, const py::dict&>())
       .def("integrate", &py_integrator::integrate, py::arg("f"), py::arg("options"), py::arg("callback") = py::none())
+#if MCUBES_PYTHON_HAS_CUDA
+      .def("integrate_device", &py_integrator::integrate_device, py::arg("adapter"), py::arg("options"),
+           py::arg("callback") = py::none())
+#endif
       .def("edges", &py_integrator::edges)
       .def("set_edges", &py_integrator::set_edges)
       .def("reset", &py_integrator::reset)

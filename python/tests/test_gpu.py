@@ -105,3 +105,25 @@ def test_non_finite_value_names_the_cpu_runs_sample(small_vegas):
     assert gpu.value.sample_index == cpu.value.sample_index
     assert np.array_equal(gpu.value.point, cpu.value.point)
     assert math.isnan(gpu.value.value)
+
+
+
+def test_integrator_keeps_the_map_and_is_the_cpu_integrator_bitwise():
+    """Integrator(backend='cuda') with a GPU callable: training then measuring from the kept map gives
+    one vegas() run's bits (as the CPU integrator), and the CPU integrator's with the NumPy poly."""
+    _framework("torch")
+    base = dict(calls_per_iteration=20000, seed=8, rel_tol=1e-12)
+    runs = {}
+    for backend in ("cpu", "cuda"):
+        integ = mcubes.Integrator([(0, 1)] * 3, backend=backend, **base)
+        integ.integrate(poly, max_iterations=4, adapt_iterations=4, skip=0, min_iterations=4)
+        runs[backend] = (integ.integrate(poly, max_iterations=5, adapt_iterations=0, skip=0, min_iterations=1),
+                         integ.edges())
+    one = mcubes.vegas(poly, [(0, 1)] * 3, backend="cuda", max_iterations=9, adapt_iterations=4, skip=4,
+                       min_iterations=1, **base)
+    measured, edges = runs["cuda"]
+    assert np.array_equal(measured.records.estimate, one.records.estimate[4:])
+    assert_same_result(runs["cpu"][0], measured)
+    assert np.array_equal(runs["cpu"][1], edges)
+    with pytest.raises(TypeError, match="cuda_array_points"):  # fixed at construction
+        mcubes.Integrator([(0, 1)] * 3, backend="cuda", **base).integrate(poly, cuda_array_points=1000)
