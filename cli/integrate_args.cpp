@@ -58,8 +58,9 @@ constexpr long long max_count_option = 1000000000;
 void add_integrate_options(CLI::App& sub, integrate_args& a) {
   a.name_opt = sub.add_option("integrand", a.name, "Name of a suite integrand (see 'mcubes list'); or --expr / --body");
   a.expr_opt = sub.add_option("--expr", a.expr,
-                              "The integrand as a C++ expression of x[0] .. x[D-1] (and D) with the <cmath> functions, "
-                              "e.g. 'exp(-x[0]*x[1])'; needs --dim. Compiled at run time (cached), with your rights")
+                              "The integrand as a C++ expression of x[0] .. x[D-1] (and D, and the parameters p[0], "
+                              "p[1], ... given by --param p0=V ...) with the <cmath> functions, e.g. "
+                              "'exp(-p[0]*x[0]*x[1])'; needs --dim. Compiled at run time (cached), with your rights")
                    ->type_name("EXPR");
   a.body_opt = sub.add_option("--body", a.body,
                               "The integrand as the body of a C++ function of x and D that returns its value, e.g. "
@@ -99,7 +100,8 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
   sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
   sub.add_option("--param", a.params,
                   "A parameter of the integrand, NAME=VALUE (repeat for each; f1..f6: a = difficulty, u = shift; "
-                  "the others keep the paper's values, see 'mcubes list')")
+                  "the others keep the paper's values, see 'mcubes list'; --expr/--body: p0=V, p1=V, ... give "
+                  "p[0], p[1], ... of the text, each one read needs its value)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
   sub.add_option("--seed", a.common.seed, "Seed of the random streams (an integer in [0, 2^64))")

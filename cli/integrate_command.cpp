@@ -47,15 +47,17 @@ int run_integrate(const integrate_args& a) {
   const bool user = is_user_integrand(a);  // --expr / --body (user_integrand.hpp)
   MCUBES_EXPECTS(user || a.name_opt->count() > 0,
                  "an integrand is required: a suite NAME (see 'mcubes list'), --expr EXPR or --body BODY");
-  const suite::entry* e = user ? &user_entry(a) : suite::find(a.name);
+  const int user_dim = user ? resolve_user_dim(a) : 0;
+  // --expr/--body: the parameters p0, p1, ... (p[0], p[1], ... of the text) become the entry's
+  const std::size_t n_user_params = user ? user_parameter_count(a, a.params, user_dim) : 0;
+  const suite::entry* e = user ? &user_entry(a, n_user_params) : suite::find(a.name);
   MCUBES_EXPECTS(e != nullptr, "unknown integrand '", a.name, "' (known: ", known_names(), ")");
   MCUBES_EXPECTS(user || a.compile_timeout_opt->count() == 0, "--compile-timeout applies to --expr and --body only");
   const runner run = user ? &run_user_integrand : find_runner(e->name);
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
-  const int dim = user ? resolve_user_dim(a) : resolve_dim(a, *e);
+  const int dim = user ? user_dim : resolve_dim(a, *e);
   const vegas_options opts = resolve_options(a, *e, dim);
-  MCUBES_EXPECTS(!user || a.params.empty(), "--param applies to the suite's integrands, not to --expr/--body");
-  const std::vector<double> params = user ? std::vector<double>() : resolve_params(a, *e, dim);
+  const std::vector<double> params = resolve_params(a, *e, dim);
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   std::vector<double> lower, upper;
   resolve_region(a, *e, dim, lower, upper);
@@ -84,7 +86,8 @@ int run_integrate(const integrate_args& a) {
   if (user) {  // compiled (or found in the cache) before the plan: the calibration runs it
     install_interrupt_handlers();  // Ctrl-C stops the compiler
     try {
-      compiled = compile_user_integrand(a, dim, rq.backend, !a.no_progress && isatty(fileno(stderr)));
+      compiled = compile_user_integrand(a, dim, n_user_params, false, rq.backend,
+                                        !a.no_progress && isatty(fileno(stderr)));
     } catch (const jit::compile_cancelled&) {
       std::fprintf(stderr, "mcubes: interrupted during the compilation of the integrand\n");
       return 128 + interrupt_signal();

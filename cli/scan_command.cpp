@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,9 @@
 #include "scan_dispatch.hpp"
 #include "scan_grid.hpp"
 #include "scan_report.hpp"
+#include "user_integrand.hpp"
+
+#include <mcubes/jit.hpp>
 
 namespace mcubes::cli {
 
@@ -90,18 +94,72 @@ backend_choice choose_scan_backend(backend_kind requested, const std::string& na
   return c;
 }
 
+/// `text` as one word of a POSIX shell command line: in single quotes, each ' written '\''.
+std::string shell_word(const std::string& text) {
+  std::string s = "'";
+  for (char c : text) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return s + "'";
+}
+
+/// The integrand of a scan of --expr/--body (user_integrand.hpp): P from the --param names, its
+/// region (--lower/--upper or --region with the same bounds on every axis, which the report's
+/// [lower, upper]^d and the rows' integrate commands carry), and the entry, named by the
+/// options that give it to `mcubes integrate` ("--expr '<text>' [--lower A --upper B]"), so that
+/// a row's reproduce command is that integrate command.
+/// @throws invalid_input (one line) for --dim, the --param names (user_parameter_count), no
+///         --param, a bad region or one with different bounds per axis.
+const suite::entry& user_scan_entry(const scan_args& sa, int dim, std::vector<double>& lower, std::vector<double>& upper) {
+  const integrate_args& a = sa.run;
+  const bool expr = a.expr_opt->count() > 0;
+  const std::size_t n = user_parameter_count(a, sa.params, dim);
+  MCUBES_EXPECTS(n > 0, "scan ", expr ? "--expr" : "--body",
+                 " needs the parameters to scan: --param p0=START:STOP:COUNT (p[0] of the text), p1=..., ...");
+  resolve_region(a, user_entry(a, n), dim, lower, upper);
+  std::string head = std::string(expr ? "--expr " : "--body ") + shell_word(expr ? a.expr : a.body);
+  if (lower.empty()) return user_entry(a, n, head);
+  for (int i = 1; i < dim; ++i)
+    MCUBES_EXPECTS(lower[static_cast<std::size_t>(i)] == lower[0] && upper[static_cast<std::size_t>(i)] == upper[0],
+                   "scan ", expr ? "--expr" : "--body", ": the region must have the same bounds on every axis "
+                   "(--lower A --upper B, or --region A:B), got axis ", i, " [", suite::detail::number_text(lower[i]),
+                   ", ", suite::detail::number_text(upper[i]), "] beside [", suite::detail::number_text(lower[0]), ", ",
+                   suite::detail::number_text(upper[0]), "]");
+  head += " --lower " + suite::detail::number_text(lower[0]) + " --upper " + suite::detail::number_text(upper[0]);
+  return user_entry(a, n, head, lower[0], upper[0]);
+}
+
+/// The JSON record of the scan: scan_to_json, and for --expr/--body the integrand's name ("expr",
+/// "body"), its source {kind, text} and compilation (user_integrand_json).
+std::string scan_json_text(const scan_report& report, const std::optional<user_integrand_report>& user) {
+  nlohmann::ordered_json j = scan_to_json(report);
+  if (user) {
+    j["integrand"]["name"] = user->option.substr(2);
+    const nlohmann::ordered_json u = user_integrand_json(*user);
+    for (const auto& [key, value] : u.items()) j[key] = value;
+  }
+  return j.dump(2) + "\n";
+}
+
 int run_scan(const scan_args& sa) {
   const integrate_args& a = sa.run;
   // 1. Everything that is bad input, before anything is printed or run.
-  MCUBES_EXPECTS(a.name_opt->count() > 0, "an integrand is required: a suite NAME with parameters (f1..f6, see 'mcubes list')");
-  const suite::entry* e = suite::find(a.name);
+  const bool user = is_user_integrand(a);  // --expr / --body (user_integrand.hpp)
+  MCUBES_EXPECTS(user || a.name_opt->count() > 0,
+                 "an integrand is required: a suite NAME with parameters (f1..f6, see 'mcubes list'), or --expr/--body");
+  MCUBES_EXPECTS(!user || a.name_opt->count() == 0, "give the integrand once: a suite NAME ('", a.name,
+                 "') or --expr/--body, not both");
+  MCUBES_EXPECTS(user || (a.region_opt->count() == 0 && a.lower_opt->count() == 0 && a.upper_opt->count() == 0 &&
+                          a.compile_timeout_opt->count() == 0),
+                 "--region, --lower, --upper and --compile-timeout apply to --expr and --body only");
+  std::vector<double> lower, upper;
+  const int user_dim = user ? resolve_user_dim(a) : 0;
+  const suite::entry* e = user ? &user_scan_entry(sa, user_dim, lower, upper) : suite::find(a.name);
   MCUBES_EXPECTS(e != nullptr, "unknown integrand '", a.name, "' (known: ", known_names(), ")");
-  const int dim = resolve_dim(a, *e);
+  const int dim = user ? user_dim : resolve_dim(a, *e);
   const vegas_options opts = resolve_options(a, *e, dim);
   const scan_grid grid = parse_scan_grid(sa.params, *e);
   MCUBES_EXPECTS(!e->parameters.empty(), "integrand ", e->name,
                  " has no parameters to scan (f1..f6 have a and u; use 'mcubes integrate ", e->name, "')");
-  const scan_runner run = find_scan_runner(e->name);
+  const scan_runner run = user ? &run_user_scan : find_scan_runner(e->name);
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled scan runner in this build");
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   const double available = available_memory_bytes();
@@ -125,8 +183,22 @@ int run_scan(const scan_args& sa) {
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
-  const backend_choice backend = choose_scan_backend(opts.backend, e->name, dim);  // may be a runtime failure
+  const backend_choice backend =  // may be a runtime failure
+      user ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
   const bool on_cuda = backend.used == backend_kind::cuda;
+  std::shared_ptr<const jit::compiled_integrand> compiled;
+  std::optional<user_integrand_report> user_report;
+  if (user) {  // compiled for a batch (or found in the cache) before anything is printed
+    install_interrupt_handlers();  // Ctrl-C stops the compiler
+    try {
+      compiled = compile_user_integrand(a, dim, e->parameters.size(), true, backend,
+                                        !a.no_progress && isatty(fileno(stderr)));
+    } catch (const jit::compile_cancelled&) {
+      std::fprintf(stderr, "mcubes: interrupted during the compilation of the integrand\n");
+      return 128 + interrupt_signal();
+    }
+    user_report = report_of(a, *compiled);
+  }
 
   scan_report report;
   report.entry = e;
@@ -150,6 +222,7 @@ int run_scan(const scan_args& sa) {
   const bool text = !json_stdout;
   if (text && !a.quiet) {
     print_scan_header(stdout, report);
+    if (user_report) print_compile_line(stdout, *user_report);
     check_stdout();
   }
   scan_request rq;
@@ -158,6 +231,9 @@ int run_scan(const scan_args& sa) {
   rq.points = &points;
   rq.options = opts;
   rq.backend = backend;
+  rq.compiled = compiled.get();
+  rq.lower = lower;
+  rq.upper = upper;
   scan_progress_line progress(!a.no_progress && isatty(fileno(stderr)));
   install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
@@ -169,7 +245,7 @@ int run_scan(const scan_args& sa) {
     if (json_file) {
       scan_report partial = report;
       partial.run_state = "running";
-      json_file->write(scan_to_json(partial).dump(2) + "\n", false);
+      json_file->write(scan_json_text(partial, user_report), false);
     }
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
@@ -191,7 +267,7 @@ int run_scan(const scan_args& sa) {
       report.failure = ex.what();
       report.seconds = elapsed();
       try {
-        json_file->write(scan_to_json(report).dump(2) + "\n", true);
+        json_file->write(scan_json_text(report, user_report), true);
       } catch (const std::exception&) {
       }
     }
@@ -213,7 +289,7 @@ int run_scan(const scan_args& sa) {
     print_scan_summary(stdout, report);
     check_stdout();
   }
-  const std::string dumped = scan_to_json(report).dump(2) + "\n";
+  const std::string dumped = scan_json_text(report, user_report);
   if (json_stdout) {
     std::fputs(dumped.c_str(), stdout);
     check_stdout();
@@ -225,16 +301,36 @@ int run_scan(const scan_args& sa) {
 }
 
 /// Registers the options of `scan` on `sub`: integrate's (bound to sa.run, whose resolvers read
-/// them) minus those that do not apply (--expr, --body, --region, --dry-run), plus the grid and
-/// --json-iterations.
+/// them) minus those that do not apply (--dry-run), plus the grid and --json-iterations.
 void add_scan_options(CLI::App& sub, scan_args& sa) {
   integrate_args& a = sa.run;
-  a.name_opt = sub.add_option("integrand", a.name, "Name of a suite integrand with parameters: f1..f6 (see 'mcubes list')");
-  a.dim_opt = sub.add_option("--dim", a.dim, "Dimension d: 1..32 (default: the integrand's default)");
+  a.name_opt = sub.add_option("integrand", a.name,
+                              "Name of a suite integrand with parameters: f1..f6 (see 'mcubes list'); or --expr / --body");
+  a.expr_opt = sub.add_option("--expr", a.expr,
+                              "The integrand as a C++ expression of x[0] .. x[D-1], D and the parameters p[0], p[1], "
+                              "... scanned by --param p0=START:STOP:COUNT ..., e.g. 'exp(-p[0]*x[0])'; needs --dim. "
+                              "Compiled at run time (cached), with your rights")
+                   ->type_name("EXPR");
+  a.body_opt = sub.add_option("--body", a.body,
+                              "The integrand as the body of a C++ function of x, D and p that returns its value; "
+                              "needs --dim")
+                   ->type_name("BODY");
+  a.region_opt = sub.add_option("--region", a.region,
+                                "--expr/--body: the region, one LOWER:UPPER pair for every axis (a scan's region has "
+                                "the same bounds on every axis; default [0,1]^d)")
+                     ->type_name("A:B");
+  a.lower_opt = sub.add_option("--lower", a.lower, "--expr/--body: lower bound of every axis (with --upper)")->type_name("A");
+  a.upper_opt = sub.add_option("--upper", a.upper, "--expr/--body: upper bound of every axis (with --lower)")->type_name("B");
+  a.compile_timeout_opt = sub.add_option("--compile-timeout", a.compile_timeout,
+                                         "Stop the compiler of --expr/--body after this many seconds")
+                              ->capture_default_str()
+                              ->type_name("SECONDS");
+  a.dim_opt = sub.add_option("--dim", a.dim, "Dimension d: 1..32 (default: the integrand's default; required with --expr/--body)");
   sub.add_option("--param", sa.params,
                  "A parameter's values: NAME=V (one value) or NAME=START:STOP:COUNT (COUNT values from START to STOP "
                  "inclusive, linearly spaced; START <= STOP). Repeat for each parameter; the grid is the product in the "
-                 "order given, the last varying fastest; the others keep their defaults (see 'mcubes list')")
+                 "order given, the last varying fastest; the others keep their defaults (see 'mcubes list'). "
+                 "--expr/--body: the names are p0, p1, ... (p[0], p[1], ... of the text), each one given")
       ->type_name("NAME=RANGE")
       ->allow_extra_args(false);
   sub.add_option("--rel-tol", a.rel_tol, "Relative tolerance of every integral")->capture_default_str();
@@ -286,9 +382,10 @@ std::function<int()> add_scan_command(CLI::App& app) {
   auto sa = std::make_shared<scan_args>();
   CLI::App* sub = app.add_subcommand(
       "scan",
-      "Integrate a suite integrand (f1..f6) at every point of a parameter grid, --param NAME=START:STOP:COUNT, in one "
+      "Integrate a suite integrand (f1..f6), or one given as C++ text with --expr or --body and parameters p[j], at "
+      "every point of a parameter grid, --param NAME=START:STOP:COUNT (p0=START:STOP:COUNT for p[0]), in one "
       "batch: every integral has its own map, iterations and result, and integral k the seed batch_seed(seed, k), so "
-      "'mcubes integrate NAME --param ... --seed SEED' reproduces its row bit for bit. Prints one row per grid point "
+      "'mcubes integrate NAME --param ... --seed SEED' (--expr ... for a text) reproduces its row bit for bit. Prints one row per grid point "
       "(parameters, estimate, error, exact value, pull, status, iterations, seed); exit code 0 all converged, 1 some "
       "did not, 2 bad input, 3 runtime failure, 130/143 interrupted by SIGINT/SIGTERM (at the next round; completed "
       "iterations kept). Options marked [paper] default to the integrand's settings in the m-Cubes paper.");

@@ -19,6 +19,10 @@
 
 #include "run_backend.hpp"
 
+namespace mcubes::jit {
+class compiled_integrand;
+}
+
 namespace mcubes::cli {
 
 /// One scan requested on the command line, validated by the scan command.
@@ -29,6 +33,9 @@ struct scan_request {
   vegas_options options;                      ///< options of every integral; integral k's seed is batch_seed(seed, k)
   backend_choice backend;                     ///< resolved backend (run_backend.hpp)
   batch_callback on_round;                    ///< called after every round (may stop every integral); may be empty
+  /// --expr/--body: the integrand compiled for method vegas_batch (user_integrand.hpp), null for the suite
+  const jit::compiled_integrand* compiled = nullptr;
+  std::vector<double> lower, upper;           ///< --expr/--body: the region (empty: [0, 1]^dim)
 };
 
 /// Runs the K integrals of a scan and returns their results in grid order (result k: point k).

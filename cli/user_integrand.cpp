@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <sstream>
 
@@ -22,25 +23,77 @@ bool is_user_integrand(const integrate_args& a) {
   return a.expr_opt->count() > 0 || a.body_opt->count() > 0;
 }
 
-const suite::entry& user_entry(const integrate_args& a) {
+namespace {
+
+/// NaN: the user's integrand has no exact value (after the check of the number of values).
+double no_exact_value(int, const std::vector<double>&) { return std::numeric_limits<double>::quiet_NaN(); }
+
+/// "p0", "p1", ...: storage for the parameter names of user_entry (suite::parameter holds a const char*).
+const char* parameter_name(std::size_t j) {
+  static std::deque<std::string> names;
+  while (names.size() <= j) names.push_back("p" + std::to_string(names.size()));
+  return names[j].c_str();
+}
+
+}  // namespace
+
+const suite::entry& user_entry(const integrate_args& a, std::size_t n_params, const std::string& name, double lower,
+                               double upper) {
   MCUBES_EXPECTS(!(a.expr_opt->count() > 0 && a.body_opt->count() > 0),
                  "give the integrand once: --expr EXPR or --body BODY, not both");
   MCUBES_EXPECTS(a.name.empty(), "give the integrand once: a suite NAME ('", a.name,
                  "') or --expr/--body, not both");
   static suite::entry e;
   const bool expr = a.expr_opt->count() > 0;
-  e.name = expr ? "expr" : "body";
+  e.name = !name.empty() ? name : expr ? "expr" : "body";
   e.description = expr ? a.expr : a.body;
+  e.formula = e.description;
+  e.parameters.clear();
+  for (std::size_t j = 0; j < n_params; ++j)
+    e.parameters.push_back(suite::parameter{parameter_name(j), std::numeric_limits<double>::quiet_NaN(),
+                                            "p[j] of the text"});
+  e.exact_at = &no_exact_value;
   e.default_dim = 1;
   e.any_dim = true;
-  e.lower = 0;
-  e.upper = 1;
+  e.lower = lower;
+  e.upper = upper;
   const vegas_options defaults;
   e.paper = suite::run_settings{defaults.calls_per_iteration, defaults.max_iterations, defaults.adapt_iterations,
                                 defaults.skip};
   e.exact = nullptr;
   e.max_dim = jit::max_dim;
   return e;
+}
+
+std::size_t user_parameter_count(const integrate_args& a, const std::vector<std::string>& texts, int dim) {
+  const bool expr = a.expr_opt->count() > 0;
+  const char* option = expr ? "--expr" : "--body";
+  std::vector<bool> given;
+  for (const std::string& text : texts) {
+    const std::size_t eq = text.find('=');
+    MCUBES_EXPECTS(eq != std::string::npos && eq > 0, "--param must be NAME=VALUE (e.g. p0=2), got '", text, "'");
+    const std::string name = text.substr(0, eq);
+    const bool digits = name.size() >= 2 && name[0] == 'p' &&
+                        name.find_first_not_of("0123456789", 1) == std::string::npos &&
+                        (name.size() == 2 || name[1] != '0') && name.size() <= 6;
+    MCUBES_EXPECTS(digits, "--param ", name, ": the parameters of ", option,
+                   " are named p0, p1, ... (p[0], p[1], ... in the text), got '", name, "'");
+    const std::size_t j = std::stoul(name.substr(1));
+    MCUBES_EXPECTS(j < static_cast<std::size_t>(jit::max_params), "--param ", name, ": at most ", jit::max_params,
+                   " parameters p0 .. p", jit::max_params - 1);
+    if (given.size() <= j) given.resize(j + 1, false);
+    MCUBES_EXPECTS(!given[j], "--param ", name, " given twice");
+    given[j] = true;
+  }
+  for (std::size_t j = 0; j < given.size(); ++j)
+    MCUBES_EXPECTS(given[j], "--param p", given.size() - 1, " given without p", j, ": the parameters are p0 .. p",
+                   given.size() - 1, ", each given once");
+  jit::integrand_source src = expr ? jit::expression(a.expr, dim) : jit::body(a.body, dim);
+  src.label = option;
+  for (const jit::parameter_use& u : jit::literal_parameter_uses(src))
+    MCUBES_EXPECTS(u.index < static_cast<long long>(given.size()), option, " reads p[", u.index, "] (line ", u.line,
+                   ", column ", u.column, ") but no --param p", u.index, "=VALUE is given");
+  return given.size();
 }
 
 int resolve_user_dim(const integrate_args& a) {
@@ -136,9 +189,11 @@ backend_choice choose_user_backend(backend_kind requested) {
 }
 
 std::shared_ptr<const jit::compiled_integrand> compile_user_integrand(const integrate_args& a, int dim,
+                                                                      std::size_t n_params, bool batch,
                                                                       const backend_choice& backend, bool progress) {
   const bool expr = a.expr_opt->count() > 0;
-  jit::integrand_source src = expr ? jit::expression(a.expr, dim) : jit::body(a.body, dim);
+  const int p = static_cast<int>(n_params);
+  jit::integrand_source src = expr ? jit::expression(a.expr, dim, p) : jit::body(a.body, dim, p);
   src.label = expr ? "--expr" : "--body";
   jit::compile_options copt;
   copt.timeout_seconds = parse_real(a.compile_timeout, "--compile-timeout", 1e-3, 86400);
@@ -156,7 +211,8 @@ std::shared_ptr<const jit::compiled_integrand> compile_user_integrand(const inte
       if (shown) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
     }
   } clear{shown};
-  return std::make_shared<const jit::compiled_integrand>(jit::compile(src, jit::method::vegas, backend.used, copt, 0));
+  return std::make_shared<const jit::compiled_integrand>(
+      jit::compile(src, batch ? jit::method::vegas_batch : jit::method::vegas, backend.used, copt, 0));
 }
 
 user_integrand_report report_of(const integrate_args& a, const jit::compiled_integrand& f) {
@@ -178,6 +234,21 @@ user_integrand_report report_of(const integrate_args& a, const jit::compiled_int
   return u;
 }
 
+nlohmann::ordered_json user_integrand_json(const user_integrand_report& u) {
+  nlohmann::ordered_json j;
+  j["source"] = {{"kind", u.kind}, {"text", u.text}};
+  j["compile"] = {{"backend", u.backend},
+                  {"cache_hit", u.cache_hit},
+                  {"compile_seconds", json_number(u.compile_seconds)},
+                  {"total_seconds", json_number(u.total_seconds)},
+                  {"compiler", u.compiler},
+                  {"compiler_version", u.compiler_version},
+                  {"cuda_arch", u.cuda_arch},
+                  {"object", u.object},
+                  {"key", u.key}};
+  return j;
+}
+
 void print_compile_line(std::FILE* out, const user_integrand_report& u) {
   if (u.cache_hit)
     std::fprintf(out, "compiled: cache hit, %.3f s (%s, %s)\n", u.total_seconds, u.compiler_version.c_str(),
@@ -190,9 +261,17 @@ void print_compile_line(std::FILE* out, const user_integrand_report& u) {
 result run_user_integrand(const run_request& rq) {
   MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
   jit::box region = rq.lower.empty() ? jit::box::unit(rq.dim) : jit::box{rq.lower, rq.upper};
-  result r = rq.compiled->vegas(region, rq.options, rq.on_iteration);
+  result r = rq.compiled->vegas(region, rq.options, rq.on_iteration, rq.params);
   r.options.backend = rq.backend.requested;
   return r;
+}
+
+std::vector<result> run_user_scan(const scan_request& rq) {
+  MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
+  jit::box region = rq.lower.empty() ? jit::box::unit(rq.dim) : jit::box{rq.lower, rq.upper};
+  std::vector<result> rs = rq.compiled->vegas_batch(region, *rq.points, rq.options, rq.on_round);
+  for (result& r : rs) r.options.backend = rq.backend.requested;
+  return rs;
 }
 
 }  // namespace mcubes::cli

@@ -3,12 +3,16 @@
 /// `mcubes integrate --expr EXPR --dim D` and `--body BODY --dim D`: an integrand given as C++ text,
 /// compiled at run time for the chosen backend (include/mcubes/jit.hpp: the system C++ compiler for
 /// the CPU, nvcc for CUDA; cached) and run by the same m-Cubes loop as the suite's, with every
-/// other option of `integrate`. Also the region options of every integrand: --region
-/// a1:b1,a2:b2,... and --lower A --upper B.
+/// other option of `integrate`; its parameters p[0], p[1], ... are given as --param p0=V, p1=V, ...
+/// (`mcubes scan --expr` scans them: scan_command.cpp). Also the region options of every
+/// integrand: --region a1:b1,a2:b2,... and --lower A --upper B.
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <mcubes/execution.hpp>
 #include <mcubes/result.hpp>
@@ -18,6 +22,7 @@
 #include "integrate_args.hpp"
 #include "report.hpp"
 #include "run_backend.hpp"
+#include "scan_dispatch.hpp"
 
 namespace mcubes::jit {
 class compiled_integrand;
@@ -29,10 +34,21 @@ namespace mcubes::cli {
 bool is_user_integrand(const integrate_args& a);
 
 /// The suite-like entry of the user's integrand, for the shared plan and reports: name "expr" or
-/// "body", the text as its description, any dimension (1..jit::max_dim), region [0, 1]^d, the
-/// library's default options as its "paper" settings, no exact value (exact is null). Lives as long
-/// as the program. @throws invalid_input for --expr with --body, or with an integrand NAME.
-const suite::entry& user_entry(const integrate_args& a);
+/// "body" (or `name` when not empty), the text as its description and formula, any dimension
+/// (1..jit::max_dim), region [lower, upper]^d, the library's default options as its "paper" settings,
+/// parameters p0 .. p{n_params-1} (no defaults: each is given), no exact value (exact is null,
+/// exact_at NaN). Lives as long as the program (one per program: a later call replaces it).
+/// @throws invalid_input for --expr with --body, or with an integrand NAME.
+const suite::entry& user_entry(const integrate_args& a, std::size_t n_params = 0, const std::string& name = "",
+                               double lower = 0, double upper = 1);
+
+/// The number P of parameters that the --param texts give to an --expr/--body integrand: each
+/// NAME (before '=') must be p0, p1, ... (naming p[0], p[1], ... of the text), each once, without
+/// a gap (p0 .. p{P-1}); and every p[k] the text reads with a literal k must have its --param pk
+/// (jit::literal_parameter_uses). The values themselves are read by resolve_params (integrate) or
+/// parse_scan_grid (scan). @throws invalid_input, one line naming the option: a malformed text,
+/// a name that is not pJ, a repeated name, a gap, a p[k] read without its --param.
+std::size_t user_parameter_count(const integrate_args& a, const std::vector<std::string>& texts, int dim);
 
 /// --dim of a user integrand: required, an integer in 1..jit::max_dim. @throws invalid_input.
 int resolve_user_dim(const integrate_args& a);
@@ -51,21 +67,35 @@ void resolve_region(const integrate_args& a, const suite::entry& e, int dim, std
 /// the CUDA backend.
 backend_choice choose_user_backend(backend_kind requested);
 
-/// Compiles the user's integrand for `backend` (or takes it from the cache), under
-/// --compile-timeout; on a terminal (`progress`) says so on stderr while the compiler runs; SIGINT
-/// and SIGTERM stop the compiler (jit::compile_cancelled) once install_interrupt_handlers ran.
+/// Compiles the user's integrand with `n_params` parameters for method vegas (integrate) or
+/// vegas_batch (scan) on `backend` (or takes it from the cache), under --compile-timeout; on a
+/// terminal (`progress`) says so on stderr while the compiler runs; SIGINT and SIGTERM stop the
+/// compiler (jit::compile_cancelled) once install_interrupt_handlers ran.
 /// @throws jit::compile_error (bad input, the position in the user's text), jit::toolchain_error.
 std::shared_ptr<const jit::compiled_integrand> compile_user_integrand(const integrate_args& a, int dim,
+                                                                      std::size_t n_params, bool batch,
                                                                       const backend_choice& backend, bool progress);
 
 /// What the reports say about the compilation.
 user_integrand_report report_of(const integrate_args& a, const jit::compiled_integrand& f);
 
+/// The JSON of the user's integrand in a record: {"source": {kind, text}, "compile": {backend,
+/// cache_hit, compile_seconds, total_seconds, compiler, compiler_version, cuda_arch, object, key}}
+/// (the keys of integrate's record, report.hpp).
+nlohmann::ordered_json user_integrand_json(const user_integrand_report& u);
+
 /// Prints "compiled: ..." (compiler, seconds, the object) or "compiled: cache hit ...".
 void print_compile_line(std::FILE* out, const user_integrand_report& u);
 
 /// The runner of a user integrand: rq.compiled over rq's region (rq.lower/upper, else [0, 1]^d)
-/// with rq.options and rq.on_iteration. @throws as jit::compiled_integrand::vegas.
+/// with rq.options, rq.params (p[0..P-1]) and rq.on_iteration. @throws as
+/// jit::compiled_integrand::vegas.
 result run_user_integrand(const run_request& rq);
+
+/// The scan runner of a user integrand: rq.compiled (method vegas_batch) over rq's region with the
+/// points as p[0..P-1], rq.options and rq.on_round, in one batch; result k has the bits of
+/// `mcubes integrate --expr ... --param ... --seed batch_seed(seed, k)` on the same backend.
+/// @throws as jit::compiled_integrand::vegas_batch.
+std::vector<result> run_user_scan(const scan_request& rq);
 
 }  // namespace mcubes::cli

@@ -53,6 +53,7 @@
 
 #include "algorithm/midpoint.hpp"
 #include "algorithm/plain_mc.hpp"
+#include "algorithm/vegas_batch.hpp"
 #include "core/running_average.hpp"
 #include "error.hpp"
 #include "execution.hpp"
@@ -66,12 +67,13 @@
 
 namespace mcubes::jit {
 
-/// The method an object is compiled for (only that one is instantiated in it).
-enum class method { vegas, plain_mc, midpoint };
+/// The method an object is compiled for (only that one is instantiated in it). vegas_batch: m-Cubes
+/// over many parameter vectors in one batch (compiled_integrand::vegas_batch; needs parameters).
+enum class method { vegas, plain_mc, midpoint, vegas_batch };
 
-/// "vegas", "plain_mc", "midpoint".
+/// "vegas", "plain_mc", "midpoint", "vegas_batch".
 inline const char* to_string(method m) {
-  return m == method::vegas ? "vegas" : m == method::plain_mc ? "plain_mc" : "midpoint";
+  return m == method::vegas ? "vegas" : m == method::plain_mc ? "plain_mc" : m == method::midpoint ? "midpoint" : "vegas_batch";
 }
 
 /// An integration box of run-time dimension: [lower_i, upper_i] for i = 0..D-1 (region<D> with D
@@ -209,7 +211,8 @@ inline double program_chi2_q(double chi2, int dof) { return chi2_q(chi2, dof); }
 /// The loaded object: dlclose when the last owner goes.
 struct loaded_object {
   void* handle = nullptr;
-  mcubes_jit_run_fn run = nullptr;
+  mcubes_jit_run_fn run = nullptr;              ///< the entry of a single run (methods but vegas_batch)
+  mcubes_jit_run_batch_fn run_batch = nullptr;  ///< the entry of a batch (method vegas_batch)
   const mcubes_jit_object* info = nullptr;
   ~loaded_object() {
     if (handle != nullptr) ::dlclose(handle);
@@ -230,8 +233,11 @@ inline std::shared_ptr<loaded_object> load(const std::string& path, const std::s
     throw toolchain_error("cannot load the compiled integrand '" + path + "': " + (why != nullptr ? why : "unknown reason"));
   }
   const auto info = reinterpret_cast<mcubes_jit_object_info_fn>(::dlsym(obj->handle, "mcubes_jit_object_info"));
-  obj->run = reinterpret_cast<mcubes_jit_run_fn>(::dlsym(obj->handle, "mcubes_jit_run"));
-  if (info == nullptr || obj->run == nullptr)
+  if (method == mcubes_jit_vegas_batch)
+    obj->run_batch = reinterpret_cast<mcubes_jit_run_batch_fn>(::dlsym(obj->handle, "mcubes_jit_run_batch"));
+  else
+    obj->run = reinterpret_cast<mcubes_jit_run_fn>(::dlsym(obj->handle, "mcubes_jit_run"));
+  if (info == nullptr || (obj->run == nullptr && obj->run_batch == nullptr))
     throw toolchain_error("'" + path + "' is not a compiled mcubes integrand (its entry points are missing)");
   obj->info = info();
   const mcubes_jit_object* i = obj->info;
@@ -275,8 +281,10 @@ inline std::shared_ptr<loaded_object> load(const std::string& path, const std::s
 /// State of one run on the program's side of the C interface.
 struct run_context {
   const iteration_callback* on_iteration = nullptr;
+  const batch_callback* on_round = nullptr;  ///< a batch's callback (may be null)
   std::vector<iteration_record> seen;     ///< records reported so far (the callback's result so far)
   std::vector<iteration_record> records;  ///< the final result's records
+  std::vector<std::vector<iteration_record>> batch_records;  ///< a batch: integral k's records
   vegas_options options;
   std::string backend;
   std::exception_ptr failure;             ///< what the callback threw (rethrown after the run)
@@ -342,8 +350,42 @@ extern "C" inline void on_record_trampoline(void* context, const mcubes_jit_reco
   }
 }
 
-/// Throws the exception that the object's error fields describe.
+extern "C" inline int on_round_trampoline(void* context, const mcubes_jit_batch_progress* progress) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    batch_progress p;
+    p.integrals = static_cast<std::size_t>(progress->integrals);
+    p.finished = static_cast<std::size_t>(progress->finished);
+    p.round = progress->round;
+    p.n_eval = progress->n_eval;
+    return (*c.on_round)(p) == run_control::stop ? 1 : 0;
+  } catch (...) {
+    c.failure = std::current_exception();
+    return 1;
+  }
+}
+
+extern "C" inline void on_batch_record_trampoline(void* context, uint64_t integral, const mcubes_jit_record* record) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    c.batch_records.at(static_cast<std::size_t>(integral)).push_back(from_c(*record));
+  } catch (...) {
+    if (!c.failure) c.failure = std::current_exception();
+  }
+}
+
+/// Throws the exception that the object's error fields describe (a batch's failure: a batch_error
+/// naming its integral, with that exception nested, as vegas_batch_with throws).
 [[noreturn]] inline void throw_run_failure(const mcubes_jit_call& c, const std::vector<double>& point) {
+  if (c.error_in_batch != 0) {
+    mcubes_jit_call single = c;
+    single.error_in_batch = 0;
+    try {
+      throw_run_failure(single, point);
+    } catch (const std::exception& e) {
+      std::throw_with_nested(batch_error(static_cast<std::size_t>(c.error_integral), e.what()));
+    }
+  }
   const std::string message = c.error_message;
   switch (c.error_kind) {
     case mcubes_jit_invalid_input: throw invalid_input(message);
@@ -383,22 +425,60 @@ class compiled_integrand {
                const std::vector<double>& params = {}) const {
     MCUBES_EXPECTS(method_ == jit::method::vegas, "this integrand was compiled for ", to_string(method_), ", not vegas");
     validate(opt, dim());
-    mcubes_jit_options o = execution_of(opt);
-    o.rel_tol = opt.rel_tol;
-    o.abs_tol = opt.abs_tol;
-    o.calls_per_iteration = opt.calls_per_iteration;
-    o.max_iterations = opt.max_iterations;
-    o.adapt_iterations = opt.adapt_iterations;
-    o.skip = opt.skip;
-    o.min_iterations = opt.min_iterations;
-    o.max_chi2_dof = opt.max_chi2_dof;
-    o.n_bins = opt.n_bins;
-    o.alpha = opt.alpha;
-    o.symmetric_map = opt.symmetric_map ? 1 : 0;
-    o.seed = opt.seed;
-    result r = run(region, o, on_iteration ? &on_iteration : nullptr, params);
+    result r = run(region, vegas_call_options(opt), on_iteration ? &on_iteration : nullptr, params);
     r.options = opt;
     return r;
+  }
+
+  /// m-Cubes over K = params.size() parameter vectors in one batch (mcubes::vegas_batch_with, an
+  /// object compiled for method vegas_batch): integral k integrates the integrand with p = params[k]
+  /// (P values each) over `region` with `opt` and the seed batch_seed(opt.seed, k). Result k is bitwise
+  /// the result of vegas() with params[k] and that seed from an object compiled for method vegas from
+  /// the same text on the same backend (the determinism contract of algorithm/vegas_batch.hpp: both
+  /// evaluate with_parameters<integrand_of_parameters, parameters>, jit/source.hpp), whatever K, the
+  /// threads or the block size; its options are opt with that seed. on_round runs after every round
+  /// (run_control::stop ends every active integral, status interrupted).
+  /// @throws invalid_input for a bad region or options, no integrals, a parameter vector of another
+  /// size than P, or an object of another method; batch_error naming the lowest-index failing
+  /// integral with the failure nested (the types vegas() throws: non_finite_integrand,
+  /// index_out_of_range, ...); what on_round throws.
+  std::vector<result> vegas_batch(const box& region, const std::vector<std::vector<double>>& params,
+                                  const vegas_options& opt = {}, const batch_callback& on_round = {}) const {
+    MCUBES_EXPECTS(method_ == jit::method::vegas_batch, "this integrand was compiled for ", to_string(method_),
+                   ", not vegas_batch");
+    validate(opt, dim());
+    MCUBES_EXPECTS(!params.empty(), "a batch needs at least one integral (the parameter list is empty)");
+    std::vector<double> flat;
+    flat.reserve(params.size() * static_cast<std::size_t>(source_.n_params));
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      MCUBES_EXPECTS(params[k].size() == static_cast<std::size_t>(source_.n_params), "the integrand takes ",
+                     source_.n_params, " parameters p[0..P-1], got ", params[k].size(), " for integral ", k);
+      flat.insert(flat.end(), params[k].begin(), params[k].end());
+    }
+    detail::run_context ctx;
+    ctx.on_round = on_round ? &on_round : nullptr;
+    ctx.batch_records.resize(params.size());
+    std::vector<double> point(static_cast<std::size_t>(dim()), 0.0);
+    std::vector<mcubes_jit_summary> summaries(params.size());
+    auto call = std::make_unique<mcubes_jit_batch_call>();
+    std::memset(call.get(), 0, sizeof(mcubes_jit_batch_call));
+    prepare(call->call, sizeof(mcubes_jit_batch_call), region, vegas_call_options(opt), flat.data(), ctx, point);
+    call->n_integrals = params.size();
+    call->on_round = ctx.on_round != nullptr ? &detail::on_round_trampoline : nullptr;
+    call->on_batch_record = &detail::on_batch_record_trampoline;
+    call->results = summaries.data();
+    const int rc = object_->run_batch(call.get());
+    if (ctx.failure) std::rethrow_exception(ctx.failure);
+    if (rc != mcubes_jit_ok) detail::throw_run_failure(call->call, point);
+    std::vector<result> out(params.size());
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      detail::fill(out[k], summaries[k]);
+      out[k].backend = ctx.backend;
+      out[k].records = std::move(ctx.batch_records[k]);
+      out[k].options = opt;
+      out[k].options.seed = batch_seed(opt.seed, k);
+    }
+    return out;
   }
 
   /// Plain Monte Carlo (mcubes::plain_mc) over `region`. @throws as vegas() and mcubes::plain_mc.
@@ -432,6 +512,23 @@ class compiled_integrand {
                      std::shared_ptr<detail::loaded_object> obj)
       : source_(std::move(src)), method_(m), backend_(b), info_(std::move(info)), object_(std::move(obj)) {}
 
+  static mcubes_jit_options vegas_call_options(const vegas_options& opt) {
+    mcubes_jit_options o = execution_of(opt);
+    o.rel_tol = opt.rel_tol;
+    o.abs_tol = opt.abs_tol;
+    o.calls_per_iteration = opt.calls_per_iteration;
+    o.max_iterations = opt.max_iterations;
+    o.adapt_iterations = opt.adapt_iterations;
+    o.skip = opt.skip;
+    o.min_iterations = opt.min_iterations;
+    o.max_chi2_dof = opt.max_chi2_dof;
+    o.n_bins = opt.n_bins;
+    o.alpha = opt.alpha;
+    o.symmetric_map = opt.symmetric_map ? 1 : 0;
+    o.seed = opt.seed;
+    return o;
+  }
+
   static mcubes_jit_options execution_of(const execution& ex) {
     mcubes_jit_options o;
     std::memset(&o, 0, sizeof o);
@@ -441,31 +538,38 @@ class compiled_integrand {
     return o;
   }
 
+  /// The inputs of a call shared by a run and a batch (`size`: of the struct the entry takes);
+  /// ctx gets the backend's name. @throws invalid_input for a bad region.
+  void prepare(mcubes_jit_call& call, std::size_t size, const box& region, const mcubes_jit_options& o,
+               const double* params, detail::run_context& ctx, std::vector<double>& point) const {
+    validate(region, dim());
+    ctx.backend = backend_ == backend_kind::cuda ? "cuda" : "cpu";
+    call.abi_version = MCUBES_JIT_ABI_VERSION;
+    call.size = static_cast<uint32_t>(size);
+    call.method = static_cast<int32_t>(method_);
+    call.dim = dim();
+    call.lower = region.lower.data();
+    call.upper = region.upper.data();
+    call.params = source_.n_params > 0 ? params : nullptr;
+    call.n_params = source_.n_params;
+    call.options = o;
+    call.context = &ctx;
+    call.chi2_q = &detail::program_chi2_q;
+    call.error_point = point.data();
+  }
+
   result run(const box& region, const mcubes_jit_options& o, const iteration_callback* on_iteration,
              const std::vector<double>& params) const {
-    validate(region, dim());
     MCUBES_EXPECTS(params.size() == static_cast<std::size_t>(source_.n_params), "the integrand takes ",
                    source_.n_params, " parameters p[0..P-1], got ", params.size());
     detail::run_context ctx;
     ctx.on_iteration = on_iteration;
-    ctx.backend = backend_ == backend_kind::cuda ? "cuda" : "cpu";
     std::vector<double> point(static_cast<std::size_t>(dim()), 0.0);
     auto call = std::make_unique<mcubes_jit_call>();
     std::memset(call.get(), 0, sizeof(mcubes_jit_call));
-    call->abi_version = MCUBES_JIT_ABI_VERSION;
-    call->size = sizeof(mcubes_jit_call);
-    call->method = static_cast<int32_t>(method_);
-    call->dim = dim();
-    call->lower = region.lower.data();
-    call->upper = region.upper.data();
-    call->params = params.empty() ? nullptr : params.data();
-    call->n_params = source_.n_params;
-    call->options = o;
-    call->context = &ctx;
+    prepare(*call, sizeof(mcubes_jit_call), region, o, params.data(), ctx, point);
     call->on_iteration = on_iteration != nullptr ? &detail::on_iteration_trampoline : nullptr;
     call->on_record = &detail::on_record_trampoline;
-    call->chi2_q = &detail::program_chi2_q;
-    call->error_point = point.data();
     const int rc = object_->run(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);
     if (rc != mcubes_jit_ok) detail::throw_run_failure(*call, point);
@@ -487,7 +591,8 @@ class compiled_integrand {
 /// reports a device `device` and nvcc is found, else cpu), or takes it from the cache, and loads it
 /// (jit.hpp file comment; cache.hpp; toolchain.hpp). Deterministic: the same text, dimension,
 /// method, backend, toolchain, flags and headers give the same key and the same object.
-/// @throws invalid_input for a bad dimension or parameter count; compile_error for text that does
+/// @throws invalid_input for a bad dimension or parameter count (method vegas_batch needs P >= 1);
+/// compile_error for text that does
 /// not compile (the checks of check_source first, then the compiler's errors at the user's line
 /// and column); toolchain_error (no compiler, headers not found, the time limit, a failure outside
 /// the user's text, an object that cannot be loaded; backend cuda without a device);
@@ -496,6 +601,8 @@ inline compiled_integrand compile(const integrand_source& src, method m, backend
                                   const compile_options& opt = {}, int device = 0) {
   const auto t0 = std::chrono::steady_clock::now();
   check_source(src);
+  MCUBES_EXPECTS(m != method::vegas_batch || src.n_params >= 1,
+                 "a batch (method vegas_batch) runs over parameter vectors: the integrand needs parameters (P >= 1)");
   MCUBES_EXPECTS(opt.timeout_seconds > 0 && std::isfinite(opt.timeout_seconds),
                  "the compile time limit must be a positive number of seconds, got ", opt.timeout_seconds);
   compile_info info;

@@ -205,6 +205,52 @@ TEST(Scan, RowsAreReproducedBitwiseByIntegrateWithTheirSeeds) {
   }
 }
 
+// `mcubes scan --expr` with the parameters p[0], p[1] of the text over a grid, over [0, 2]^2, in
+// one batch: each row within max_pull_sigma of its exact value, and each row's "reproduce"
+// command (`mcubes integrate --expr ... --lower 0 --upper 2 --param p0=... --param p1=... --seed
+// SEED`) gives it bit for bit.
+TEST(Scan, AnExpressionIsScannedOverItsParametersAndItsRowsAreReproducedBitwise) {
+  const std::string text = "exp(-p[0]*x[0]) * (1 + p[1]*x[1])";
+  const std::string path = temp_path(".json");
+  const cli_run s = run_cli("scan --expr '" + text + "' --dim 2 --lower 0 --upper 2 --param p0=0.5:2:3 "
+                            "--param p1=0:1:2 --seed 11 " + small_options + " --threads 2 --json-iterations --json '" +
+                            path + "'");
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("grid: K = 6 integrals: p0: 3 values in [0.5, 2] x p1: 2 values in [0, 1]"), std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("compiled: "), std::string::npos) << s.out;
+  const json j = json::parse(read_file(path));
+  std::remove(path.c_str());
+  EXPECT_EQ(j.at("integrand").at("name"), "expr");
+  EXPECT_EQ(j.at("source").at("text"), text);
+  EXPECT_EQ(j.at("compile").at("backend"), "cpu");
+  EXPECT_EQ(j.at("region"), json::parse("[[0, 2], [0, 2]]"));
+  const json& results = j.at("results");
+  ASSERT_EQ(results.size(), 6u);
+  const double p0s[] = {0.5, 1.25, 2}, p1s[] = {0, 1};
+  for (std::size_t k = 0; k < 6; ++k) {
+    const json& row = results[k];
+    const double a = p0s[k / 2], b = p1s[k % 2];
+    EXPECT_EQ(row.at("params").at("p0").get<double>(), a) << k;
+    EXPECT_EQ(row.at("params").at("p1").get<double>(), b) << k;
+    EXPECT_EQ(row.at("seed").get<std::uint64_t>(), mcubes::batch_seed(11, k));
+    EXPECT_TRUE(row.at("exact").is_null());  // no exact value for a text
+    ASSERT_EQ(row.at("status"), "converged") << k;
+    const double exact = (1 - std::exp(-2 * a)) / a * (2 + 2 * b);  // int_0^2 e^{-a x} dx * int_0^2 (1 + b y) dy
+    const double estimate = row.at("estimate").get<double>(), error = row.at("error").get<double>();
+    EXPECT_LE(std::fabs(estimate - exact), max_pull_sigma * error) << k << ": " << estimate << " +- " << error;
+    std::string command = row.at("reproduce").get<std::string>();
+    ASSERT_EQ(command.rfind("mcubes integrate --expr '" + text + "' --lower 0 --upper 2 --dim 2 --param p0=", 0), 0u)
+        << command;
+    command = command.substr(7);
+    const std::string single = temp_path(".json");
+    const cli_run r = run_cli(command + " --threads 1 --json '" + single + "'");
+    ASSERT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+    expect_same_result(row, json::parse(read_file(single)), "row " + std::to_string(k) + " (" + command + ")");
+    std::remove(single.c_str());
+  }
+}
+
 // K is the product of the COUNTs; one value per parameter is a grid of one point; START == STOP with
 // COUNT > 1 repeats the point with independent seeds.
 TEST(Scan, TheNumberOfIntegralsIsTheProductOfTheCounts) {

@@ -123,6 +123,82 @@ TEST(Jit, ParametersAreSetAtEachRunWithoutRecompiling) {
   EXPECT_THROW(f.plain_mc(jit::box::unit(1), {}, {1.0, 0.0}), mcubes::invalid_input);  // compiled for vegas
 }
 
+// A parameter batch (method vegas_batch): integral k has the bits of a single run (method vegas)
+// with params[k] and the seed batch_seed(seed, k), and lies within max_pull of its exact value.
+TEST(Jit, ABatchGivesTheBitsOfSingleRunsWithTheBatchSeeds) {
+  const jit::integrand_source src = jit::expression("exp(-p[0] * x[0]) * (1 + p[1] * x[1])", 2, 2);
+  const jit::compiled_integrand batch = jit::compile(src, jit::method::vegas_batch, mcubes::backend_kind::cpu, copts());
+  const jit::compiled_integrand single = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  EXPECT_EQ(batch.method(), jit::method::vegas_batch);
+  const std::vector<std::vector<double>> params = {{1, 0}, {2, 0.5}, {4, 1}, {0.5, 2}};
+  const jit::box region = jit::box::cube(2, 0, 2);
+  int rounds = 0;
+  const std::vector<mcubes::result> rs = batch.vegas_batch(region, params, small_vegas(7), [&](const mcubes::batch_progress& p) {
+    ++rounds;
+    EXPECT_EQ(p.integrals, params.size());
+    return mcubes::run_control::proceed;
+  });
+  ASSERT_EQ(rs.size(), params.size());
+  EXPECT_GT(rounds, 0);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const double a = params[k][0], b = params[k][1];
+    const double exact = (1 - std::exp(-2 * a)) / a * (2 + 2 * b);  // int_0^2 e^{-a x} dx * int_0^2 (1 + b y) dy
+    mcubes::vegas_options o = small_vegas(7);
+    o.seed = mcubes::batch_seed(7, k);
+    const mcubes::result r = single.vegas(region, o, {}, params[k]);
+    EXPECT_EQ(rs[k].seed, o.seed);
+    EXPECT_EQ(rs[k].options.seed, o.seed);
+    EXPECT_EQ(rs[k].backend, "cpu");
+    EXPECT_EQ(rs[k].status, mcubes::status::converged) << k;
+    EXPECT_TRUE(same_bits(rs[k].estimate, r.estimate)) << k << ": " << rs[k].estimate << " vs " << r.estimate;
+    EXPECT_TRUE(same_bits(rs[k].error, r.error)) << k;
+    EXPECT_EQ(rs[k].iterations, r.iterations) << k;
+    ASSERT_EQ(rs[k].records.size(), r.records.size()) << k;
+    for (std::size_t i = 0; i < r.records.size(); ++i) EXPECT_TRUE(same_bits(rs[k].records[i].estimate, r.records[i].estimate));
+    EXPECT_LE(std::fabs(rs[k].estimate - exact), max_pull * rs[k].error)
+        << k << ": " << rs[k].estimate << " +- " << rs[k].error << ", exact " << exact;
+  }
+  // Stopping at the first round boundary ends every integral, interrupted, with what it had done.
+  const std::vector<mcubes::result> stopped =
+      batch.vegas_batch(region, params, small_vegas(7), [](const mcubes::batch_progress&) { return mcubes::run_control::stop; });
+  ASSERT_EQ(stopped.size(), params.size());
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    EXPECT_EQ(stopped[k].status, mcubes::status::interrupted);
+    EXPECT_LE(stopped[k].iterations, 1);
+    EXPECT_LT(stopped[k].iterations, rs[k].iterations);
+    EXPECT_EQ(stopped[k].records.size(), static_cast<std::size_t>(stopped[k].iterations));
+  }
+  // Bad calls: the other method's object, a parameter vector of another size, no integrals; a batch
+  // needs parameters.
+  EXPECT_THROW(single.vegas_batch(region, params, small_vegas()), mcubes::invalid_input);
+  EXPECT_THROW(batch.vegas(region, small_vegas(), {}, params[0]), mcubes::invalid_input);
+  EXPECT_THROW(batch.vegas_batch(region, {{1, 0}, {1}}, small_vegas()), mcubes::invalid_input);
+  EXPECT_THROW(batch.vegas_batch(region, {}, small_vegas()), mcubes::invalid_input);
+  EXPECT_THROW(jit::compile(jit::expression("x[0]", 1), jit::method::vegas_batch, mcubes::backend_kind::cpu, copts()),
+               mcubes::invalid_input);
+}
+
+// A failing integral of a batch is a batch_error naming it, with the single run's exception nested.
+TEST(Jit, AFailingIntegralOfABatchIsNamedWithItsFailureNested) {
+  const jit::compiled_integrand batch = jit::compile(jit::expression("x[(int)(x[0] * p[0])]", 2, 1),
+                                                     jit::method::vegas_batch, mcubes::backend_kind::cpu, copts());
+  try {
+    batch.vegas_batch(jit::box::unit(2), {{1.0}, {1.5}, {3.0}, {3.0}}, small_vegas());  // p[0] = 3 reads x[2]
+    FAIL() << "no exception";
+  } catch (const mcubes::batch_error& e) {
+    EXPECT_EQ(e.integral(), 2u);
+    EXPECT_EQ(std::string(e.what()).rfind("integral 2: x[2] read outside x[0] .. x[1] (D = 2)", 0), 0u) << e.what();
+    try {
+      std::rethrow_if_nested(e);
+      FAIL() << "nothing nested";
+    } catch (const jit::index_out_of_range& n) {
+      EXPECT_EQ(n.index(), 2);
+      ASSERT_EQ(n.point().size(), 2u);
+      EXPECT_GE(n.point()[0], 2.0 / 3);
+    }
+  }
+}
+
 TEST(Jit, PlainMonteCarloAndTheMidpointRule) {
   const jit::integrand_source src = jit::expression("x[0] * x[1]", 2);
   mcubes::plain_mc_options pm;
@@ -464,6 +540,43 @@ TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
   EXPECT_EQ(r.status, mcubes::status::converged);
   EXPECT_LE(std::fabs(r.estimate - f4_exact(2)), max_pull * r.error) << r.estimate << " +- " << r.error;
   EXPECT_TRUE(jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o).info().cache_hit);
+}
+
+// The batch entry (method vegas_batch, mcubes scan --expr) compiled by nvcc; where a device is
+// present, integral k has the bits of the single CUDA run with its parameters and batch seed.
+TEST(JitCuda, TheBatchEntryCompilesWithNvccAndMatchesSingleRunsWhereADeviceIsPresent) {
+  const char* cudacxx = std::getenv("CUDACXX");
+  if ((cudacxx == nullptr || jit::find_program(cudacxx).empty()) && jit::find_program("nvcc").empty() &&
+      jit::find_program("/usr/local/cuda/bin/nvcc").empty())
+    GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
+  const jit::cuda_device dev = jit::query_cuda_device(0);
+  jit::compile_options o = copts();
+  if (dev.count == 0) o.cuda_arch = "sm_90";
+  const jit::integrand_source src = jit::expression("exp(-p[0]*((x[0]-p[1])*(x[0]-p[1]) + (x[1]-0.5)*(x[1]-0.5)))", 2, 2);
+  const jit::compiled_integrand batch = jit::compile(src, jit::method::vegas_batch, mcubes::backend_kind::cuda, o);
+  EXPECT_EQ(batch.info().backend, "cuda");
+  mcubes::vegas_options v = small_vegas();
+  v.backend = mcubes::backend_kind::cuda;
+  const std::vector<std::vector<double>> params = {{25, 0.5}, {100, 0.4}, {400, 0.6}};
+  if (dev.count == 0) {
+    EXPECT_THROW(batch.vegas_batch(jit::box::unit(2), params, v), mcubes::error);
+    GTEST_SKIP() << "compiled and loaded the CUDA batch object; no CUDA device to run it (" << dev.why << ")";
+  }
+  const jit::compiled_integrand single = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o);
+  const std::vector<mcubes::result> rs = batch.vegas_batch(jit::box::unit(2), params, v);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    mcubes::vegas_options vk = v;
+    vk.seed = mcubes::batch_seed(v.seed, k);
+    const mcubes::result r = single.vegas(jit::box::unit(2), vk, {}, params[k]);
+    EXPECT_EQ(rs[k].backend, "cuda");
+    EXPECT_TRUE(same_bits(rs[k].estimate, r.estimate)) << k << ": " << rs[k].estimate << " vs " << r.estimate;
+    EXPECT_TRUE(same_bits(rs[k].error, r.error)) << k;
+    const double a = params[k][0], c = params[k][1], h = std::sqrt(M_PI / a) / 2;  // 1-D: int_0^1 e^{-a (x-c)^2}
+    const double exact = h * (std::erf(std::sqrt(a) * (1 - c)) + std::erf(std::sqrt(a) * c)) * h *
+                         2 * std::erf(std::sqrt(a) * 0.5);
+    EXPECT_LE(std::fabs(rs[k].estimate - exact), max_pull * rs[k].error) << k << ": " << rs[k].estimate << " +- "
+                                                                          << rs[k].error << ", exact " << exact;
+  }
 }
 
 }  // namespace

@@ -116,6 +116,30 @@ TEST(JitCli, ExpressionIsCompiledThenTakenFromTheCache) {
   EXPECT_EQ(j2.at("error").get<double>(), error);
 }
 
+// --param p0=V, p1=V give p[0], p[1] of the text; the report names them like a suite integrand's.
+TEST(JitCli, ParametersOfTheTextAreGivenAsP0P1) {
+  // int over [0,1]^2 of exp(-p0 x0) (1 + p1 x1) = (1 - e^{-p0})/p0 (1 + p1/2)
+  const double exact = (1 - std::exp(-2.5)) / 2.5 * (1 + 3.0 / 2);
+  const cli_run r = run_cli("integrate --expr 'exp(-p[0]*x[0]) * (1 + p[1]*x[1])' --dim 2 --param p1=3 --param p0=2.5 "
+                            "--seed 5 --backend cpu --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("params"), json::parse(R"({"p0": 2.5, "p1": 3})"));
+  const double estimate = j.at("estimate").get<double>(), error = j.at("error").get<double>();
+  EXPECT_LE(std::fabs(estimate - exact), max_pull * error) << estimate << " +- " << error << " vs " << exact;
+  const cli_run t = run_cli("integrate --expr 'exp(-p[0]*x[0]) * (1 + p[1]*x[1])' --dim 2 --param p0=2.5 --param p1=3 "
+                            "--seed 5 --backend cpu");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("parameters p0 = 2.5, p1 = 3"), std::string::npos) << t.out;
+  // Other values, the same object (a cache hit): the parameters are not part of the compiled code.
+  const cli_run o = run_cli("integrate --expr 'exp(-p[0]*x[0]) * (1 + p[1]*x[1])' --dim 2 --param p0=1 --param p1=0 "
+                            "--seed 5 --backend cpu --json -");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json k = json::parse(o.out);
+  EXPECT_EQ(k.at("compile").at("cache_hit"), true);
+  EXPECT_LE(std::fabs(k.at("estimate").get<double>() - (1 - std::exp(-1.0))), max_pull * k.at("error").get<double>());
+}
+
 TEST(JitCli, BodyOverARegionOfItsOwn) {
   // int over [0,1]^2 x [0,2] of sin(x0 + x1 + x2) = Im(z1^2 z2), z_b = int_0^b e^{ix} dx = sin b + i (1 - cos b)
   const std::complex<double> z1(std::sin(1.0), 1 - std::cos(1.0)), z2(std::sin(2.0), 1 - std::cos(2.0));

@@ -70,6 +70,9 @@ TEST(JitSource, EachProblemIsReportedAtItsLineAndColumn) {
       {jit::body("double s = x[0];", 1), 1, 1, "the body has no return statement"},
       {jit::body("return x[5];", 2), 1, 8, "x[5] is out of range"},
       {jit::body("if (x[0] < 0.5) {\n return 1;\n", 1), 1, 17, "'{' is never closed"},
+      {jit::expression("p[0] * x[0] + p[2]", 1, 2), 1, 15, "p[2] is out of range: P = 2, the parameters are p[0] .. p[1]"},
+      {jit::expression("p[0] * x[0]", 1), 1, 1, "p[0] is out of range: P = 0, the integrand has no parameters"},
+      {jit::expression("p[-1]", 1, 3), 1, 1, "p[-1] is out of range"},
   };
   for (const c& k : cases) {
     const jit::diagnostic d = check_error(k.src);
@@ -77,6 +80,24 @@ TEST(JitSource, EachProblemIsReportedAtItsLineAndColumn) {
     EXPECT_EQ(d.column, k.column) << k.src.text;
     EXPECT_NE(d.message.find(k.fragment), std::string::npos) << k.src.text << ": " << d.message;
   }
+}
+
+TEST(JitSource, TheParametersTheTextReadsWithALiteralIndexAreListedInOrder) {
+  const std::vector<jit::parameter_use> u =
+      jit::literal_parameter_uses(jit::body("double s = p[3] * x[0];\n  s += q.p[7] + p[0x1] + p[i];\nreturn s + p[3];", 1));
+  ASSERT_EQ(u.size(), 3u);  // q.p[7] is a member, p[i] has no literal index
+  EXPECT_EQ(u[0].index, 3);
+  EXPECT_EQ(u[0].line, 1);
+  EXPECT_EQ(u[0].column, 12);
+  EXPECT_EQ(u[1].index, 1);
+  EXPECT_EQ(u[1].line, 2);
+  EXPECT_EQ(u[1].column, 17);
+  EXPECT_EQ(u[2].index, 3);
+  EXPECT_EQ(u[2].line, 3);
+  EXPECT_TRUE(jit::literal_parameter_uses(jit::body("double p[4] = {}; return p[3];", 1)).empty());  // its own p
+  EXPECT_TRUE(jit::literal_parameter_uses(jit::expression("x[0]", 1)).empty());
+  EXPECT_NO_THROW(jit::check_source(jit::body("double p[4] = {}; p[3] = x[0]; return p[3];", 1)));
+  EXPECT_THROW(jit::literal_parameter_uses(jit::expression("p[0] /* open", 1)), jit::compile_error);
 }
 
 TEST(JitSource, DimensionAndParameterCountAreBadInput) {
@@ -104,6 +125,15 @@ TEST(JitSource, TheGeneratedUnitPlacesTheTextAtLineOneOfItsLabel) {
   EXPECT_NE(u.find("#line 1 \"my \\\"body\\\"\"\ndouble s = 0;\nreturn s;\n#line "), std::string::npos) << u;
   EXPECT_NE(u.find("constexpr int D = 4;"), std::string::npos);
   EXPECT_NE(u.find("double p[P];"), std::string::npos);
+  // With parameters the integrand is the batch's form, run through with_parameters (jit/source.hpp).
+  EXPECT_NE(u.find("using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;"), std::string::npos);
+  EXPECT_NE(u.find("mcubes_jit_run("), std::string::npos);
+  EXPECT_EQ(u.find("mcubes_jit_run_batch"), std::string::npos);
+  const std::string batch = jit::generate_source(s, mcubes_jit_vegas_batch, mcubes_jit_cpu);
+  EXPECT_NE(batch.find("mcubes_jit_run_batch(mcubes_jit_batch_call* call)"), std::string::npos) << batch;
+  EXPECT_EQ(batch.find("mcubes_jit_run("), std::string::npos);
+  EXPECT_EQ(jit::generate_source(jit::body("return 1;", 4), mcubes_jit_vegas, mcubes_jit_cpu).find("p[P]"),
+            std::string::npos);
   EXPECT_NE(u.find(jit::key_placeholder), std::string::npos);
   EXPECT_NE(u.find("#define MCUBES_CHI2_Q_EXTERNAL"), std::string::npos);
   EXPECT_EQ(u, jit::generate_source(s, mcubes_jit_vegas, mcubes_jit_cpu));  // deterministic: part of the key

@@ -9,8 +9,10 @@
 ///
 /// An object exports
 ///   const mcubes_jit_object* mcubes_jit_object_info(void);  what it is (ABI version, D, method, ...)
-///   int mcubes_jit_run(mcubes_jit_call* call);             one run; returns call->error_kind
-/// and nothing else (it is compiled with hidden visibility). Exceptions never cross the interface:
+/// and its method's entry, and nothing else (it is compiled with hidden visibility):
+///   int mcubes_jit_run(mcubes_jit_call* call);              one run (vegas, plain_mc, midpoint);
+///   int mcubes_jit_run_batch(mcubes_jit_batch_call* call);  one parameter batch (vegas_batch);
+/// both return call->error_kind. Exceptions never cross the interface:
 /// the object catches everything, and the program's callback must not throw into it.
 ///
 /// MCUBES_JIT_ABI_VERSION changes with any change of these structs or functions; an object of
@@ -19,7 +21,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 1
+#define MCUBES_JIT_ABI_VERSION 2
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -28,8 +30,9 @@
 extern "C" {
 #endif
 
-/// The method an object runs (one per object: only that one is compiled).
-enum mcubes_jit_method { mcubes_jit_vegas = 0, mcubes_jit_plain_mc = 1, mcubes_jit_midpoint = 2 };
+/// The method an object runs (one per object: only that one is compiled). vegas_batch: m-Cubes over
+/// K parameter vectors in one batch (mcubes::vegas_batch_with; entry mcubes_jit_run_batch).
+enum mcubes_jit_method { mcubes_jit_vegas = 0, mcubes_jit_plain_mc = 1, mcubes_jit_midpoint = 2, mcubes_jit_vegas_batch = 3 };
 
 /// The backend an object was compiled for: cpu (C++ compiler) or cuda (nvcc).
 enum mcubes_jit_backend { mcubes_jit_cpu = 0, mcubes_jit_cuda = 1 };
@@ -96,12 +99,13 @@ typedef double (*mcubes_jit_chi2_q_fn)(double chi2, int dof);
 /// One run: inputs, then outputs.
 typedef struct mcubes_jit_call {
   uint32_t abi_version;    ///< MCUBES_JIT_ABI_VERSION
-  uint32_t size;           ///< sizeof(mcubes_jit_call)
+  uint32_t size;           ///< sizeof(mcubes_jit_call); sizeof(mcubes_jit_batch_call) for a batch
   int32_t method;          ///< mcubes_jit_method; must be the object's
   int32_t dim;             ///< D; must be the object's
   const double* lower;     ///< D lower bounds
   const double* upper;     ///< D upper bounds
-  const double* params;    ///< the parameters p[0..n_params-1] (null when n_params is 0)
+  const double* params;    ///< the parameters p[0..n_params-1] (null when n_params is 0); a batch:
+                           ///< K * n_params, integral k's at params + k * n_params
   int32_t n_params;        ///< must be the object's
   mcubes_jit_options options;
   void* context;                       ///< passed to the callbacks
@@ -116,6 +120,8 @@ typedef struct mcubes_jit_call {
   double error_value;                  ///< non-finite / overflow: f(x)
   double error_jacobian;               ///< overflow: J(x)
   int32_t error_index;                 ///< index out of range: the i of x[i]
+  int32_t error_in_batch;              ///< 1: the failure is that of integral error_integral of a batch
+  uint64_t error_integral;             ///< a batch's failing integral (the lowest of its round)
   double* error_point;                 ///< D doubles provided by the program: the sample's point
   char error_message[MCUBES_JIT_MESSAGE_SIZE];  ///< what(), truncated
 } mcubes_jit_call;
@@ -130,8 +136,35 @@ typedef struct mcubes_jit_object {
   const char* key;       ///< the cache key (hex SHA-256) it was compiled under
 } mcubes_jit_object;
 
+/// mcubes::batch_progress.
+typedef struct mcubes_jit_batch_progress {
+  uint64_t integrals, finished;
+  int32_t round;
+  uint64_t n_eval;
+} mcubes_jit_batch_progress;
+
+/// After each round of a batch, on the calling thread: returns 0 to go on, anything else to stop
+/// every active integral at this round boundary (status interrupted). Must not throw.
+typedef int (*mcubes_jit_round_fn)(void* context, const mcubes_jit_batch_progress* progress);
+/// Called once per record of integral k's final result, in order of k then of the records, before
+/// mcubes_jit_run_batch returns.
+typedef void (*mcubes_jit_batch_record_fn)(void* context, uint64_t integral, const mcubes_jit_record* record);
+
+/// One parameter batch (method vegas_batch): integral k = 0..n_integrals-1 integrates the integrand
+/// with the parameters params + k * n_params over the call's region, with the call's options and
+/// the seed batch_seed(options.seed, k). The call's on_iteration, on_record and result are unused;
+/// its error fields describe a failure (error_in_batch, error_integral: whose).
+typedef struct mcubes_jit_batch_call {
+  mcubes_jit_call call;                     ///< call.size = sizeof(mcubes_jit_batch_call)
+  uint64_t n_integrals;                     ///< K >= 1
+  mcubes_jit_round_fn on_round;             ///< may be null
+  mcubes_jit_batch_record_fn on_batch_record;  ///< may be null
+  mcubes_jit_summary* results;              ///< K summaries, provided by the program; valid on success
+} mcubes_jit_batch_call;
+
 typedef const mcubes_jit_object* (*mcubes_jit_object_info_fn)(void);
 typedef int (*mcubes_jit_run_fn)(mcubes_jit_call* call);
+typedef int (*mcubes_jit_run_batch_fn)(mcubes_jit_batch_call* call);
 
 #ifdef __cplusplus
 }  // extern "C"

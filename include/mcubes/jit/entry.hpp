@@ -12,7 +12,11 @@
 ///    method the object was compiled for (mcubes::vegas_with, plain_mc_with or midpoint_with, the
 ///    one-call forms that mcubes::vegas, plain_mc and midpoint run) on the object's backend (a
 ///    cpu_backend, or a cuda_backend in an object compiled by nvcc), reports each iteration and
-///    catches every exception into the call's error fields;
+///    catches every exception into the call's error fields (fail_with_current);
+///  - run_batch_entry<G, Params, D, Backend, P>(call): the same for a parameter batch
+///    (mcubes::vegas_batch_with over K parameter vectors, the objects of method vegas_batch), with
+///    the same checks (check_call), options (vegas_options_of), backend (object_backend) and
+///    error fields, plus the failing integral;
 ///  - the chi-square tail chi2_q of the program, forwarded through the call (the object does not
 ///    compile Boost.Math: MCUBES_CHI2_Q_EXTERNAL, core/running_average.hpp).
 /// Determinism: a run is the same computation as the ahead-of-time one-call method with the same
@@ -32,6 +36,7 @@
 #include "../algorithm/midpoint.hpp"
 #include "../algorithm/plain_mc.hpp"
 #include "../algorithm/vegas.hpp"
+#include "../algorithm/vegas_batch.hpp"
 #include "../backend/cpu.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
@@ -182,6 +187,50 @@ int index_met_at(const F& f, const std::vector<double>& x) {
   return bad_index().load(std::memory_order_relaxed);
 }
 
+/// The execution fields of the call's options on the object's backend.
+template <int Backend>
+void set_execution(execution& ex, const mcubes_jit_options& o) {
+  ex.backend = Backend == mcubes_jit_cuda ? backend_kind::cuda : backend_kind::cpu;
+  ex.threads = o.threads;
+  ex.cuda_threads_per_block = o.cuda_threads_per_block;
+  ex.device = o.device;
+}
+
+/// The vegas_options of the call (a single run's, or every integral's of a batch).
+template <int Backend>
+vegas_options vegas_options_of(const mcubes_jit_options& o) {
+  vegas_options v;
+  set_execution<Backend>(v, o);
+  v.rel_tol = o.rel_tol;
+  v.abs_tol = o.abs_tol;
+  v.calls_per_iteration = o.calls_per_iteration;
+  v.max_iterations = o.max_iterations;
+  v.adapt_iterations = o.adapt_iterations;
+  v.skip = o.skip;
+  v.min_iterations = o.min_iterations;
+  v.max_chi2_dof = o.max_chi2_dof;
+  v.n_bins = o.n_bins;
+  v.alpha = o.alpha;
+  v.symmetric_map = o.symmetric_map != 0;
+  v.seed = o.seed;
+  return v;
+}
+
+/// The object's backend for the call's options: a cuda_backend in an object compiled by nvcc, a
+/// cpu_backend otherwise.
+template <int Backend>
+auto object_backend(const mcubes_jit_options& o) {
+#if defined(__CUDACC__)
+  static_assert(Backend == mcubes_jit_cuda, "an object compiled by nvcc runs on the CUDA backend");
+  cuda_launch_policy policy;
+  policy.threads_per_block = o.cuda_threads_per_block;
+  return cuda_backend(policy, o.device);
+#else
+  static_assert(Backend == mcubes_jit_cpu, "an object compiled by a C++ compiler runs on the CPU backend");
+  return cpu_backend(o.threads);
+#endif
+}
+
 /// The run itself: the method Method of the object on its backend.
 template <int D, int Method, int Backend, class F>
 result run_method(const F& f, const mcubes_jit_call& call) {
@@ -189,39 +238,8 @@ result run_method(const F& f, const mcubes_jit_call& call) {
   for (int i = 0; i < D; ++i) lo[i] = call.lower[i], hi[i] = call.upper[i];
   const region<D> reg(lo, hi);
   const mcubes_jit_options& o = call.options;
-  const backend_kind kind = Backend == mcubes_jit_cuda ? backend_kind::cuda : backend_kind::cpu;
-  auto set_execution = [&](execution& ex) {
-    ex.backend = kind;
-    ex.threads = o.threads;
-    ex.cuda_threads_per_block = o.cuda_threads_per_block;
-    ex.device = o.device;
-  };
-#if defined(__CUDACC__)
-  static_assert(Backend == mcubes_jit_cuda, "an object compiled by nvcc runs on the CUDA backend");
-  auto make_backend = [&] {
-    cuda_launch_policy policy;
-    policy.threads_per_block = o.cuda_threads_per_block;
-    return cuda_backend(policy, o.device);
-  };
-#else
-  static_assert(Backend == mcubes_jit_cpu, "an object compiled by a C++ compiler runs on the CPU backend");
-  auto make_backend = [&] { return cpu_backend(o.threads); };
-#endif
   if constexpr (Method == mcubes_jit_vegas) {
-    vegas_options v;
-    set_execution(v);
-    v.rel_tol = o.rel_tol;
-    v.abs_tol = o.abs_tol;
-    v.calls_per_iteration = o.calls_per_iteration;
-    v.max_iterations = o.max_iterations;
-    v.adapt_iterations = o.adapt_iterations;
-    v.skip = o.skip;
-    v.min_iterations = o.min_iterations;
-    v.max_chi2_dof = o.max_chi2_dof;
-    v.n_bins = o.n_bins;
-    v.alpha = o.alpha;
-    v.symmetric_map = o.symmetric_map != 0;
-    v.seed = o.seed;
+    const vegas_options v = vegas_options_of<Backend>(o);
     validate(v, D);
     iteration_callback on_iteration;
     if (call.on_iteration != nullptr)
@@ -230,55 +248,83 @@ result run_method(const F& f, const mcubes_jit_call& call) {
         const mcubes_jit_summary s = to_c(so_far);
         return call.on_iteration(call.context, &r, &s) == 0 ? run_control::proceed : run_control::stop;
       };
-    return vegas_with<D>(f, reg, v, make_backend(), on_iteration);
+    return vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration);
   } else if constexpr (Method == mcubes_jit_plain_mc) {
     plain_mc_options m;
-    set_execution(m);
+    set_execution<Backend>(m, o);
     m.samples = o.samples;
     m.seed = o.seed;
     m.rel_tol = o.rel_tol;
     m.abs_tol = o.abs_tol;
     validate(m);
-    auto backend = make_backend();
+    auto backend = object_backend<Backend>(o);
     return plain_mc_with<D>(f, reg, m, backend);
   } else {
     static_assert(Method == mcubes_jit_midpoint, "unknown method");
     midpoint_options m;
-    set_execution(m);
+    set_execution<Backend>(m, o);
     m.rel_tol = o.rel_tol;
     m.abs_tol = o.abs_tol;
     validate(m);
-    auto backend = make_backend();
+    auto backend = object_backend<Backend>(o);
     return midpoint_with<D>(f, reg, o.n_per_axis, m, backend);
   }
 }
 
-/// mcubes_jit_run of an object: functor F (default-constructible; with P > 0 a member `double
-/// p[P]`), dimension D, method, backend and parameter count as compiled. Never throws.
-template <class F, int D, int Method, int Backend, int P>
-int run_entry(mcubes_jit_call* call) noexcept {
-  if (call == nullptr || call->abi_version != MCUBES_JIT_ABI_VERSION || call->size != sizeof(mcubes_jit_call))
+/// The parameters `values` (P doubles) as the object's parameter struct Params (a member double p[P]).
+template <class Params, int P>
+Params parameters_of(const double* values) {
+  Params q{};
+  for (int k = 0; k < P; ++k) q.p[k] = values[k];
+  return q;
+}
+
+/// The functor of one run: F{} without parameters (P = 0), else F = with_parameters<G, Params>
+/// holding `values` (P doubles).
+template <class F, int P>
+F functor_of(const double* values) {
+  F f{};
+  if constexpr (P > 0) f.p = parameters_of<decltype(f.p), P>(values);
+  return f;
+}
+
+/// Checks the header of a call against the object: ABI version and the size of the struct the
+/// entry takes (mcubes_jit_call or mcubes_jit_batch_call), then method, dimension, parameters and
+/// the required pointers. Returns mcubes_jit_ok, or the error kind (the call's error fields set
+/// only when its layout is known to be this one).
+template <int D, int Method, int P>
+int check_call(mcubes_jit_call* call, std::size_t size) noexcept {
+  if (call == nullptr || call->abi_version != MCUBES_JIT_ABI_VERSION || call->size != size)
     return mcubes_jit_bad_call;  // the layout is not ours: nothing may be written
   call->error_kind = mcubes_jit_ok;
   call->error_message[0] = '\0';
+  call->error_in_batch = 0;
+  call->error_integral = 0;
   if (call->method != Method || call->dim != D || call->n_params != P || call->lower == nullptr ||
       call->upper == nullptr || call->chi2_q == nullptr || call->error_point == nullptr ||
       (P > 0 && call->params == nullptr))
     return fail(call, mcubes_jit_bad_call, "the call does not fit the compiled integrand (method, dimension, parameters)");
   host_chi2_q().store(call->chi2_q);
-  F f{};
-  if constexpr (P > 0)
-    for (int k = 0; k < P; ++k) f.p[k] = call->params[k];
+  return mcubes_jit_ok;
+}
+
+/// The error fields of the call from the exception being handled (called in a catch block):
+/// its kind, message and sample; a batch_error gives its integral and the failure nested in it.
+/// `index_at(point)` re-evaluates the failing integrand at a point (index_met_at) once the
+/// integral is known. Returns the error kind. Never throws.
+template <class IndexAt>
+int fail_with_current(mcubes_jit_call* call, const IndexAt& index_at) noexcept {
   try {
-    static_assert(check_integrand<D, F>(), "the generated integrand breaks the integrand contract");
-    const result r = run_method<D, Method, Backend>(f, *call);
-    call->result = to_c(r);
-    if (call->on_record != nullptr)
-      for (const iteration_record& rec : r.records) {
-        const mcubes_jit_record c = to_c(rec);
-        call->on_record(call->context, &c);
-      }
-    return mcubes_jit_ok;
+    throw;
+  } catch (const batch_error& e) {
+    call->error_in_batch = 1;
+    call->error_integral = e.integral();
+    try {
+      std::rethrow_if_nested(e);
+    } catch (...) {
+      return fail_with_current(call, index_at);
+    }
+    return fail(call, mcubes_jit_error, e.what());
   } catch (const overflow_error& e) {
     set_sample(call, e);
     call->error_jacobian = e.jacobian();
@@ -287,7 +333,7 @@ int run_entry(mcubes_jit_call* call) noexcept {
     set_sample(call, e);
     int index = INT_MIN;
     try {
-      index = index_met_at<D>(f, e.point());
+      index = index_at(e.point());
     } catch (...) {
     }
     if (index != INT_MIN) {
@@ -311,6 +357,82 @@ int run_entry(mcubes_jit_call* call) noexcept {
     return fail(call, mcubes_jit_other, e.what());
   } catch (...) {
     return fail(call, mcubes_jit_other, "unknown exception in the compiled integrand");
+  }
+}
+
+/// mcubes_jit_run of an object: functor F (default-constructible; with P > 0 F is
+/// with_parameters<G, Params> and its parameters are the call's), dimension D, method, backend and
+/// parameter count as compiled. Never throws.
+template <class F, int D, int Method, int Backend, int P>
+int run_entry(mcubes_jit_call* call) noexcept {
+  const int checked = check_call<D, Method, P>(call, sizeof(mcubes_jit_call));
+  if (checked != mcubes_jit_ok) return checked;
+  try {
+    static_assert(check_integrand<D, F>(), "the generated integrand breaks the integrand contract");
+    const F f = functor_of<F, P>(call->params);
+    const result r = run_method<D, Method, Backend>(f, *call);
+    call->result = to_c(r);
+    if (call->on_record != nullptr)
+      for (const iteration_record& rec : r.records) {
+        const mcubes_jit_record c = to_c(rec);
+        call->on_record(call->context, &c);
+      }
+    return mcubes_jit_ok;
+  } catch (...) {
+    return fail_with_current(call, [&](const std::vector<double>& x) {
+      return index_met_at<D>(functor_of<F, P>(call->params), x);
+    });
+  }
+}
+
+/// mcubes_jit_run_batch of an object: the batch integrand G (f(x, params)) with parameter struct
+/// Params (a member double p[P], P >= 1), dimension D and backend as compiled; runs
+/// vegas_batch_with<D>(G{}, region, params, options, backend, on_round) (the batch evaluates
+/// with_parameters<G, Params>, the functor of run_entry: integral k gives the bits of a single run
+/// with its parameters and seed batch_seed(seed, k)). Never throws.
+template <class G, class Params, int D, int Backend, int P>
+int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
+  static_assert(P >= 1, "a batch needs parameters");
+  mcubes_jit_call* call = batch != nullptr ? &batch->call : nullptr;
+  const int checked = check_call<D, mcubes_jit_vegas_batch, P>(call, sizeof(mcubes_jit_batch_call));
+  if (checked != mcubes_jit_ok) return checked;
+  if (batch->n_integrals < 1 || batch->results == nullptr)
+    return fail(call, mcubes_jit_bad_call, "the batch call has no integrals or no room for their results");
+  using F = with_parameters<G, Params>;
+  try {
+    static_assert(check_integrand<D, F>(), "the generated integrand breaks the integrand contract");
+    std::vector<Params> params;
+    params.reserve(batch->n_integrals);
+    for (std::uint64_t k = 0; k < batch->n_integrals; ++k) params.push_back(parameters_of<Params, P>(call->params + k * P));
+    std::array<double, D> lo{}, hi{};
+    for (int i = 0; i < D; ++i) lo[i] = call->lower[i], hi[i] = call->upper[i];
+    const vegas_options v = vegas_options_of<Backend>(call->options);
+    validate(v, D);
+    batch_callback on_round;
+    if (batch->on_round != nullptr)
+      on_round = [batch](const batch_progress& p) {
+        mcubes_jit_batch_progress c;
+        std::memset(&c, 0, sizeof c);
+        c.integrals = p.integrals;
+        c.finished = p.finished;
+        c.round = p.round;
+        c.n_eval = p.n_eval;
+        return batch->on_round(batch->call.context, &c) == 0 ? run_control::proceed : run_control::stop;
+      };
+    auto backend = object_backend<Backend>(call->options);
+    const std::vector<result> rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round);
+    for (std::size_t k = 0; k < rs.size(); ++k) batch->results[k] = to_c(rs[k]);
+    if (batch->on_batch_record != nullptr)
+      for (std::size_t k = 0; k < rs.size(); ++k)
+        for (const iteration_record& rec : rs[k].records) {
+          const mcubes_jit_record c = to_c(rec);
+          batch->on_batch_record(call->context, k, &c);
+        }
+    return mcubes_jit_ok;
+  } catch (...) {
+    return fail_with_current(call, [&](const std::vector<double>& x) {
+      return index_met_at<D>(functor_of<F, P>(call->params + call->error_integral * P), x);
+    });
   }
 }
 

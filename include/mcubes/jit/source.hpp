@@ -3,23 +3,35 @@
 /// The user's text as a translation unit: what an integrand compiled at run time is made of
 /// (integrand_source), the checks made before anything is compiled (check_source: empty text,
 /// unbalanced brackets, unterminated comments and literals, a ';' in an expression, a body without
-/// return, x[k] with a literal k outside 0..D-1), the generated translation unit (generate_source)
-/// and the mapping of the compiler's diagnostics back to the user's text (user_diagnostics). Host
-/// only; no compiler is run here (jit.hpp does that).
+/// return, x[k] with a literal k outside 0..D-1, p[k] outside 0..P-1), the parameters the text
+/// names (literal_parameter_uses), the generated translation unit (generate_source) and the mapping
+/// of the compiler's diagnostics back to the user's text (user_diagnostics). Host only; no compiler
+/// is run here (jit.hpp does that).
 ///
-/// The generated unit defines, in namespace mcubes_jit_user,
-///   constexpr int D = <dim>;  constexpr int P = <n_params>;
+/// The generated unit defines, in namespace mcubes_jit_user, without parameters (P = 0)
+///   constexpr int D = <dim>;  constexpr int P = 0;
 ///   struct integrand {
-///     double p[P];                                   // only when P > 0: the parameters p[0..P-1]
 ///     MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& point) const {
 ///       const mcubes::jit::checked_point<D> x(point);
 ///       return (<expression>);                       // or: <body>
 ///     }
 ///   };
-/// with `using namespace std;` (so that exp, sin, abs, pow, fmin, ... are the <cmath> overloads for
-/// double, and abs is never the int one), and the two C entry points of jit/abi.hpp around it. The
-/// user's text sits between `#line 1 "<label>"` and a `#line` back to the wrapper, so the compiler
-/// reports its errors at the user's own line and column.
+/// and with parameters (P > 0) the batch's form of the same (algorithm/vegas_batch.hpp):
+///   struct parameters { double p[P]; };
+///   struct integrand_of_parameters {
+///     MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& point, const parameters& q) const {
+///       const mcubes::jit::checked_point<D> x(point);
+///       const double (&p)[P] = q.p;                  // p[0] .. p[P-1]
+///       return (<expression>);                       // or: <body>
+///     }
+///   };
+///   using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;
+/// so that a single run (integrand) and integral k of a batch evaluate the same functor, bit for
+/// bit. With `using namespace std;` (so that exp, sin, abs, pow, fmin, ... are the <cmath>
+/// overloads for double, and abs is never the int one), and the C entry points of jit/abi.hpp
+/// around it. The user's text sits between `#line 1 "<label>"` and a `#line` back to the wrapper,
+/// so the compiler reports its errors at the user's own line and column. A p[i] with an index
+/// known only at run time is not checked: outside 0..P-1 it reads outside the array.
 
 #include <algorithm>
 #include <cctype>
@@ -273,12 +285,72 @@ inline bool integer_literal(const std::string& s, long long& value) {
   return true;
 }
 
+/// Whether the text declares its own `name` (an identifier other than a keyword such as return
+/// right before it: "double x[4]").
+inline bool declares(const std::vector<token>& tokens, const std::string& name) {
+  for (std::size_t k = 1; k < tokens.size(); ++k) {
+    const token &prev = tokens[k - 1], &t = tokens[k];
+    if (t.kind == token::identifier && t.text == name && prev.kind == token::identifier && prev.text != "return" &&
+        prev.text != "case" && prev.text != "throw" && prev.text != "else" && prev.text != "do" && prev.text != "sizeof")
+      return true;
+  }
+  return false;
+}
+
+/// `name[k]` at token `at` with an integer literal k, optionally signed ("x[2]", "p[-1]"): not a
+/// member (a.name, q->name, ::name).
+struct subscript {
+  bool negative = false;
+  long long value = 0;  ///< |k|
+  std::string text;     ///< k as written, with its '-'
+};
+
+/// Whether tokens[at] starts `name[k]` with an integer literal k (then `out` describes it).
+inline bool literal_subscript(const std::vector<token>& tokens, std::size_t at, const std::string& name, subscript& out) {
+  const token& t = tokens[at];
+  if (t.directive || t.kind != token::identifier || t.text != name) return false;
+  if (at > 0 && (tokens[at - 1].text == "." || tokens[at - 1].text == "->" || tokens[at - 1].text == "::")) return false;
+  if (at + 1 >= tokens.size() || tokens[at + 1].text != "[") return false;
+  std::size_t n = at + 2;
+  out = subscript{};
+  if (n < tokens.size() && (tokens[n].text == "-" || tokens[n].text == "+")) out.negative = tokens[n++].text == "-";
+  if (!(n + 1 < tokens.size() && tokens[n].kind == token::number && tokens[n + 1].text == "]" &&
+        integer_literal(tokens[n].text, out.value)))
+    return false;
+  out.text = (out.negative ? "-" : "") + tokens[n].text;
+  return true;
+}
+
 }  // namespace detail
+
+/// Where the text reads a parameter p[k] with a non-negative integer literal k: k, and the 1-based
+/// line and byte column of the `p`.
+struct parameter_use {
+  long long index = 0;
+  int line = 0, column = 0;
+};
+
+/// The parameters the text reads as p[k] with an integer literal k >= 0, in the order of the text
+/// (a p the text declares itself, or a member a.p, is not a parameter; an index the compiler alone
+/// can know, p[i], is not listed). For a caller that must supply every parameter the text names
+/// (the command's --param checks); check_source refuses a k outside 0..P-1.
+/// @throws compile_error where the text cannot be split into tokens (as check_source).
+inline std::vector<parameter_use> literal_parameter_uses(const integrand_source& src) {
+  const std::vector<detail::token> tokens = detail::tokenize(src);
+  std::vector<parameter_use> uses;
+  if (detail::declares(tokens, "p")) return uses;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    detail::subscript sub;
+    if (detail::literal_subscript(tokens, k, "p", sub) && (!sub.negative || sub.value == 0))
+      uses.push_back(parameter_use{sub.value, tokens[k].line, tokens[k].column});
+  }
+  return uses;
+}
 
 /// Checks the user's text before it is compiled: dimension and parameter count in range; text not
 /// empty; comments, string and character literals terminated; (), [] and {} balanced (preprocessor
 /// lines aside); an expression without a ';' outside braces; a body with a `return`; x[k] with an
-/// integer literal k (optionally signed) within 0..D-1.
+/// integer literal k (optionally signed) within 0..D-1, and p[k] within 0..P-1.
 /// @throws invalid_input for a bad dimension or parameter count; compile_error naming the line and
 /// column of the first problem.
 inline void check_source(const integrand_source& src) {
@@ -292,16 +364,9 @@ inline void check_source(const integrand_source& src) {
   for (const detail::token& t : tokens) any = any || !t.directive;
   if (!any) detail::fail_at(src, 1, 1, expr ? "the expression is empty" : "the body is empty");
 
-  // A body that declares its own x (a type name before it: "double x[4]") reads that one, not the
-  // point: the literal-index check is left to the compiler there.
-  bool own_x = false;
-  for (std::size_t k = 1; k < tokens.size(); ++k) {
-    const detail::token &prev = tokens[k - 1], &t = tokens[k];
-    if (t.kind == detail::token::identifier && t.text == "x" && prev.kind == detail::token::identifier &&
-        prev.text != "return" && prev.text != "case" && prev.text != "throw" && prev.text != "else" &&
-        prev.text != "do" && prev.text != "sizeof")
-      own_x = true;
-  }
+  // A body that declares its own x or p (a type name before it: "double x[4]") reads that one,
+  // not the point or the parameters: the literal-index check is left to the compiler there.
+  const bool own_x = detail::declares(tokens, "x"), own_p = detail::declares(tokens, "p");
   std::vector<const detail::token*> open;
   bool has_return = false;
   for (std::size_t k = 0; k < tokens.size(); ++k) {
@@ -309,21 +374,22 @@ inline void check_source(const integrand_source& src) {
     if (t.directive) continue;
     if (t.kind == detail::token::identifier && t.text == "return") has_return = true;
     if (t.kind != detail::token::punct) {
-      // x[k] with an integer literal k: within 0..D-1 (x as a member, a.x or p->x, is not the point)
-      if (!own_x && t.kind == detail::token::identifier && t.text == "x" &&
-          (k == 0 || (tokens[k - 1].text != "." && tokens[k - 1].text != "->" && tokens[k - 1].text != "::")) &&
-          k + 1 < tokens.size() && tokens[k + 1].text == "[") {
-        std::size_t n = k + 2;
-        bool negative = false;
-        if (n < tokens.size() && (tokens[n].text == "-" || tokens[n].text == "+")) negative = tokens[n++].text == "-";
-        long long v = 0;
-        if (n + 1 < tokens.size() && tokens[n].kind == detail::token::number && tokens[n + 1].text == "]" &&
-            detail::integer_literal(tokens[n].text, v) && (negative ? v != 0 : v >= src.dim)) {
-          std::ostringstream m;
-          m << "x[" << (negative ? "-" : "") << tokens[n].text << "] is out of range: D = " << src.dim
-            << ", the coordinates are x[0]" << (src.dim > 1 ? " .. x[" + std::to_string(src.dim - 1) + "]" : std::string());
-          detail::fail_at(src, t.line, t.column, m.str());
-        }
+      // x[k] with an integer literal k: within 0..D-1 (x as a member, a.x or p->x, is not the point);
+      // p[k] likewise within 0..P-1
+      detail::subscript sub;
+      if (!own_x && detail::literal_subscript(tokens, k, "x", sub) && (sub.negative ? sub.value != 0 : sub.value >= src.dim)) {
+        std::ostringstream m;
+        m << "x[" << sub.text << "] is out of range: D = " << src.dim << ", the coordinates are x[0]"
+          << (src.dim > 1 ? " .. x[" + std::to_string(src.dim - 1) + "]" : std::string());
+        detail::fail_at(src, t.line, t.column, m.str());
+      }
+      if (!own_p && detail::literal_subscript(tokens, k, "p", sub) &&
+          (sub.negative ? sub.value != 0 : sub.value >= src.n_params)) {
+        std::ostringstream m;
+        m << "p[" << sub.text << "] is out of range: P = " << src.n_params;
+        if (src.n_params == 0) m << ", the integrand has no parameters";
+        else m << ", the parameters are p[0]" << (src.n_params > 1 ? " .. p[" + std::to_string(src.n_params - 1) + "]" : std::string());
+        detail::fail_at(src, t.line, t.column, m.str());
       }
       continue;
     }
@@ -377,10 +443,15 @@ inline std::string c_string_literal(const std::string& s) {
 }
 
 /// The translation unit of an integrand for `method` (mcubes_jit_method) on `backend`
-/// (mcubes_jit_backend; cuda: a .cu file for nvcc), with key_placeholder where the key goes.
-/// Deterministic: the same arguments give the same text (it is part of the cache key).
+/// (mcubes_jit_backend; cuda: a .cu file for nvcc), with key_placeholder where the key goes. With
+/// P > 0 the integrand is `integrand_of_parameters` (f(x, parameters), the batch's form) and a run
+/// evaluates with_parameters<integrand_of_parameters, parameters>, the functor a batch evaluates
+/// for each of its integrals (file comment). Method vegas_batch (P >= 1) exports
+/// mcubes_jit_run_batch instead of mcubes_jit_run. Deterministic: the same arguments give the same
+/// text (it is part of the cache key).
 inline std::string generate_source(const integrand_source& src, int method, int backend) {
   const bool expr = src.kind == source_kind::expression;
+  const bool with_params = src.n_params > 0;
   std::ostringstream s;
   int line = 0;
   auto emit = [&](const std::string& text) {
@@ -397,10 +468,21 @@ inline std::string generate_source(const integrand_source& src, int method, int 
   emit("using namespace std;");
   emit("constexpr int D = " + std::to_string(src.dim) + ";  // the coordinates are x[0] .. x[D-1]");
   emit("constexpr int P = " + std::to_string(src.n_params) + ";  // the parameters are p[0] .. p[P-1]");
-  emit("struct integrand {");
-  if (src.n_params > 0) emit("  double p[P];");
-  emit("  MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& mcubes_jit_point) const {");
-  emit("    const mcubes::jit::checked_point<D> x(mcubes_jit_point);");
+  if (with_params) {
+    emit("struct parameters {");
+    emit("  double p[P];");
+    emit("};");
+    emit("struct integrand_of_parameters {");
+    emit("  MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& mcubes_jit_point,");
+    emit("                                       const parameters& mcubes_jit_parameters) const {");
+    emit("    const mcubes::jit::checked_point<D> x(mcubes_jit_point);");
+    emit("    const double (&p)[P] = mcubes_jit_parameters.p;");
+    emit("    (void)p;");
+  } else {
+    emit("struct integrand {");
+    emit("  MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& mcubes_jit_point) const {");
+    emit("    const mcubes::jit::checked_point<D> x(mcubes_jit_point);");
+  }
   if (expr) emit("    return (");
   emit("#line 1 " + c_string_literal(src.name()));
   s << src.text << "\n";
@@ -409,17 +491,24 @@ inline std::string generate_source(const integrand_source& src, int method, int 
   if (expr) emit("    );");
   emit("  }");
   emit("};");
+  if (with_params) emit("using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;");
   emit("}  // namespace mcubes_jit_user");
   emit("");
   emit("MCUBES_JIT_DEFINE_CHI2_Q");
-  const std::string args = std::to_string(src.dim) + ", " + std::to_string(method) + ", " + std::to_string(backend) +
-                           ", " + std::to_string(src.n_params);
+  const std::string d = std::to_string(src.dim), b = std::to_string(backend), n = std::to_string(src.n_params);
+  const std::string args = d + ", " + std::to_string(method) + ", " + b + ", " + n;
   emit("extern \"C\" MCUBES_JIT_EXPORT const mcubes_jit_object* mcubes_jit_object_info(void) {");
   emit("  static const mcubes_jit_object info = {MCUBES_JIT_ABI_VERSION, " + args + ", \"" + key_placeholder + "\"};");
   emit("  return &info;");
   emit("}");
-  emit("extern \"C\" MCUBES_JIT_EXPORT int mcubes_jit_run(mcubes_jit_call* call) {");
-  emit("  return mcubes::jit::detail::run_entry<mcubes_jit_user::integrand, " + args + ">(call);");
+  if (method == mcubes_jit_vegas_batch) {
+    emit("extern \"C\" MCUBES_JIT_EXPORT int mcubes_jit_run_batch(mcubes_jit_batch_call* call) {");
+    emit("  return mcubes::jit::detail::run_batch_entry<mcubes_jit_user::integrand_of_parameters, "
+         "mcubes_jit_user::parameters, " + d + ", " + b + ", " + n + ">(call);");
+  } else {
+    emit("extern \"C\" MCUBES_JIT_EXPORT int mcubes_jit_run(mcubes_jit_call* call) {");
+    emit("  return mcubes::jit::detail::run_entry<mcubes_jit_user::integrand, " + args + ">(call);");
+  }
   emit("}");
   return s.str();
 }
