@@ -1,6 +1,7 @@
 /// @file cli/report.cpp
 /// Text and JSON reports of `mcubes integrate` (see report.hpp).
 #include "report.hpp"
+#include "user_integrand.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -243,17 +244,9 @@ nlohmann::ordered_json to_json(const run_report& r) {
     j["region"] = std::move(region);
   }
   if (r.user) {
-    const user_integrand_report& u = *r.user;
-    j["source"] = {{"kind", u.kind}, {"text", u.text}};
-    j["compile"] = {{"backend", u.backend},
-                    {"cache_hit", u.cache_hit},
-                    {"compile_seconds", json_number(u.compile_seconds)},
-                    {"total_seconds", json_number(u.total_seconds)},
-                    {"compiler", u.compiler},
-                    {"compiler_version", u.compiler_version},
-                    {"cuda_arch", u.cuda_arch},
-                    {"object", u.object},
-                    {"key", u.key}};
+    nlohmann::ordered_json u = user_integrand_json(*r.user);
+    j["source"] = std::move(u["source"]);
+    j["compile"] = std::move(u["compile"]);
   }
   j["estimate"] = json_number(res.estimate);
   j["error"] = json_number(res.error);
