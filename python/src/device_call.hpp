@@ -55,6 +55,21 @@ class integrator_base {
   virtual void set_state(const vegas_state& s) = 0;
 };
 
+/// The part of integrator_base that both kinds share: the map and the state of an integrator<D>.
+template <int D>
+class integrator_holder : public integrator_base {
+ public:
+  integrator_holder(const box& b, const vegas_options& opt) : integ_(b.to_region<D>(), opt) {}
+  std::vector<double> edges() const override { return integ_.edges(); }
+  void set_edges(const std::vector<double>& e) override { integ_.set_edges(e); }
+  void reset() override { integ_.reset(); }
+  vegas_state state() const override { return integ_.state(); }
+  void set_state(const vegas_state& s) override { integ_.set_state(s); }
+
+ protected:
+  integrator<D> integ_;
+};
+
 /// Vegas of a GPU callable on the CUDA backend (opt.backend must be cuda) in dimension b.dim():
 /// bitwise the C++ run of a one-point functor computing the same values (array_path.cuh).
 /// @throws invalid_input for a dimension outside 1..max_device_dim or bad options; as mcubes::vegas.

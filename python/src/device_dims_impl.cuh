@@ -36,9 +36,9 @@ using device_integrand = device_array_function<D, python_device_call>;
 
 /// The CUDA integrator<D> of GPU callables (integrator_base).
 template <int D>
-class device_integrator final : public integrator_base {
+class device_integrator final : public integrator_holder<D> {
  public:
-  device_integrator(const box& b, const vegas_options& opt) : integ_(b.to_region<D>(), opt) {
+  device_integrator(const box& b, const vegas_options& opt) : integrator_holder<D>(b, opt) {
     MCUBES_EXPECTS(opt.backend == backend_kind::cuda, "a GPU callable runs on backend 'cuda'");
   }
   result integrate(const py_callable&, const vegas_options&, const iteration_callback&) override {
@@ -46,16 +46,8 @@ class device_integrator final : public integrator_base {
                         "backend='cpu'");
   }
   result integrate_device(const device_callback& f, const vegas_options& opt, const iteration_callback& cb) override {
-    return integ_.integrate(device_integrand<D>{python_device_call{f}}, opt, cb);
+    return this->integ_.integrate(device_integrand<D>{python_device_call{f}}, opt, cb);
   }
-  std::vector<double> edges() const override { return integ_.edges(); }
-  void set_edges(const std::vector<double>& e) override { integ_.set_edges(e); }
-  void reset() override { integ_.reset(); }
-  vegas_state state() const override { return integ_.state(); }
-  void set_state(const vegas_state& s) override { integ_.set_state(s); }
-
- private:
-  integrator<D> integ_;
 };
 
 template <int D>

@@ -15,24 +15,16 @@ template <int D>
 using py_integrand = array_function<D, py_callable>;
 
 template <int D>
-class integrator_of final : public integrator_base {
+class integrator_of final : public integrator_holder<D> {
  public:
-  integrator_of(const box& b, const vegas_options& opt) : integ_(b.to_region<D>(), opt) {}
+  using integrator_holder<D>::integrator_holder;
   result integrate(const py_callable& f, const vegas_options& opt, const iteration_callback& cb) override {
-    return integ_.integrate(py_integrand<D>{f}, opt, cb);
+    return this->integ_.integrate(py_integrand<D>{f}, opt, cb);
   }
   result integrate_device(const device_callback&, const vegas_options&, const iteration_callback&) override {
     throw invalid_input("this integrator runs NumPy callables on the CPU backend; for a GPU callable make it with "
                         "backend='cuda'");
   }
-  std::vector<double> edges() const override { return integ_.edges(); }
-  void set_edges(const std::vector<double>& e) override { integ_.set_edges(e); }
-  void reset() override { integ_.reset(); }
-  vegas_state state() const override { return integ_.state(); }
-  void set_state(const vegas_state& s) override { integ_.set_state(s); }
-
- private:
-  integrator<D> integ_;
 };
 
 template <int D>
