@@ -29,6 +29,7 @@
 #include "interrupt.hpp"
 #include "output_file.hpp"
 #include "parse.hpp"
+#include "progress_line.hpp"
 #include "run_backend.hpp"
 #include "scan_dispatch.hpp"
 #include "scan_grid.hpp"
@@ -58,26 +59,14 @@ void check_stdout() {
 
 /// The progress line of a scan on stderr (a terminal only): round, integrals finished,
 /// evaluations/s; redrawn after each round once the scan has taken a second.
-class scan_progress_line {
+class scan_progress_line : public status_line {
  public:
-  explicit scan_progress_line(bool enabled) : enabled_(enabled) {}
+  using status_line::status_line;
   void update(const batch_progress& p, double seconds) {
-    if (!enabled_ || seconds < 1.0) return;
-    std::fprintf(stderr, "\r\033[K[mcubes] round %d  %zu/%zu integrals finished  %.3g evaluations/s", p.round,
-                 p.finished, p.integrals, static_cast<double>(p.n_eval) / seconds);
-    std::fflush(stderr);
-    shown_ = true;
+    if (!enabled() || seconds < 1.0) return;
+    show("[mcubes] round %d  %zu/%zu integrals finished  %.3g evaluations/s", p.round, p.finished, p.integrals,
+         static_cast<double>(p.n_eval) / seconds);
   }
-  void clear() {
-    if (!shown_) return;
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-    shown_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
 };
 
 /// The backend of a scan: choose_backend's answer, then the CUDA scan's own dimensions (it compiles
