@@ -302,7 +302,7 @@ class cuda_backend {
     const std::size_t smem_alt = smem_edges + cuda_detail::v_sample_static_smem_bytes <= optin ? smem_edges : smem_plain;
     int grid = 0;
     if constexpr (is_device_array_integrand_v<F>) {
-      grid = sample_array_slices<D>(f, sp, st, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
+      grid = sample_array_slices<D>(f, sp, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
     } else {
       grid = adapt ? launch<D, F, true>(f, sp, dmap, stride, n_sel, 0, n_tiles, shared_bins, smem_plain, smem_alt)
                    : launch<D, F, false>(f, sp, dmap, stride, n_sel, 0, n_tiles, false, smem_plain, smem_alt);
@@ -717,7 +717,7 @@ class cuda_backend {
   /// The array path of sample() (cuda/array_path.cuh): per slice of whole tiles, the points
   /// (point_writer), one call of f, the sums (value_reader). Returns the last grid size.
   template <int D, class F>
-  int sample_array_slices(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& dmap,
+  int sample_array_slices(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap,
                           std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles, bool adapt, bool shared_bins,
                           std::size_t smem_plain, std::size_t smem_alt) {
     const std::uint64_t B = static_cast<std::uint64_t>(policy_.threads_per_block);
@@ -726,7 +726,6 @@ class cuda_backend {
     rows.chunk_samples = sp.chunk_cubes * sp.p;
     const std::uint64_t tile_samples = B * rows.chunk_samples;
     const std::uint64_t slice_tiles = std::max<std::uint64_t>(1, policy_.array_call_points / tile_samples);
-    (void)st;
     int grid = 0;
     for (std::uint64_t t0 = 0; t0 < n_tiles; t0 += slice_tiles) {
       const std::uint64_t t1 = std::min(n_tiles, t0 + slice_tiles);
