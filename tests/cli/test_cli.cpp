@@ -38,12 +38,7 @@ namespace {
 
 using json = nlohmann::json;
 
-/// What one run of the program produced.
-struct cli_run {
-  int exit_code = -1;
-  std::string out;  ///< stdout
-  std::string err;  ///< stderr
-};
+using mcubes_test::cli_run;
 
 using mcubes_test::read_file;
 
@@ -52,16 +47,7 @@ std::string temp_path(const std::string& suffix) { return mcubes_test::temp_path
 
 /// Runs `mcubes <args>` (args as written on a shell command line) and captures its output.
 cli_run run_cli(const std::string& args) {
-  const std::string out = temp_path(".out"), err = temp_path(".err");
-  const std::string cmd = std::string("'") + MCUBES_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
-  const int status = std::system(cmd.c_str());
-  cli_run r;
-  r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = read_file(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
+  return mcubes_test::run_captured(std::string("'") + MCUBES_CLI_PATH + "' " + args, "mcubes_cli");
 }
 
 std::vector<std::string> lines(const std::string& text) {

@@ -42,23 +42,11 @@ constexpr double max_pull_sigma = 4.0;
 
 std::string temp_path(const std::string& suffix) { return mcubes_test::temp_path("mcubes_scan", suffix); }
 
-struct cli_run {
-  int exit_code = -1;
-  std::string out, err;
-};
+using mcubes_test::cli_run;
 
 /// Runs `mcubes <args>` (args as on a shell command line) and captures its output.
 cli_run run_cli(const std::string& args) {
-  const std::string out = temp_path(".out"), err = temp_path(".err");
-  const std::string cmd = std::string("'") + MCUBES_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
-  const int status = std::system(cmd.c_str());
-  cli_run r;
-  r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = read_file(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
+  return mcubes_test::run_captured(std::string("'") + MCUBES_CLI_PATH + "' " + args, "mcubes_scan");
 }
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
