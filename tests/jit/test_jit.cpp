@@ -517,11 +517,15 @@ TEST(JitCache, XdgCacheHomeIsUsedWithPrivateFoldersAndUseCacheFalseKeepsNothing)
 // ---------------------------------------------------------------------------------------------
 // CUDA: the generated unit compiled by nvcc (needs nvcc only); run where a device is present.
 
-TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
+/// Whether nvcc is there: $CUDACXX, nvcc on PATH or /usr/local/cuda/bin/nvcc.
+bool nvcc_found() {
   const char* cudacxx = std::getenv("CUDACXX");
-  if ((cudacxx == nullptr || jit::find_program(cudacxx).empty()) && jit::find_program("nvcc").empty() &&
-      jit::find_program("/usr/local/cuda/bin/nvcc").empty())
-    GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
+  return (cudacxx != nullptr && !jit::find_program(cudacxx).empty()) || !jit::find_program("nvcc").empty() ||
+         !jit::find_program("/usr/local/cuda/bin/nvcc").empty();
+}
+
+TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
+  if (!nvcc_found()) GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
   const jit::cuda_device dev = jit::query_cuda_device(0);
   jit::compile_options o = copts();
   if (dev.count == 0) o.cuda_arch = "sm_90";  // compile (and load) for a device that is not here
@@ -545,10 +549,7 @@ TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
 // The batch entry (method vegas_batch, mcubes scan --expr) compiled by nvcc; where a device is
 // present, integral k has the bits of the single CUDA run with its parameters and batch seed.
 TEST(JitCuda, TheBatchEntryCompilesWithNvccAndMatchesSingleRunsWhereADeviceIsPresent) {
-  const char* cudacxx = std::getenv("CUDACXX");
-  if ((cudacxx == nullptr || jit::find_program(cudacxx).empty()) && jit::find_program("nvcc").empty() &&
-      jit::find_program("/usr/local/cuda/bin/nvcc").empty())
-    GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
+  if (!nvcc_found()) GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
   const jit::cuda_device dev = jit::query_cuda_device(0);
   jit::compile_options o = copts();
   if (dev.count == 0) o.cuda_arch = "sm_90";
