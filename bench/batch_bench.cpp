@@ -141,6 +141,20 @@ int main(int argc, char** argv) {
       }
     }
 #endif
+    if (breakdown) {  // wall time of each round of one batch call (from the call's start), after a warm-up
+      using clk = std::chrono::steady_clock;
+      (void)mcubes::vegas_batch<4>(f, reg, ps, o);
+      std::vector<double> at;
+      const auto t0 = clk::now();
+      (void)mcubes::vegas_batch<4>(f, reg, ps, o, [&](const mcubes::batch_progress&) {
+        at.push_back(std::chrono::duration<double>(clk::now() - t0).count() * 1e3);
+        return mcubes::run_control::proceed;
+      });
+      const double total = std::chrono::duration<double>(clk::now() - t0).count() * 1e3;
+      std::printf("rounds (ms from the call's start):");
+      for (const double t : at) std::printf(" %.2f", t);
+      std::printf("; returned at %.2f\n", total);
+    }
     std::vector<mcubes::result> rs;
     const double t_batch = median_seconds(runs, [&] { rs = mcubes::vegas_batch<4>(f, reg, ps, o); });
     std::uint64_t n_eval = 0;

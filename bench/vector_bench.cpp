@@ -7,7 +7,7 @@
 //   vector16 the 16 moments through mcubes::vegas_vector (covariance of 16 x 16 included).
 // Each line prints the evaluations/s and the ratio to the scalar run.
 //
-//   vector-bench [--backend cpu|cuda] [--calls N] [--iterations I] [--runs R] [--threads T]
+//   vector-bench [--backend cpu|cuda] [--calls N] [--iterations I] [--runs R] [--threads T] [--block B]
 #if defined(__CUDACC__)
 #include <mcubes/cuda.cuh>
 #else
@@ -52,7 +52,7 @@ struct moments {
 
 int main(int argc, char** argv) {
   unsigned long long calls = 2000000;
-  int iterations = 5, runs = 3, threads = 0;
+  int iterations = 5, runs = 3, threads = 0, block = 256;
   std::string backend = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
     else if (a == "--iterations") iterations = std::atoi(argv[i + 1]);
     else if (a == "--runs") runs = std::atoi(argv[i + 1]);
     else if (a == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (a == "--block") block = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--calls N] [--iterations I] [--runs R] [--threads T]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--calls N] [--iterations I] [--runs R] [--threads T] [--block B]\n", argv[0]);
       return 2;
     }
   }
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   o.min_iterations = 1;
   o.rel_tol = 1e-14;
   o.threads = threads;
+  o.cuda_threads_per_block = block;
   o.backend = backend == "cuda" ? mcubes::backend_kind::cuda : mcubes::backend_kind::cpu;
   const auto reg = mcubes::region<4>::unit();
   std::printf("vector-bench: %s, %llu calls/iteration, %d iterations, %d threads (0: all), median of %d runs\n", backend.c_str(), calls,
