@@ -516,6 +516,8 @@ class cuda_backend {
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned items of the last round are no longer read
     std::uint64_t units = 0, units_adapt = 0;
     int levels = 1;
+    bool any_zero = false;
+    std::uint32_t max_over = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const batch_pass<D>& ps = passes[order[j]];
       const std::size_t k = ps.integral;
@@ -538,11 +540,13 @@ class cuda_backend {
       it.bins = b.bins.data() + k * b.bin_values();
       it.over = b.over.data() + k * b.bin_values() * max_bin_level;
       it.params = b.host_params[k];
+      it.zero_bins = 0;
+      it.zero_over = 0;
       if (ps.adapt) {  // bins of a pass that was not adapted to (the probe, a rescaled pass) are zeroed first
-        if (!b.clean[k])
-          MCUBES_CUDA_CHECK(cudaMemsetAsync(it.bins, 0, b.bin_values() * sizeof(bin_accumulator), stream_));
-        if (b.over_dirty[k] > 0)
-          MCUBES_CUDA_CHECK(cudaMemsetAsync(it.over, 0, b.over_dirty[k] * b.bin_values() * sizeof(bin_accumulator), stream_));
+        it.zero_bins = b.clean[k] ? 0u : 1u;
+        it.zero_over = static_cast<std::uint32_t>(b.over_dirty[k]);
+        max_over = std::max(max_over, it.zero_over);
+        any_zero = any_zero || it.zero_bins != 0 || it.zero_over != 0;
         b.clean[k] = 0;
         b.over_dirty[k] = 0;
       }
@@ -553,6 +557,13 @@ class cuda_backend {
     }
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.items.data(), b.host_items.data(), n * sizeof(cuda_detail::batch_item<D, P>),
                                       cudaMemcpyHostToDevice, stream_));
+    if (any_zero) {  // one launch zeroes the bins of every adapting pass that needs it (the adapting items come first)
+      const std::uint64_t per_item = b.bin_values() * std::max<std::uint64_t>(1, max_over);
+      const unsigned y = static_cast<unsigned>(std::min<std::uint64_t>((per_item + 255) / 256, 64));
+      cuda_detail::zero_batch_bins_kernel<D, P><<<dim3(static_cast<unsigned>(n_adapt), y), 256, 0, stream_>>>(
+          b.items.data(), static_cast<unsigned>(n_adapt), b.bin_values());
+      MCUBES_CUDA_CHECK_LAUNCH("zero_batch_bins_kernel");
+    }
     if (n_adapt > 0)
       launch_batch<D, F, P, true>(f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data(), levels);
     if (n_adapt < n)
@@ -630,7 +641,7 @@ class cuda_backend {
     }
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.adapt_items.data(), b.host_adapt_items.data(),
                                       items.size() * sizeof(cuda_detail::adapt_item), cudaMemcpyHostToDevice, stream_));
-    const dim3 grid(per_item, static_cast<unsigned>(items.size()));
+    const dim3 grid(static_cast<unsigned>(items.size()), per_item);
     cuda_detail::adapt_map_batch_kernel<cuda_detail::adapt_threads><<<grid, cuda_detail::adapt_threads, smem, stream_>>>(
         b.adapt_items.data(), n, D, symmetric, alpha, global_scratch);
     MCUBES_CUDA_CHECK_LAUNCH("adapt_map_batch_kernel");

@@ -182,17 +182,18 @@ struct adapt_item {
   int top_level;
 };
 
-/// adapt_map_kernel for several maps in one launch: block (j, i) adapts axis j of items[i] (the
-/// same arithmetic, so the same edges bit for bit). Scratch per block: in dynamic shared memory
-/// when `global_scratch` is null, else at global_scratch + (i * gridDim.x + j) * adapt_scratch_doubles(n).
+/// adapt_map_kernel for several maps in one launch: block (i, j) adapts axis j of items[i] (the
+/// same arithmetic, so the same edges bit for bit; the items on the x axis of the grid, so that a
+/// batch may have up to 2^31 - 1 of them). Scratch per block: in dynamic shared memory when
+/// `global_scratch` is null, else at global_scratch + (i * gridDim.y + j) * adapt_scratch_doubles(n).
 template <int T>
 __global__ void __launch_bounds__(T) adapt_map_batch_kernel(const adapt_item* items, int n, int n_axes, bool symmetric,
                                                             double alpha, double* global_scratch) {
-  const adapt_item it = items[blockIdx.y];
+  const adapt_item it = items[blockIdx.x];
   double* scratch = global_scratch
-                        ? global_scratch + static_cast<std::size_t>(blockIdx.y) * gridDim.x * adapt_scratch_doubles(n)
+                        ? global_scratch + static_cast<std::size_t>(blockIdx.x) * gridDim.y * adapt_scratch_doubles(n)
                         : nullptr;
-  adapt_map_body<T>(it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, scratch, blockIdx.x);
+  adapt_map_body<T>(it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, scratch, blockIdx.y);
 }
 
 }  // namespace cuda_detail

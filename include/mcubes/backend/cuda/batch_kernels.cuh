@@ -45,8 +45,26 @@ struct batch_item {
   std::uint64_t tree_width;    ///< padded width of the tree over its tile values (width / tile)
   bin_accumulator* bins;       ///< its level-0 bins (D * n_bins)
   bin_accumulator* over;       ///< its overflow levels (max_bin_level * D * n_bins)
+  std::uint32_t zero_bins;     ///< 1: its level-0 bins are zeroed before the pass (zero_batch_bins_kernel)
+  std::uint32_t zero_over;     ///< overflow levels zeroed before the pass
   P params;                    ///< the integral's parameters
 };
+
+/// Zeroes, for each item i of items[0, n), its level-0 bins (zero_bins) and its first zero_over
+/// overflow levels, bin_values = D * n_bins accumulators a level; blocks (i, y) cover item i. One launch for every integral of a round whose bins a previous pass left non-zero (the probe,
+/// a rescaled pass), instead of one memset each.
+template <int D, class P>
+__global__ void zero_batch_bins_kernel(const batch_item<D, P>* items, unsigned n, std::uint64_t bin_values) {
+  const unsigned i = blockIdx.x;
+  if (i >= n) return;
+  const batch_item<D, P>& it = items[i];
+  const std::uint64_t step = static_cast<std::uint64_t>(blockDim.x) * gridDim.y;
+  const std::uint64_t first = static_cast<std::uint64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (it.zero_bins)
+    for (std::uint64_t j = first; j < bin_values; j += step) it.bins[j] = bin_accumulator{};
+  const std::uint64_t n_over = static_cast<std::uint64_t>(it.zero_over) * bin_values;
+  for (std::uint64_t j = first; j < n_over; j += step) it.over[j] = bin_accumulator{};
+}
 
 /// The pass of unit u: the largest i in [0, n) with items[i].first_unit <= u (binary search).
 template <int D, class P>
