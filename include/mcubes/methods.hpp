@@ -327,10 +327,9 @@ std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const 
 /// Integrates the vector-valued f (`mcubes::values<N> operator()(const mcubes::point<D>&) const`,
 /// 1 <= N <= 64) over `reg` with m-Cubes: every component from the same samples, with the N x N
 /// covariance of the estimates and the correlated chi2 (algorithm/vegas_vector.hpp: formulas,
-/// stopping rule, determinism) on the backend of opt (CUDA: up to 16 components,
-/// cuda_backend::max_vector_components).
-/// @throws invalid_input for bad options, backend cuda outside nvcc translation units, or more than
-///         16 components on CUDA; as vegas_vector_with and on_backend. `on_iteration` as vegas's.
+/// stopping rule, determinism) on the backend of opt.
+/// @throws invalid_input for bad options or backend cuda outside nvcc translation units; as
+///         vegas_vector_with and on_backend. `on_iteration` as vegas's.
 template <int D, class F>
 auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options& opt = {},
                   const iteration_callback& on_iteration = {}) {

@@ -1,10 +1,12 @@
 // Vector-valued integrands (algorithm/vegas_vector.hpp) on the CPU: one component is bitwise the
-// scalar run; thread-count invariance; each component within 4 sigma of its exact value; the
-// iteration covariance against a direct computation on the same samples; linearly dependent
-// components; convergence of every component; failures and the CUDA refusal.
+// scalar run; the vector chunking; thread-count invariance (4 and 16 components); each component
+// within 4 sigma of its exact value; the iteration covariance against a direct computation on the
+// same samples (2 and 6 samples per sub-cube); linearly dependent components; convergence of every
+// component; failures and the CUDA refusal.
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -66,13 +68,80 @@ TEST(VectorCpu, OneComponentIsTheScalarRunBitwise) {
   }
 }
 
+// Chunks of at least vector_chunk_samples samples for N > 1, the scalar chunking for N = 1
+TEST(VectorCpu, VectorChunking) {
+  static_assert(mcubes::vector_chunk_samples<1> == 0, "one component: the scalar chunking");
+  const std::uint64_t s = mcubes::vector_chunk_samples<4>;
+  EXPECT_EQ(s, 32u);
+  EXPECT_EQ(mcubes::vector_chunk_samples<64>, s);
+  const auto scalar = mcubes::make_stratification(2, 20000);
+  const auto vec = mcubes::make_stratification(2, 20000, s);
+  EXPECT_EQ(scalar.chunk_cubes, 1u);
+  EXPECT_EQ(vec.samples_per_cube, 2u);
+  EXPECT_EQ(vec.chunk_cubes, 16u);
+  EXPECT_EQ(vec.n_chunks, (vec.n_cubes + 15) / 16);
+  const auto seven = mcubes::make_stratification(7, 100000, s);  // 4^7 sub-cubes of 6 samples
+  EXPECT_EQ(seven.samples_per_cube, 6u);
+  EXPECT_EQ(seven.chunk_cubes, 6u);
+  EXPECT_EQ(seven.n_chunks, 2731u);  // the last chunk holds 4 sub-cubes
+  const auto tiny = mcubes::make_stratification(2, 40, s);  // fewer sub-cubes than a chunk wants
+  EXPECT_EQ(tiny.chunk_cubes, tiny.n_cubes);
+  EXPECT_EQ(tiny.n_chunks, 1u);
+  const auto big = mcubes::make_stratification(3, 1ull << 26, s);  // max_chunks binds
+  EXPECT_LE(big.n_chunks, mcubes::max_chunks);
+  EXPECT_GE(big.chunk_cubes * big.samples_per_cube, s);
+}
+
 TEST(VectorCpu, SameBitsForAnyThreadCount) {
   const auto reg = mcubes::region<2>::unit();
   const auto a = mcubes::vegas_vector<2>(four{}, reg, options(1));
-  const auto b = mcubes::vegas_vector<2>(four{}, reg, options(4));
-  for (int i = 0; i < 4; ++i) EXPECT_TRUE(same_bits(a.estimate[i], b.estimate[i])) << i;
-  for (std::size_t t = 0; t < a.covariance.size(); ++t) EXPECT_TRUE(same_bits(a.covariance[t], b.covariance[t])) << t;
-  EXPECT_TRUE(same_bits(a.chi2_dof_vector, b.chi2_dof_vector));
+  for (int threads : {2, 3, 4, 7}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    const auto b = mcubes::vegas_vector<2>(four{}, reg, options(threads));
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(same_bits(a.estimate[i], b.estimate[i])) << i;
+    for (std::size_t t = 0; t < a.covariance.size(); ++t) EXPECT_TRUE(same_bits(a.covariance[t], b.covariance[t])) << t;
+    EXPECT_TRUE(same_bits(a.chi2_dof_vector, b.chi2_dof_vector));
+  }
+}
+
+// 16 moments w x0^k of alternating signs
+struct sixteen {
+  mcubes::values<16> operator()(const mcubes::point<2>& x) const {
+    const double w = scalar_peak{}(x) + 0.1 * x[1];
+    mcubes::values<16> v;
+    double m = w;
+    for (int k = 0; k < 16; ++k, m *= x[0]) v[k] = k % 2 == 0 ? m : -m;
+    return v;
+  }
+};
+TEST(VectorCpu, SixteenComponentsSameBitsForAnyThreadCount) {
+  const auto reg = mcubes::region<2>::unit();
+  mcubes::vegas_options o = options(1);
+  o.calls_per_iteration = 100000;
+  o.max_iterations = 5;
+  o.adapt_iterations = 3;
+  o.skip = 1;
+  o.min_iterations = 2;
+  const auto a = mcubes::vegas_vector<2>(sixteen{}, reg, o);
+  for (int threads : {2, 5}) {
+    o.threads = threads;
+    const auto b = mcubes::vegas_vector<2>(sixteen{}, reg, o);
+    ASSERT_EQ(a.iterations.size(), b.iterations.size());
+    for (std::size_t k = 0; k < a.iterations.size(); ++k) {
+      for (int i = 0; i < 16; ++i) EXPECT_TRUE(same_bits(a.iterations[k].estimate[i], b.iterations[k].estimate[i])) << k << " " << i;
+      for (int t = 0; t < 256; ++t)
+        EXPECT_TRUE(same_bits(a.iterations[k].covariance[t], b.iterations[k].covariance[t])) << k << " " << t;
+    }
+  }
+  // a covariance matrix: symmetric, non-negative diagonal, |correlation| <= 1
+  for (const auto& it : a.iterations)
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_GT(it.covariance[i * 16 + i], 0) << i;
+      for (int j = 0; j < 16; ++j) {
+        EXPECT_EQ(it.covariance[i * 16 + j], it.covariance[j * 16 + i]);
+        EXPECT_LE(std::fabs(it.covariance[i * 16 + j]), std::sqrt(it.covariance[i * 16 + i] * it.covariance[j * 16 + j]) * (1 + 1e-12));
+      }
+    }
 }
 
 TEST(VectorCpu, EveryComponentWithinFourSigmaAndDependentComponentsExact) {
@@ -97,22 +166,30 @@ TEST(VectorCpu, EveryComponentWithinFourSigmaAndDependentComponentsExact) {
   EXPECT_GT(r.q_vector, 1e-3);
 }
 
+// `four` in 7 dimensions (x0, x1 and x6 only): 100000 calls give 4^7 sub-cubes of 6 samples
+struct four7 {
+  mcubes::values<4> operator()(const mcubes::point<7>& x) const {
+    return four{}(mcubes::point<2>{{x[0], 0.5 * (x[1] + x[6])}});
+  }
+};
+
 // The iteration covariance of a one-iteration run on the uniform map, recomputed directly from the
 // same samples (sample points from the stream contract, per sub-cube sums in long double).
-TEST(VectorCpu, IterationCovarianceMatchesADirectComputation) {
+template <int D, class F>
+void expect_iteration_covariance_matches_direct(const F& f, const mcubes::region<D>& reg, std::uint64_t calls) {
   mcubes::vegas_options o = options(2);
+  o.calls_per_iteration = calls;
   o.max_iterations = 1;
   o.adapt_iterations = 0;
   o.skip = 0;
   o.min_iterations = 1;
-  const mcubes::region<2> reg({0.0, -1.0}, {2.0, 1.0});
-  const auto r = mcubes::vegas_vector<2>(four{}, reg, o);
+  const auto r = mcubes::vegas_vector<D>(f, reg, o);
   ASSERT_EQ(r.iterations.size(), 1u);
 
-  const mcubes::stratification st = mcubes::make_stratification(2, o.calls_per_iteration);
-  const mcubes::adaptive_map<2> uniform(o.n_bins);
-  mcubes::sampling_params<2> sp{};
-  for (int j = 0; j < 2; ++j) sp.lower[j] = reg.lower()[j], sp.width[j] = reg.width(j);
+  const mcubes::stratification st = mcubes::make_stratification(D, o.calls_per_iteration);
+  const mcubes::adaptive_map<D> uniform(o.n_bins);
+  mcubes::sampling_params<D> sp{};
+  for (int j = 0; j < D; ++j) sp.lower[j] = reg.lower()[j], sp.width[j] = reg.width(j);
   sp.g = st.g;
   sp.inv_g = 1.0 / static_cast<double>(st.g);
   sp.n_cubes = st.n_cubes;
@@ -123,14 +200,14 @@ TEST(VectorCpu, IterationCovarianceMatchesADirectComputation) {
   const long double p = static_cast<long double>(st.samples_per_cube);
   long double est[4] = {}, cov[4][4] = {};
   for (std::uint64_t c = 0; c < st.n_cubes; ++c) {
-    std::uint64_t coord[2];
-    mcubes::cube_coordinates<2>(c, st.g, coord);
+    std::uint64_t coord[D];
+    mcubes::cube_coordinates<D>(c, st.g, coord);
     long double s1[4] = {}, s2[4][4] = {};
     for (std::uint64_t k = 0; k < st.samples_per_cube; ++k) {
-      mcubes::point<2> x;
-      int bin[2];
-      const double jac = mcubes::make_sample<2>(sp, uniform.view(), coord, c * st.samples_per_cube + k, x, bin);
-      const auto v = four{}(x);
+      mcubes::point<D> x;
+      int bin[D];
+      const double jac = mcubes::make_sample<D>(sp, uniform.view(), coord, c * st.samples_per_cube + k, x, bin);
+      const auto v = f(x);
       for (int i = 0; i < 4; ++i) {
         s1[i] += static_cast<long double>(v[i]) * jac;
         for (int j = 0; j < 4; ++j) s2[i][j] += static_cast<long double>(v[i]) * jac * v[j] * jac;
@@ -159,6 +236,18 @@ TEST(VectorCpu, IterationCovarianceMatchesADirectComputation) {
     if (t % 5 != 0) {
       EXPECT_NEAR(r.covariance[t], r.iterations[0].covariance[t], 1e-15 * std::fabs(r.covariance[t]) + 1e-300);
     }
+}
+
+TEST(VectorCpu, IterationCovarianceMatchesADirectComputation) {
+  expect_iteration_covariance_matches_direct<2>(four{}, mcubes::region<2>({0.0, -1.0}, {2.0, 1.0}), 20000);
+}
+
+TEST(VectorCpu, IterationCovarianceMatchesADirectComputationWithSixSamplesPerCube) {
+  ASSERT_EQ(mcubes::make_stratification(7, 100000).samples_per_cube, 6u);
+  std::array<double, 7> lo{}, hi{};
+  hi.fill(1.0);
+  lo[1] = -1.0, hi[0] = 2.0;
+  expect_iteration_covariance_matches_direct<7>(four7{}, mcubes::region<7>(lo, hi), 100000);
 }
 
 // Component 1 is much harder than component 0: the run goes on until it meets the tolerance too.

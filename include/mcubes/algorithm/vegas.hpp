@@ -111,11 +111,13 @@ int map_bins(const Map& map) {
 template <int D>
 class vegas_run {
  public:
+  /// min_chunk_samples: chunks of at least that many samples (make_stratification; 0, the scalar
+  /// chunking, except for vector-valued integrands).
   /// @throws invalid_input for bad options (validate()), a state beyond the iteration index range.
   vegas_run(const region<D>& reg, const vegas_options& opt, vegas_state& state, std::string backend_name,
-            int map_n_bins)
+            int map_n_bins, std::uint64_t min_chunk_samples = 0)
       : opt_(opt), state_(state), run_start_(std::chrono::steady_clock::now()),
-        st_(make_stratification(D, opt.calls_per_iteration)) {
+        st_(make_stratification(D, opt.calls_per_iteration, min_chunk_samples)) {
     static_assert(D >= 1, "dimension must be at least 1");
     validate(opt, D);
     MCUBES_EXPECTS(map_n_bins == opt.n_bins, "the adaptive map has ", map_n_bins,

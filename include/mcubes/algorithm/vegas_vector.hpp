@@ -27,10 +27,16 @@
 /// The run converges when every component has error_i <= max(abs_tol, rel_tol |estimate_i|) and
 /// chi2_dof_i <= max_chi2_dof after min_iterations accumulated iterations.
 ///
+/// Chunking: with N > 1, chunks of at least vector_chunk_samples<N> samples (core/
+/// vector_sampler.hpp: the per-chunk reduction of M = N + N (N + 1) / 2 sums is amortised over
+/// them), handed to every backend through the run's stratification and sampling_params
+/// (chunk_cubes), so that all backends sum the same chunk partials; the bin-scale probe visits
+/// 1 in probe_stride of these chunks. One component keeps the scalar chunking.
+///
 /// Determinism: as the scalar run (bitwise for any number of threads or CUDA block size). Backends:
-/// the CPU (backend/cpu/vector_pass.hpp) and CUDA up to 16 components (backend/cuda/
-/// vector_kernels.cuh); both reduce over the same fixed tree, so they agree bitwise where the
-/// integrand's arithmetic does (no FMA contraction).
+/// the CPU (backend/cpu/vector_pass.hpp) and CUDA (backend/cuda/vector_kernels.cuh); both reduce
+/// the same chunk partials over the same fixed tree, so they agree bitwise where the integrand's
+/// arithmetic does (no FMA contraction).
 
 #include <cmath>
 #include <cstdint>
@@ -134,7 +140,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   validate(opt, D);
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
-  vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins);
+  vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins, vector_chunk_samples<N>);
   const double w = run.cube_weight();
   constexpr int M = vector_partial_size<N>;
   std::vector<double> pending(M, 0.0);

@@ -343,28 +343,29 @@ class cuda_backend {
     return out;
   }
 
-  /// Largest number of components of a vector integrand on the CUDA backend (each thread holds
-  /// its chunk's N + N (N + 1) / 2 sums in local memory).
-  static constexpr int max_vector_components = 16;
+  /// Largest number of components of a vector integrand on the CUDA backend (as on the CPU).
+  static constexpr int max_vector_components = 64;
 
   /// One pass of a vector-valued integrand (values<N>, N <= max_vector_components) over the map
   /// `map` (backend/cuda/vector_kernels.cuh): the same contract as the CPU's sample_vector (the
   /// bins stay on the device for adapt_map, as sample()). Synchronises once.
+  ///
+  /// Kernel and block size: where the tile kernel fits (vector_tile_fits: N > 1 and the partials
+  /// of 32 chunks fit in 96 KiB of shared memory, N <= 25) it runs with B = 64 threads per block if
+  /// the policy allows at least 64, those fit too (N <= 18) and a multiprocessor then holds at least
+  /// as many threads as with B = 32, else with B = 32; otherwise v_sample_vector_kernel with the
+  /// policy's threads_per_block. None of this changes a bit of the result.
   /// @throws invalid_input if N > max_vector_components; cuda_error if a CUDA call fails.
   template <int D, int N, class F>
   vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
                                  bool adapt, std::uint64_t stride = 1) {
     MCUBES_EXPECTS(N <= max_vector_components, "the CUDA backend integrates vector integrands of up to ",
-                   max_vector_components, " components, got ", N, " (use backend cpu)");
+                   max_vector_components, " components, got ", N);
     constexpr int M = vector_partial_size<N>;
     use_device();
-    const int B = policy_.threads_per_block;
     const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
     const std::uint64_t width = next_pow2(n_sel);
-    const std::uint64_t tile = std::min<std::uint64_t>(B, width);
-    const std::uint64_t n_tiles = (n_sel + B - 1) / B;
     const std::size_t n_bin_values = static_cast<std::size_t>(D) * map.n_bins;
-    if (vector_tiles_.size() < n_tiles * M) vector_tiles_ = device_array<double>(n_tiles * M);
     if (vector_out_.size() < static_cast<std::size_t>(M) + 4) {
       vector_out_ = device_array<double>(M + 4);
       host_vector_out_ = pinned_array<double>(M + 4);
@@ -378,19 +379,70 @@ class cuda_backend {
       bins_clean_ = false;
       over_dirty_ = 0;
     }
-    auto kernel = adapt ? (B <= 256 ? cuda_detail::v_sample_vector_kernel<D, N, F, true, 256>
-                                    : cuda_detail::v_sample_vector_kernel<D, N, F, true, 1024>)
-                        : (B <= 256 ? cuda_detail::v_sample_vector_kernel<D, N, F, false, 256>
-                                    : cuda_detail::v_sample_vector_kernel<D, N, F, false, 1024>);
-    const int per_sm = blocks_per_sm(kernel, B, 0);
-    if (per_sm < 1) throw cuda_error("the vector V-Sample kernel cannot run with " + std::to_string(B) + " threads per block");
-    std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
-    if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
-    grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
-    kernel<<<static_cast<unsigned>(grid), B, 0, stream_>>>(f, sp, map, stride, n_sel, n_tiles, vector_tiles_.data(),
-                                                           bins_.data(), over_.data(), flags_.data(),
-                                                           philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
-    MCUBES_CUDA_CHECK_LAUNCH("v_sample_vector_kernel");
+    const philox_schedule rng = philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration);
+    int B = policy_.threads_per_block;
+    std::uint64_t n_tiles = 0;
+    // Launches `kernel` with B threads and smem bytes over the n_tiles tiles (grid: the resident
+    // blocks, at most one per tile).
+    const auto launch_vector = [&](auto kernel, std::size_t smem, const char* name) {
+      const int per_sm = blocks_per_sm(kernel, B, smem);
+      if (per_sm < 1)
+        throw cuda_error(std::string(name) + " cannot run with " + std::to_string(B) + " threads per block and " +
+                         std::to_string(smem) + " bytes of shared memory");
+      std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * props_.multiProcessorCount;
+      if (policy_.max_blocks > 0) grid = std::min<std::uint64_t>(grid, policy_.max_blocks);
+      grid = std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, n_tiles));
+      kernel<<<static_cast<unsigned>(grid), B, smem, stream_>>>(f, sp, map, stride, n_sel, n_tiles, vector_tiles_.data(),
+                                                                bins_.data(), over_.data(), flags_.data(), rng);
+      MCUBES_CUDA_CHECK_LAUNCH(name);
+    };
+    const auto ensure_tiles = [&] {
+      n_tiles = (n_sel + B - 1) / B;
+      if (vector_tiles_.size() < n_tiles * M) vector_tiles_ = device_array<double>(n_tiles * M);
+    };
+    if constexpr (cuda_detail::vector_tile_fits(N, 32)) {
+      constexpr std::size_t smem32 = cuda_detail::vector_tile_smem_bytes(M, 32);
+      B = 32;
+      if constexpr (cuda_detail::vector_tile_fits(N, 64)) {
+        constexpr std::size_t smem64 = cuda_detail::vector_tile_smem_bytes(M, 64);
+        if (policy_.threads_per_block >= 64) {
+          const int r32 = 32 * (adapt ? blocks_per_sm(cuda_detail::v_sample_vector_tile_kernel<D, N, F, true, 32>, 32, smem32)
+                                      : blocks_per_sm(cuda_detail::v_sample_vector_tile_kernel<D, N, F, false, 32>, 32, smem32));
+          const int r64 = 64 * (adapt ? blocks_per_sm(cuda_detail::v_sample_vector_tile_kernel<D, N, F, true, 64>, 64, smem64)
+                                      : blocks_per_sm(cuda_detail::v_sample_vector_tile_kernel<D, N, F, false, 64>, 64, smem64));
+          if (r64 >= r32) B = 64;
+        }
+        if (B == 64) {
+          ensure_tiles();
+          if (adapt)
+            launch_vector(cuda_detail::v_sample_vector_tile_kernel<D, N, F, true, 64>, smem64, "v_sample_vector_tile_kernel");
+          else
+            launch_vector(cuda_detail::v_sample_vector_tile_kernel<D, N, F, false, 64>, smem64, "v_sample_vector_tile_kernel");
+        }
+      }
+      if (B == 32) {
+        ensure_tiles();
+        if (adapt)
+          launch_vector(cuda_detail::v_sample_vector_tile_kernel<D, N, F, true, 32>, smem32, "v_sample_vector_tile_kernel");
+        else
+          launch_vector(cuda_detail::v_sample_vector_tile_kernel<D, N, F, false, 32>, smem32, "v_sample_vector_tile_kernel");
+      }
+    } else {
+      ensure_tiles();
+      if (adapt) {
+        if (B <= 256)
+          launch_vector(cuda_detail::v_sample_vector_kernel<D, N, F, true, 256>, 0, "v_sample_vector_kernel");
+        else
+          launch_vector(cuda_detail::v_sample_vector_kernel<D, N, F, true, 1024>, 0, "v_sample_vector_kernel");
+      } else {
+        if (B <= 256)
+          launch_vector(cuda_detail::v_sample_vector_kernel<D, N, F, false, 256>, 0, "v_sample_vector_kernel");
+        else
+          launch_vector(cuda_detail::v_sample_vector_kernel<D, N, F, false, 1024>, 0, "v_sample_vector_kernel");
+      }
+    }
+    // the tiles are aligned groups of B chunks: the tree over them has width / min(B, width) leaves
+    const std::uint64_t tile = std::min<std::uint64_t>(B, width);
     auto* out_flags = reinterpret_cast<cuda_detail::device_flags*>(vector_out_.data() + M);
     cuda_detail::vector_tree_reduce_kernel<M><<<static_cast<unsigned>((M + 1) / 2), 1024, 0, stream_>>>(
         vector_tiles_.data(), n_tiles, width / tile, vector_out_.data(), flags_.data(), out_flags);

@@ -6,8 +6,10 @@
 /// In the unit hypercube each axis is cut into g = floor((maxcalls/2)^(1/d)) equal intervals,
 /// giving m = g^d sub-cubes with p = max(2, floor(maxcalls/m)) samples each (n_eval = m*p <= maxcalls).
 /// Sub-cube c has coordinates c_j = floor(c / g^j) mod g (axis 0 varies fastest).
-/// Chunks: consecutive runs of `chunk_cubes` sub-cubes, chunk_cubes = ceil(m / max_chunks); the
-/// chunking depends only on (d, maxcalls), never on threads, blocks or devices.
+/// Chunks: consecutive runs of `chunk_cubes` sub-cubes, chunk_cubes = ceil(m / max_chunks), or for
+/// a problem that asks for at least S samples per chunk (vector-valued integrands,
+/// core/vector_sampler.hpp: vector_chunk_samples) max(ceil(m / max_chunks), ceil(S / p)) capped at m;
+/// the chunking depends only on (d, maxcalls, S), never on threads, blocks or devices.
 
 #include <cmath>
 #include <cstdint>
@@ -44,11 +46,12 @@ inline std::uint64_t saturating_pow(std::uint64_t base, int exp) {
 }
 }  // namespace detail
 
-/// Builds the grid for a d-dimensional problem with maxcalls evaluations per iteration.
+/// Builds the grid for a d-dimensional problem with maxcalls evaluations per iteration, with chunks
+/// of at least min_chunk_samples samples where the sub-cubes allow (0: the scalar chunking).
 /// g is computed in floating point and then corrected with exact integer powers, so it is the
 /// exact floor((maxcalls/2)^(1/d)) on every platform.
 /// @throws invalid_input if d < 1 or maxcalls < 2 (no sub-cube of two samples fits).
-inline stratification make_stratification(int dim, std::uint64_t maxcalls) {
+inline stratification make_stratification(int dim, std::uint64_t maxcalls, std::uint64_t min_chunk_samples = 0) {
   MCUBES_EXPECTS(dim >= 1, "dimension must be at least 1 (got ", dim, ")");
   MCUBES_EXPECTS(maxcalls >= 2, "calls per iteration (", maxcalls, ") too few for one sub-cube of 2 samples");
   const std::uint64_t half = maxcalls / 2;
@@ -63,6 +66,8 @@ inline stratification make_stratification(int dim, std::uint64_t maxcalls) {
   const std::uint64_t p = maxcalls / s.n_cubes;
   s.samples_per_cube = p < 2 ? 2 : p;
   s.chunk_cubes = (s.n_cubes + max_chunks - 1) / max_chunks;
+  const std::uint64_t for_samples = (min_chunk_samples + s.samples_per_cube - 1) / s.samples_per_cube;
+  if (for_samples > s.chunk_cubes) s.chunk_cubes = for_samples < s.n_cubes ? for_samples : s.n_cubes;
   s.n_chunks = (s.n_cubes + s.chunk_cubes - 1) / s.chunk_cubes;
   return s;
 }

@@ -2,20 +2,37 @@
 /// @file core/vector_sampler.hpp
 /// The serial body of V-Sample / V-Sample-No-Adjust for a vector-valued integrand (values<N>) over
 /// one chunk of sub-cubes, as core/sampler.hpp's sample_chunk does for a scalar one: the same
-/// points, jacobians and sub-cube order. Per sub-cube c with p samples, s_i = sum_samples f_i J and
-/// s_ij = sum_samples (f_i J)(f_j J) (i <= j):
-///   I_c,i = s_i / p,
-///   cov_c(i, i) = (s_ii - s_i (s_i / p)) / (p (p - 1)), clamped at 0 if negative (the scalar
-///   path's variance, the same operations),
-///   cov_c(i, j) = (s_ij - s_i (s_j / p)) * fl(1 / (p (p - 1))) for i < j (a product: one division
-///   per sub-cube instead of N (N - 1) / 2),
-/// the covariance of the sub-cube's estimates of components i and j; the chunk's partial holds their sums over its sub-cubes. The
-/// adaptive map learns from component 0 alone ((f_0 J)^2 into the bins, as the scalar path), so a
-/// one-component integrand samples and adapts exactly as the scalar one. A sample where any
-/// component is NaN or +-Inf, or where some (f_i J)^2 overflows, is recorded (the first by sample
-/// index) and adds nothing. Host and device code.
+/// points, jacobians and sub-cube order. Per sub-cube c with p samples f_k = f(x_k) J(x_k),
+/// k = 1..p (a failing sample counts as f_k = 0, see below):
+///   I_c,i = s_i / p with s_i = sum_k f_k,i (the scalar path's mean),
+///   cov_c(i, j) = sum_k (f_k,i - mean_i)(f_k,j - mean_j) / (p (p - 1)), i <= j,
+/// the covariance of the sub-cube's estimates of components i and j; the chunk's partial holds
+/// their sums over its sub-cubes.
+///
+/// The covariance numerator is accumulated sample by sample (Welford's co-moment update, no
+/// per-sub-cube N x N state): with mu_0 = 0 and, for sample k of the sub-cube,
+///   delta_i = f_k,i - mu_i,   mu_i <- mu_i + delta_i * fl(1 / k),
+///   a_i = delta_i * fl(1 / (p (p - 1))),   b_j = f_k,j - mu_j (the updated mean),
+///   partial cov(i, j) += a_i * b_j      (i <= j; only for k >= 2: at k = 1, b = 0),
+/// since sum_k (f_k,i - mu_(k-1),i)(f_k,j - mu_k,j) = sum_k (f_k,i - mean_i)(f_k,j - mean_j)
+/// exactly in real arithmetic. mu_k lies between mu_(k-1) and f_k (also after rounding), so a_i and
+/// b_i never have opposite signs: the diagonal terms are >= 0 without a clamp. Skipping k = 1 is
+/// exact: its terms are +-0, and a partial (which starts at +0 and is never -0) does not change
+/// when +-0 is added.
+///
+/// One component (N = 1) keeps the scalar path's arithmetic: s_2 = sum_k f_k^2 and
+/// cov_c(0, 0) = (s_2 - s_1 (s_1 / p)) / (p (p - 1)) clamped at 0, so that a one-component
+/// integrand is bitwise the scalar run (tested), with the scalar chunking.
+///
+/// The adaptive map learns from component 0 alone ((f_0 J)^2 into the bins, as the scalar path).
+/// A sample where any component is NaN or +-Inf, or where some (f_i J)^2 overflows, is recorded
+/// (the first by sample index) and adds nothing. No operation may be contracted into a fused
+/// multiply-add (host: the baseline x86-64 target, or -ffp-contract=off; CUDA: --fmad=false), so
+/// that every backend computes the same bits. Host and device code.
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../config.hpp"
 #include "../values.hpp"
@@ -31,28 +48,60 @@ inline constexpr int vector_partial_size = N + N * (N + 1) / 2;
 /// Index of cov(i, j), i <= j, in the triangle (after the N estimates).
 MCUBES_HOST_DEVICE constexpr int triangle_index(int n, int i, int j) { return i * n - i * (i - 1) / 2 + (j - i); }
 
-/// Samples chunk `chunk` of a vector-valued integrand serially: adds sum_c I_c,i to out[i] and
-/// sum_c cov_c(i, j) to out[N + triangle_index(N, i, j)] (out zeroed by the caller), and returns
-/// the flags (n_nonzero: samples with a non-zero component; first_non_finite, non_finite_value:
-/// component 0's value there; max_contribution: of (f_0 J)^2) with estimate/variance those of
-/// component 0.
+/// Least samples per chunk of a vector integrand of N components (make_stratification's
+/// min_chunk_samples): 0 for N = 1 (the scalar chunking, so bitwise the scalar run), 32 otherwise.
+/// Each chunk pays a fixed cost proportional to M = vector_partial_size<N> (zeroing and reducing its
+/// M partial sums; on the GPU also a barrier and a tile reduction of about 2 M operations per
+/// thread), and each sample pays about 4 M (its covariance update); both grow with M, so a fixed
+/// count of samples per chunk amortises the chunk's cost whatever N: with 32 the per-chunk cost is
+/// a few per cent of the chunk's sampling, while calls / 32 chunks (62,500 at 2e6 calls per
+/// iteration) still fill a GPU whose vector kernels hold some 20,000 threads. Depends on N only,
+/// never on the backend or the launch.
+template <int N>
+inline constexpr std::uint64_t vector_chunk_samples = N == 1 ? 0 : 32;
+
+/// Samples chunk `chunk` of a vector-valued integrand serially: adds sum_c I_c,i to out[i * s] and
+/// sum_c cov_c(i, j) to out[(N + triangle_index(N, i, j)) * s] with s = out_stride (out zeroed by
+/// the caller; the CPU passes s = 1, the CUDA shared-memory kernel its tile's column stride), and
+/// returns the flags (n_nonzero: samples with a non-zero component; first_non_finite,
+/// non_finite_value: component 0's value there; max_contribution: of (f_0 J)^2) with
+/// estimate/variance those of component 0.
 template <int D, int N, class F, class Bins, class U>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
-                                                            std::uint64_t chunk, Bins& bins, const U& uni, double* out) {
+                                                            std::uint64_t chunk, Bins& bins, const U& uni, double* out,
+                                                            std::size_t out_stride = 1) {
   chunk_partial flags;
   const std::uint64_t begin = chunk * sp.chunk_cubes;
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
   const double pd = static_cast<double>(sp.p);
   const double inv_den = 1.0 / (pd * (pd - 1));
-  double s1[N], s2[N * (N + 1) / 2];
-  for (std::uint64_t c = begin; c < end; ++c) {
+  double* const cov = out + static_cast<std::size_t>(N) * out_stride;
+  // Sub-cube coordinates by an odometer (axis 0 fastest), as sample_chunk: the same values as
+  // cube_coordinates, one division per axis per chunk.
+  using coord_t = std::conditional_t<(D >= 2), std::uint32_t, double>;
+  const coord_t gc = static_cast<coord_t>(sp.g);
+  coord_t coord[D];
+  if (begin < end) {
     std::uint64_t ic[D];
-    cube_coordinates<D>(c, sp.g, ic);
+    cube_coordinates<D>(begin, sp.g, ic);
+    for (int j = 0; j < D; ++j) coord[j] = static_cast<coord_t>(ic[j]);
+  }
+  for (std::uint64_t c = begin; c < end; ++c) {
+    if (c != begin)
+      for (int j = 0; j < D; ++j) {
+        coord[j] += 1;
+        if (coord[j] < gc) break;
+        coord[j] = 0;
+      }
     double cd[D];
-    for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(ic[j]);
-    for (int i = 0; i < N; ++i) s1[i] = 0;
-    for (int t = 0; t < N * (N + 1) / 2; ++t) s2[t] = 0;
+    for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
+    double s1[N], mu[N];
+    double s2 = 0;  // N = 1 only
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < N; ++i) s1[i] = 0, mu[i] = 0;
     const std::uint64_t first = c * sp.p, last = first + sp.p;
     for (std::uint64_t index = first; index != last; ++index) {
       point<D> x;
@@ -61,6 +110,9 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       values<N> v = sample_value<D>(f, x, index);
       double fj[N];
       bool bad = false, any = false;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
       for (int i = 0; i < N; ++i) {
         fj[i] = v[i] * jac;
         const double q = fj[i] * fj[i];
@@ -69,14 +121,42 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       }
       if (bad) {
         if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v[0];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
         for (int i = 0; i < N; ++i) fj[i] = 0;
         any = false;
       }
       if (any) ++flags.n_nonzero;
-      for (int i = 0; i < N; ++i) {
-        s1[i] += fj[i];
-        double* row = s2 + triangle_index(N, i, i);
-        for (int j = i; j < N; ++j) row[j - i] += fj[i] * fj[j];
+      if constexpr (N == 1) {
+        s1[0] += fj[0];
+        s2 += fj[0] * fj[0];
+      } else {
+        const double inv_k = 1.0 / static_cast<double>(index - first + 1);
+        double a[N], b[N];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int i = 0; i < N; ++i) {
+          s1[i] += fj[i];
+          const double delta = fj[i] - mu[i];
+          mu[i] = mu[i] + delta * inv_k;
+          a[i] = delta * inv_den;
+          b[i] = fj[i] - mu[i];
+        }
+        if (index != first) {
+          double* row = cov;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+          for (int i = 0; i < N; ++i) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+            for (int j = i; j < N; ++j) row[(j - i) * out_stride] += a[i] * b[j];
+            row += (N - i) * out_stride;
+          }
+        }
       }
       if constexpr (Bins::enabled) {
         const double fj2 = fj[0] * fj[0];
@@ -84,21 +164,21 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
         add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), [&](int j) { return bin[j]; });
       }
     }
-    double mean[N];
-    for (int i = 0; i < N; ++i) {
-      mean[i] = s1[i] / pd;
-      out[i] += mean[i];
-    }
-    for (int i = 0; i < N; ++i) {
-      const int row = triangle_index(N, i, i);
-      double cv = (s2[row] - s1[i] * mean[i]) / (pd * (pd - 1));  // the scalar path's variance
+    if constexpr (N == 1) {
+      const double mean = s1[0] / pd;
+      out[0] += mean;
+      double cv = (s2 - s1[0] * mean) / (pd * (pd - 1));  // the scalar path's variance
       if (cv <= 0) cv = 0;  // rounding; a NaN stays NaN and is reported
-      out[N + row] += cv;
-      for (int j = i + 1; j < N; ++j) out[N + row + (j - i)] += (s2[row + (j - i)] - s1[i] * mean[j]) * inv_den;
+      cov[0] += cv;
+    } else {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int i = 0; i < N; ++i) out[i * out_stride] += s1[i] / pd;
     }
   }
   flags.estimate = out[0];
-  flags.variance = out[N];
+  flags.variance = cov[0];
   return flags;
 }
 

@@ -3,10 +3,14 @@
 /// One Vegas pass of a vector-valued integrand on CPU threads (cpu_backend::sample_vector): the
 /// tile scheme of backend/cpu.hpp over the chunk partials of core/vector_sampler.hpp, i.e. N
 /// estimates and the N (N + 1) / 2 covariance sums per chunk, merged element by element over the
-/// same fixed pairwise tree as the scalar path (tiles of min(1024, P) chunks, P the padded width;
-/// within a tile a binary counter over the chunk partials padded with zero leaves to the tile's
-/// width, which is that tree's tile node; then the tree over the tile nodes). Deterministic for
-/// any thread count; component 0's estimate and variance are bitwise those of the scalar pass.
+/// same fixed pairwise tree as the scalar path (tiles of T chunks, T a power of two <= min(1024, P),
+/// P the padded width; within a tile a binary counter over the chunk partials padded with zero
+/// leaves to the tile's width, which is that tree's tile node; then the tree over the tile nodes).
+/// Every aligned power-of-two group of leaves is a node of the tree, so T changes no bit: it is
+/// halved (down to 16) until there are at least 4 tiles per thread, since vector chunks are few
+/// (core/vector_sampler.hpp: vector_chunk_samples), except for array integrands, whose calls of f
+/// stay as large as before. Deterministic for any thread count; a
+/// one-component integrand's estimate and variance are bitwise those of the scalar pass.
 ///
 /// Vector-valued array integrands (integrand.hpp: array_integrand = true, values row-major (n, N);
 /// e.g. a NumPy function of the Python module): within a tile, per group of consecutive chunks of
@@ -96,7 +100,9 @@ vector_pass_sums cpu_sample_vector(int threads, const F& f, const sampling_param
   constexpr int M = vector_partial_size<N>;
   const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
   const std::uint64_t width = next_pow2(n_sel);
-  const std::uint64_t tile = std::min<std::uint64_t>(1024, width);
+  std::uint64_t tile = std::min<std::uint64_t>(1024, width);
+  if constexpr (!is_array_integrand_v<F, D>)  // array integrands: one call of f per tile at most, keep them large
+    while (tile > 16 && (n_sel + tile - 1) / tile < 4 * static_cast<std::uint64_t>(threads)) tile /= 2;
   const std::uint64_t n_tiles = (n_sel + tile - 1) / tile;
   const std::size_t n_bin_values = adapt ? static_cast<std::size_t>(D) * map.n_bins : 0;
   const int n_workers = static_cast<int>(std::min<std::uint64_t>(threads, n_tiles));
