@@ -17,7 +17,8 @@
 /// How: compile() checks the text (source.hpp), generates a translation unit holding the functor
 /// and the C entry points of abi.hpp, and compiles it into a shared object for the backend of the
 /// options: the system C++ compiler for the CPU, nvcc for CUDA (toolchain.hpp: which compiler,
-/// which flags, which headers), under a time limit. The object is cached (cache.hpp: the key, the
+/// which flags, which headers; nvcc's steps run with the host front end beside the device
+/// compilation, nvcc_steps.hpp), under a time limit. The object is cached (cache.hpp: the key, the
 /// checks before loading, the folder's rights), loaded with dlopen, checked against the key it was
 /// compiled under, and run: the object calls mcubes::vegas_with (plain_mc_with, midpoint_with), as
 /// the library's one-call methods do, on a cpu_backend or a cuda_backend.
@@ -61,6 +62,7 @@
 #include "result.hpp"
 #include "jit/abi.hpp"
 #include "jit/cache.hpp"
+#include "jit/nvcc_steps.hpp"
 #include "jit/process.hpp"
 #include "jit/source.hpp"
 #include "jit/toolchain.hpp"
@@ -653,6 +655,7 @@ inline compiled_integrand compile(const integrand_source& src, method m, backend
     << "includes " << detail::join(includes) << "\n"
     << "headers-sha256 " << hash_tree(include_dir + "/mcubes") << "\n"
     << "source-sha256 " << sha256::of(source) << "\n";
+  if (cuda) k << "nvcc-steps " << nvcc_steps_recipe << "\n";  // how nvcc's steps run (jit/nvcc_steps.hpp)
   const std::string key_text = k.str();
   const std::string key = sha256::of(key_text);
   const std::size_t at = source.find(key_placeholder);
@@ -678,7 +681,9 @@ inline compiled_integrand compile(const integrand_source& src, method m, backend
   } else {
     write_file_atomically(unit, source, false);
     if (opt.on_compile) opt.on_compile(command);
-    const process_result r = run_process(command, build.path() + "/compiler.log", opt.timeout_seconds, opt.cancelled);
+    const process_result r =
+        cuda ? run_nvcc(command, build.path(), key, opt.timeout_seconds, opt.cancelled)
+             : run_process(command, build.path() + "/compiler.log", opt.timeout_seconds, opt.cancelled);
     info.compile_seconds = r.seconds;
     if (!r.ok()) detail::throw_compile_failure(src, c, r, opt.timeout_seconds, include_dir);
     object = opt.use_cache ? cache_store(dir, key, key_text, built, source, ext) : built;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -544,6 +545,30 @@ TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
   EXPECT_EQ(r.status, mcubes::status::converged);
   EXPECT_LE(std::fabs(r.estimate - f4_exact(2)), max_pull * r.error) << r.estimate << " +- " << r.error;
   EXPECT_TRUE(jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o).info().cache_hit);
+}
+
+// nvcc's steps run side by side (jit/nvcc_steps.hpp): the key names the schedule, and a text that
+// does not compile gets nvcc's own diagnostics (the plain nvcc command runs after the steps fail).
+TEST(JitCuda, TheKeyNamesTheStepScheduleAndErrorsAreNvccsOwn) {
+  if (!nvcc_found()) GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
+  jit::compile_options o = copts();
+  if (jit::query_cuda_device(0).count == 0) o.cuda_arch = "sm_90";
+  const jit::compiled_integrand f = jit::compile(jit::expression("x[0] * x[1] + 0.25", 2), jit::method::vegas,
+                                                 mcubes::backend_kind::cuda, o);
+  std::ifstream key(f.info().object.substr(0, f.info().object.size() - 3) + ".key");
+  std::stringstream text;
+  text << key.rdbuf();
+  EXPECT_NE(text.str().find(std::string("\nnvcc-steps ") + jit::nvcc_steps_recipe + "\n"), std::string::npos) << text.str();
+  jit::integrand_source bad = jit::body("double s = x[0];\nreturn s + bar;", 2);
+  bad.label = "--body";
+  try {
+    jit::compile(bad, jit::method::vegas, mcubes::backend_kind::cuda, o);
+    ADD_FAILURE() << "an undefined name compiled";
+  } catch (const jit::compile_error& e) {
+    ASSERT_FALSE(e.diagnostics().empty()) << e.compiler_output();
+    EXPECT_EQ(e.diagnostics()[0].line, 2);
+    EXPECT_NE(std::string(e.what()).find("\"bar\" is undefined"), std::string::npos) << e.what();
+  }
 }
 
 // The batch entry (method vegas_batch, mcubes scan --expr) compiled by nvcc; where a device is

@@ -2,13 +2,16 @@
 /// The parts of the run-time compilation (include/mcubes/jit/) that run no compiler: the checks
 /// of the user's text, the generated unit, the reading of compiler diagnostics (GCC, Clang and
 /// nvcc formats, as they print them), SHA-256 (FIPS 180-4 known answers), the cache's checks before
-/// loading, and the process runner's time limit. Fast (label `fast`: also run under the sanitizers).
+/// loading, the process runner's time limit, and the schedule of nvcc's steps (a recorded
+/// --dryrun listing; a stand-in nvcc). Fast (label `fast`: also run under the sanitizers).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -334,6 +337,128 @@ TEST(JitToolchain, TheHeadersOfThisVersionAreFound) {
   std::ifstream entry(dir + "/mcubes/jit/entry.hpp");
   EXPECT_TRUE(entry.good()) << dir;
   EXPECT_THROW(jit::find_include_dir(fresh_folder("jit_no_headers")), jit::toolchain_error);
+}
+
+// nvcc's steps (jit/nvcc_steps.hpp): the listing of `nvcc --dryrun` (CUDA 13.0's shape, shortened)
+// becomes a script with the host front end beside the device steps.
+const char* const dryrun_listing =
+    "#$ _NVVM_BRANCH_=nvvm\n"
+    "#$ _SPACE_= \n"
+    "#$ CICC_PATH=/cuda/bin/../nvvm/bin\n"
+    "#$ PATH=/cuda/bin/../nvvm/bin:/cuda/bin:/usr/bin\n"
+    "#$ INCLUDES=\"-I/cuda/include\"  \n"
+    "#$ rm /b/integrand_dlink.reg.c\n"
+    "#$ gcc -std=c++17 -E -x c++ -D__CUDACC__ \"/b/integrand.cu\" -o \"/b/integrand.cpp4.ii\" \n"
+    "#$ cudafe++ --c++17 --orig_src_file_name \"/b/integrand.cu\" --gen_c_file_name \"/b/integrand.cudafe1.cpp\" "
+    "--stub_file_name \"integrand.cudafe1.stub.c\" --gen_module_id_file --module_id_file_name \"/b/integrand.module_id\" "
+    "\"/b/integrand.cpp4.ii\" \n"
+    "#$ gcc -std=c++17 -D__CUDA_ARCH__=900 -E -x c++ \"/b/integrand.cu\" -o \"/b/integrand.cpp1.ii\" \n"
+    "#$ \"$CICC_PATH/cicc\" --c++17 -arch compute_90 --module_id_file_name \"/b/integrand.module_id\" --stub_file_name "
+    "\"/b/integrand.cudafe1.stub.c\" \"/b/integrand.cpp1.ii\" -o \"/b/integrand.ptx\"\n"
+    "#$ ptxas -arch=sm_90 -m64  \"/b/integrand.ptx\"  -o \"/b/integrand.sm_90.cubin\" \n"
+    "#$ fatbinary --create=\"/b/integrand.fatbin\" -64 --embedded-fatbin=\"/b/integrand.fatbin.c\" \n"
+    "#$ gcc -std=c++17 -c -x c++ -O1 \"/b/integrand.cudafe1.cpp\" -o \"/b/integrand.o\" \n"
+    "#$ nvlink -m64 --shared \"/b/integrand.o\" -o \"/b/integrand_dlink.sm_90.cubin\"\n"
+    "#$ g++ -fPIC -shared \"/b/integrand_dlink.o\" \"/b/integrand.o\" -o \"/b/integrand.so\" \n";
+
+TEST(JitNvccSteps, TheDryRunBecomesTheFrontEndBesideTheDeviceSteps) {
+  EXPECT_EQ(jit::detail::shell_words("a \"b c\" 'd e' f\\ g \"h\\\"i\" $X/y"),
+            (std::vector<std::string>{"a", "b c", "d e", "f g", "h\"i", "$X/y"}));
+  EXPECT_EQ(jit::nvcc_module_id("0123456789abcdef99", "integrand.cu"), "_01234567_12_integrand_cu_89abcdef");
+  const std::string s = jit::nvcc_step_script(dryrun_listing, "/b", "_01234567_12_integrand_cu_89abcdef");
+  ASSERT_FALSE(s.empty());
+  auto at = [&](const std::string& text) {
+    const std::size_t k = s.find(text);
+    EXPECT_NE(k, std::string::npos) << "missing: " << text << "\n" << s;
+    return k;
+  };
+  EXPECT_LT(at("export CICC_PATH='/cuda/bin/../nvvm/bin'\n"), at("export PATH='/cuda/bin/../nvvm/bin:/cuda/bin:/usr/bin'\n"));
+  at("export INCLUDES='\"-I/cuda/include\"'\n");
+  // the id first, then the front end (without --gen_module_id_file) in the background ...
+  const std::size_t id = at("printf '%s' '_01234567_12_integrand_cu_89abcdef' > '/b/integrand.module_id'");
+  const std::size_t rm = at("rm -f /b/integrand_dlink.reg.c\n");
+  const std::size_t fe = at("cudafe++ --c++17");
+  EXPECT_EQ(s.find("--gen_module_id_file"), std::string::npos);
+  EXPECT_NE(s.find("--stub_file_name \"integrand.cudafe1.stub.c\" --module_id_file_name \"/b/integrand.module_id\""),
+            std::string::npos);
+  const std::size_t bg = at(") &\n");
+  // ... beside the device steps (ptxas with --split-compile where it has it) ...
+  const std::size_t pp1 = at("-D__CUDA_ARCH__=900 -E");
+  const std::size_t probe = at("if 'ptxas' --help 2>/dev/null | grep -q -e --split-compile; then");
+  const std::size_t ptxas = at("\"/b/integrand.sm_90.cubin\" $mcubes_ptxas_split\n");
+  const std::size_t fatbin = at("fatbinary --create");
+  // ... then, once both succeeded, the rest in nvcc's order
+  const std::size_t wait = at("wait $mcubes_front_end\n");
+  const std::size_t host = at("gcc -std=c++17 -c -x c++ -O1");
+  const std::size_t link = at("g++ -fPIC -shared");
+  EXPECT_TRUE(id < rm && rm < fe && fe < bg && bg < pp1 && pp1 < probe && probe < ptxas && ptxas < fatbin &&
+              fatbin < wait && wait < host && host < link)
+      << s;
+}
+
+TEST(JitNvccSteps, AListingOfAnotherShapeGivesNoScript) {
+  const std::string ok = dryrun_listing;
+  auto without = [&](const std::string& text, const std::string& by) {
+    std::string l = ok;
+    const std::size_t k = l.find(text);
+    EXPECT_NE(k, std::string::npos) << text;
+    return k == std::string::npos ? l : l.replace(k, text.size(), by);
+  };
+  EXPECT_FALSE(jit::nvcc_step_script(ok, "/b", "_id").empty());
+  EXPECT_EQ(jit::nvcc_step_script(ok, "/other", "_id"), "");  // the id file outside the build folder
+  EXPECT_EQ(jit::nvcc_step_script(without("--gen_module_id_file ", ""), "/b", "_id"), "");  // no id generated
+  EXPECT_EQ(jit::nvcc_step_script(without("\"$CICC_PATH/cicc\"", "\"$CICC_PATH/cicc2\""), "/b", "_id"), "");  // no cicc
+  EXPECT_EQ(jit::nvcc_step_script(without("--module_id_file_name \"/b/integrand.module_id\" --stub", "--stub"), "/b", "_id"),
+            "");  // cicc without the id
+  EXPECT_EQ(jit::nvcc_step_script(without("\"/b/integrand.ptx\"  -o", "\"/b/integrand.cudafe1.cpp\"  -o"), "/b", "_id"),
+            "");  // a device step reads the front end's output
+  EXPECT_EQ(jit::nvcc_step_script(without("-c -x c++ -O1", "-x c++ -O1"), "/b", "_id"), "");  // no host compilation
+  EXPECT_EQ(jit::nvcc_step_script(ok + "#$ cudafe++ --gen_module_id_file --module_id_file_name \"/b/x\"\n", "/b", "_id"),
+            "");  // two front ends
+  EXPECT_EQ(jit::nvcc_step_script("", "/b", "_id"), "");
+}
+
+/// Writes an executable sh script.
+void write_script(const std::string& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
+}
+
+// run_nvcc with a stand-in nvcc and stand-in tools: the steps run as scheduled (the front end
+// reads the id written for it, ptxas gets --split-compile); when they fail, the plain command
+// runs and its output is the result's.
+TEST(JitNvccSteps, TheStepsRunAndAFailureFallsBackToThePlainCommand) {
+  const std::string f = fresh_folder("jit_nvcc_steps");
+  write_script(f + "/nvcc",
+               "case \" $* \" in *\" --dryrun \"*)\ncat <<EOT\n"
+               "#\\$ TOOLS=" + f + "\n"
+               "#\\$ rm " + f + "/u_dlink.reg.c\n"
+               "#\\$ \"\\$TOOLS/cudafe++\" --gen_c_file_name \"" + f + "/u.cudafe1.cpp\" --gen_module_id_file "
+               "--module_id_file_name \"" + f + "/u.module_id\" \"" + f + "/u.cu\"\n"
+               "#\\$ \"" + f + "/cicc\" --module_id_file_name \"" + f + "/u.module_id\" -o \"" + f + "/u.ptx\"\n"
+               "#\\$ \"" + f + "/ptxas\" \"" + f + "/u.ptx\"\n"
+               "#\\$ \"" + f + "/host\" -c \"" + f + "/u.cudafe1.cpp\"\n"
+               "EOT\nexit 0;;\nesac\necho plain nvcc\n");
+  write_script(f + "/cudafe++", "for a; do [ \"$a\" = --gen_module_id_file ] && exit 9; done\n"
+                                "sleep 0.2; echo \"front end reads $(cat '" + f + "/u.module_id')\"; touch '" + f + "/u.cudafe1.cpp'\n");
+  write_script(f + "/cicc", "test -f '" + f + "/u.module_id' || exit 8\n"
+                            "if [ -n \"$MCUBES_TEST_FAIL\" ]; then echo 'u.cu(1): error: bad'; exit 2; fi\necho device\n");
+  write_script(f + "/ptxas", "if [ \"$1\" = --help ]; then echo '--split-compile <N>'; exit 0; fi\necho \"ptxas $*\"\n");
+  write_script(f + "/host", "test -f '" + f + "/u.cudafe1.cpp' || exit 7\necho host\n");
+  const std::vector<std::string> command = {f + "/nvcc", "-o", f + "/u.so", f + "/u.cu"};
+  const jit::process_result r = jit::run_nvcc(command, f, "0123456789abcdef", 30);
+  EXPECT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(r.output.find("front end reads _01234567_4_u_cu_89abcdef\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ptxas " + f + "/u.ptx --split-compile=0\n"), std::string::npos) << r.output;
+  EXPECT_LT(r.output.find("device\n"), r.output.find("front end reads"));  // side by side: cicc did not wait
+  EXPECT_NE(r.output.find("host\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("plain nvcc"), std::string::npos) << r.output;
+  EXPECT_GT(r.seconds, 0.0);
+  ::setenv("MCUBES_TEST_FAIL", "1", 1);
+  const jit::process_result p = jit::run_nvcc(command, f, "0123456789abcdef", 30);
+  ::unsetenv("MCUBES_TEST_FAIL");
+  EXPECT_TRUE(p.ok());
+  EXPECT_EQ(p.output, "plain nvcc\n");
 }
 
 TEST(JitBox, BoxesAreCheckedAsRegions) {

@@ -11,8 +11,8 @@
 ///
 /// <key> is the hex SHA-256 of the key text, which names everything that decides the object's
 /// bits: the mcubes version and ABI, the backend, the compiler (resolved path and its --version),
-/// the flags, the include folders, a SHA-256 of every mcubes header and the generated source
-/// (cache_key). A lookup reads <key>.key, compares the whole key text with the expected one and
+/// the flags, the include folders, a SHA-256 of every mcubes header and the generated source, and
+/// for nvcc how its steps run (nvcc_steps.hpp). A lookup reads <key>.key, compares the whole key text with the expected one and
 /// the SHA-256 of <key>.so with the recorded one, and only then does the object get loaded; any
 /// mismatch (a truncated or replaced file, a hash collision) is a miss and the object is compiled
 /// again. Files are written to the build folder and renamed into place (atomic on one file
