@@ -55,6 +55,15 @@ class integrator_base {
   virtual void set_state(const vegas_state& s) = 0;
 };
 
+// integrator<D> is a different class in a translation unit compiled by nvcc (methods.hpp's inline
+// namespaces), so the holder of one is too: without its own inline namespace per kind of unit, the
+// CPU units' inline members (edges() reading the host map) could be linked into the CUDA
+// integrators (a crash at Integrator(backend='cuda').edges()).
+#if defined(__CUDACC__)
+inline namespace nvcc_units {
+#else
+inline namespace host_units {
+#endif
 /// The part of integrator_base that both kinds share: the map and the state of an integrator<D>.
 template <int D>
 class integrator_holder : public integrator_base {
@@ -69,6 +78,7 @@ class integrator_holder : public integrator_base {
  protected:
   integrator<D> integ_;
 };
+}  // inline namespace
 
 /// Vegas of a GPU callable on the CUDA backend (opt.backend must be cuda) in dimension b.dim():
 /// bitwise the C++ run of a one-point functor computing the same values (array_path.cuh).

@@ -68,9 +68,16 @@ def test_known_integral_within_sigma_and_points_on_the_device():
 
 
 def test_float32_and_column_results_are_taken(small_vegas):
+    """A float32 column (n, 1) is taken as the float64 vector of the same values: the same bits."""
     torch = _framework("torch")
-    r = mcubes.vegas(lambda x: (1 + x[:, :1] * 0).to(torch.float32), [(0, 2)] * 2, backend="cuda", **small_vegas)
-    assert r.estimate == pytest.approx(4.0, rel=1e-12)
+
+    def steps(x):  # floor(4 x0) in 0..7, exact in float32; its integral over [0, 2]^2 is 14
+        return torch.floor(4 * x[:, 0])
+
+    ref = mcubes.vegas(steps, [(0, 2)] * 2, backend="cuda", **small_vegas)
+    col32 = mcubes.vegas(lambda x: steps(x)[:, None].to(torch.float32), [(0, 2)] * 2, backend="cuda", **small_vegas)
+    assert_same_result(ref, col32)
+    assert abs(ref.estimate - 14) <= SIGMA_TOLERANCE * ref.error
 
 
 def test_errors():

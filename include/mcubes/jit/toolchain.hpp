@@ -141,7 +141,11 @@ inline compiler find_nvcc(const std::string& requested, double timeout, const st
   return detail::identify(p, timeout, scratch);
 }
 
-/// The flags for compiling a generated unit into `output` (the source file comes last).
+/// The flags for compiling a generated unit into `output` (the source file comes last). Every
+/// object is linked with --exclude-libs,ALL: where the compiler links its C++ runtime statically
+/// (a GCC built without a shared libstdc++), the object's copy must not be exported, or in a
+/// process that also has the shared libstdc++ (Python with NumPy) part of its calls bind to the
+/// other copy and formatting an error message crashes.
 inline std::vector<std::string> compile_flags(const compiler& c, const std::string& cuda_arch) {
   if (c.family == compiler::nvcc) {
     // -O1: nvcc's -O is the host code's level only; the device code (cicc, ptxas at their -O3) is
@@ -154,7 +158,8 @@ inline std::vector<std::string> compile_flags(const compiler& c, const std::stri
                                   "-shared", "-Xcompiler=-fPIC,-fvisibility=hidden,-fdiagnostics-color=never",
                                   "-cudart=shared", "-DR123_USE_SSE=0", "-DCCCL_DISABLE_FP16_SUPPORT",
                                   "-DCCCL_DISABLE_BF16_SUPPORT", "-DCCCL_DISABLE_NVFP8_SUPPORT",
-                                  "-DCCCL_DISABLE_NVFP6_SUPPORT", "-DCCCL_DISABLE_NVFP4_SUPPORT"};
+                                  "-DCCCL_DISABLE_NVFP6_SUPPORT", "-DCCCL_DISABLE_NVFP4_SUPPORT",
+                                  "-Xlinker=--exclude-libs,ALL"};
     char resolved[PATH_MAX];
     if (::realpath(c.path.c_str(), resolved) != nullptr) {  // <toolkit>/bin/nvcc -> <toolkit>/lib64
       std::string root = resolved;
@@ -167,11 +172,12 @@ inline std::vector<std::string> compile_flags(const compiler& c, const std::stri
   std::vector<std::string> f = {"-std=c++17", "-O3", "-DNDEBUG", "-ffp-contract=off", "-fPIC", "-shared", "-pthread",
                                 "-fvisibility=hidden"};
   if (c.family == compiler::gcc) {
-    for (const char* d : {"-Werror=return-type", "-Wl,--no-undefined", "-fno-diagnostics-show-caret",
+    for (const char* d : {"-Werror=return-type", "-Wl,--no-undefined", "-Wl,--exclude-libs,ALL", "-fno-diagnostics-show-caret",
                           "-fdiagnostics-color=never", "-fdiagnostics-column-unit=byte", "-fmessage-length=0"})
       f.emplace_back(d);
   } else if (c.family == compiler::clang) {
-    for (const char* d : {"-Werror=return-type", "-Wl,--no-undefined", "-fno-caret-diagnostics", "-fno-color-diagnostics"})
+    for (const char* d : {"-Werror=return-type", "-Wl,--no-undefined", "-Wl,--exclude-libs,ALL", "-fno-caret-diagnostics",
+                          "-fno-color-diagnostics"})
       f.emplace_back(d);
   }
   return f;
