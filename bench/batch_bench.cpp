@@ -13,6 +13,7 @@
 //   batch-bench [--backend cuda|cpu] [--K 1024] [--calls 100000] [--iterations 10] [--runs 3]
 //               [--sequential N]   (N of the K sequential calls are timed and scaled to K; default K)
 //               [--adapt A]        (adapting iterations; default half) [--only-batch 1] (the batch line only)
+//               [--only-large 1]   (the one large integral only) [--breakdown 1] (CUDA: the phases of a batch)
 #if defined(__CUDACC__)
 #include <mcubes/cuda.cuh>
 #else
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
   int iterations = 10, runs = 3;
   long sequential = -1;
   int adapt = -1;
-  bool only_batch = false, breakdown = false;
+  bool only_batch = false, only_large = false, breakdown = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--backend") backend = argv[i + 1];
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
     else if (a == "--sequential") sequential = std::atol(argv[i + 1]);
     else if (a == "--adapt") adapt = std::atoi(argv[i + 1]);
     else if (a == "--only-batch") only_batch = std::string(argv[i + 1]) == "1";
+    else if (a == "--only-large") only_large = std::string(argv[i + 1]) == "1";
     else if (a == "--breakdown") breakdown = std::string(argv[i + 1]) == "1";
     else {
       std::fprintf(stderr, "usage: %s [--backend cuda|cpu] [--K N] [--calls N] [--iterations I] [--runs R] [--sequential N]\n",
@@ -157,6 +159,15 @@ int main(int argc, char** argv) {
       std::printf("rounds (ms from the call's start):");
       for (const double t : at) std::printf(" %.2f", t);
       std::printf("; returned at %.2f\n", total);
+    }
+    if (only_large) {  // the one large integral alone (for profilers)
+      mcubes::vegas_options big = o;
+      big.calls_per_iteration = calls * K;
+      mcubes::result rb;
+      const double t_big = median_seconds(runs, [&] { rb = mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{f, ps[0]}, reg, big); });
+      std::printf("one large    calls %-10llu %8.4f s  %8.3f G evals/s\n", static_cast<unsigned long long>(big.calls_per_iteration),
+                  t_big, rb.n_eval / t_big * 1e-9);
+      return 0;
     }
     std::vector<mcubes::result> rs;
     const double t_batch = median_seconds(runs, [&] { rs = mcubes::vegas_batch<4>(f, reg, ps, o); });

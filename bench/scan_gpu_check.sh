@@ -155,11 +155,11 @@ else
   report dim9 SKIP "the CPU scan has every dimension"
 fi
 
-# 4. Memory: K = 20000 integrals of d = 8 with 5000 bins need about 220 GB of device memory; a
+# 4. Memory: K = 40000 integrals of d = 8 with 20000 bins need about 154 GB of device memory; a
 # limit of 1 MB of host memory is below what 1000 integrals' records need.
 if [ "$BACKEND" = cuda ]; then
   start=$(date +%s)
-  "$MCUBES" scan f4 --dim 8 --bins 5000 --param a=10:30:100 --param u=0.3:0.7:200 --backend cuda \
+  "$MCUBES" scan f4 --dim 8 --bins 20000 --param a=10:30:200 --param u=0.3:0.7:200 --backend cuda \
     --json "$OUT/memory.json" > "$OUT/memory.out" 2> "$OUT/memory.err"
   rc=$?
   seconds=$(( $(date +%s) - start ))

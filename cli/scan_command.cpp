@@ -336,7 +336,8 @@ void add_scan_options(CLI::App& sub, scan_args& sa) {
   sub.add_option("--bins", a.bins,
                  "Bins per axis of each integral's map, 2..2^20 (integrate's default, so that integrate reproduces a "
                  "row without --bins). Memory per integral, d axes, n bins: CPU 8 d (n+1) + 16 d n (1 + threads) "
-                 "bytes at most; GPU 8 d (n+1) + 272 d n bytes (1.1 MB for d = 8, n = 500): fewer bins for large K")
+                 "bytes at most; GPU 8 d (n+1) + 16 d n bytes (0.1 MB for d = 8, n = 500; 256 d n more for an integral whose terms reach the "
+                 "overflow bin levels): fewer bins for large K")
       ->capture_default_str();
   sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
       ->capture_default_str();

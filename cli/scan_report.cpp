@@ -62,7 +62,7 @@ double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const veg
 
 double scan_device_bytes(std::uint64_t K, int d, int n_bins) {
   const double n = n_bins, dd = d;
-  return static_cast<double>(K) * (8.0 * dd * (n + 1) + 272.0 * dd * n + 200.0);
+  return static_cast<double>(K) * (8.0 * dd * (n + 1) + 16.0 * dd * n + 200.0);
 }
 
 std::string overall_status(const std::vector<result>& results) {

@@ -56,8 +56,9 @@ double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const veg
                        bool on_cuda);
 
 /// Device memory of a scan on the GPU (backend/cuda.cuh, cuda_backend::batch_bytes), in bytes:
-///   K (8 d (n + 1) + 272 d n + about 200)
-/// (per integral: its map, its bin sums at 17 levels of 16 bytes, its pass descriptor and flags).
+///   K (8 d (n + 1) + 16 d n + about 200)
+/// (per integral: its map, its 16-byte bin sums, its pass descriptor and flags; the overflow bin
+/// levels, 256 d n bytes, only for an integral whose terms reach them, are not counted).
 double scan_device_bytes(std::uint64_t K, int d, int n_bins);
 
 /// The overall status: "interrupted" if any integral was, else "converged" if every one converged,

@@ -19,6 +19,9 @@ TEST(BatchCpu, ResultKIsTheSingleRunWithItsDerivedSeed) {
   batch_tests::contract_holds(cpu(3), cpu(1));
   batch_tests::contract_holds(cpu(1), cpu(4));
 }
+TEST(BatchCpu, MembersReachingTheOverflowLevelsAreTheirSingleRuns) {
+  batch_tests::overflow_levels_are_single_runs(cpu(2), cpu(1));
+}
 TEST(BatchCpu, ResultKDoesNotDependOnTheOtherMembers) { batch_tests::independent_of_other_members(cpu(2)); }
 TEST(BatchCpu, EveryMemberWithinFourSigma) { batch_tests::accurate_with_regions(cpu(0)); }
 TEST(BatchCpu, FailureNamesTheIntegral) { batch_tests::failure_names_the_integral(cpu(2)); }

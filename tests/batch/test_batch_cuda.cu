@@ -22,6 +22,10 @@ TEST(BatchCuda, ResultKIsTheSingleRunWithItsDerivedSeed) {
   batch_tests::contract_holds(gpu(64), gpu(512));
   batch_tests::contract_holds(gpu(1024), gpu(32));
 }
+TEST(BatchCuda, MembersReachingTheOverflowLevelsAreTheirSingleRuns) {
+  MCUBES_REQUIRE_DEVICE();
+  batch_tests::overflow_levels_are_single_runs(gpu(256), gpu(128));
+}
 TEST(BatchCuda, ResultKDoesNotDependOnTheOtherMembers) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::independent_of_other_members(gpu(256));

@@ -183,21 +183,35 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     }
   }
   auto batch = backend.template make_batch<D>(params.data(), K, opt.n_bins);
+  detail::round_pool pool(std::min<std::size_t>(batch_host_threads(), K / 128));
+  const auto on_pool = [&pool](std::size_t n, const auto& fn) {
+    if (n >= 256)
+      pool.run(n, fn);
+    else
+      fn(std::size_t(0), n);
+  };
   std::vector<vegas_state> states(K);
-  std::vector<std::unique_ptr<vegas_run<D>>> runs;
-  runs.reserve(K);
-  for (std::size_t k = 0; k < K; ++k) {
-    vegas_options o = opt;
-    o.seed = batch_seed(opt.seed, k);
-    runs.push_back(std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend.name(),
-                                                  opt.n_bins));
-  }
+  std::vector<std::unique_ptr<vegas_run<D>>> runs(K);
+  const std::string backend_name = backend.name();
+  std::vector<std::exception_ptr> made(K);
+  on_pool(K, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t k = lo; k < hi; ++k) {
+      try {
+        vegas_options o = opt;
+        o.seed = batch_seed(opt.seed, k);
+        runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, opt.n_bins);
+      } catch (...) {
+        made[k] = std::current_exception();
+      }
+    }
+  });
+  for (const std::exception_ptr& e : made)
+    if (e) std::rethrow_exception(e);
   std::vector<result> out(K);
   std::vector<std::size_t> active(K);
   for (std::size_t k = 0; k < K; ++k) active[k] = k;
   batch_progress progress;
   progress.integrals = K;
-  detail::round_pool pool(std::min<std::size_t>(batch_host_threads(), K / 128));
   std::vector<batch_pass<D>> passes;
   std::vector<std::pair<std::size_t, const iteration_sums*>> to_adapt;
   while (!active.empty()) {
@@ -231,15 +245,13 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
             detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, opt.n_bins, it, index, value);
           };
           runs[k]->take(sums[i], fail, [&](const iteration_sums&) { adapts[i] = 1; }, {});
+          if (runs[k]->done()) out[k] = runs[k]->finish();
         } catch (...) {
           failed[i] = std::current_exception();
         }
       }
     };
-    if (n >= 256)
-      pool.run(n, take);
-    else
-      take(0, n);
+    on_pool(n, take);
     std::size_t first_failed = n;
     for (std::size_t i = 0; i < n; ++i)
       if (failed[i] && (first_failed == n || passes[i].integral < passes[first_failed].integral)) first_failed = i;
@@ -256,8 +268,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     backend.adapt_batch(batch, to_adapt, opt.alpha, opt.symmetric_map);
     std::size_t kept = 0;
     for (const std::size_t k : active) {
-      if (runs[k]->done()) {
-        out[k] = runs[k]->finish();
+      if (runs[k]->done()) {  // finished in take (above)
         progress.n_eval += out[k].n_eval;
         ++progress.finished;
       } else {

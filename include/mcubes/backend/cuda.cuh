@@ -476,7 +476,8 @@ class cuda_backend {
     int n_bins = 0;
     const P* host_params = nullptr;  ///< the caller's parameters (host; for replays of failures)
     device_array<double> edges;      ///< n maps of D * (n_bins + 1) edges
-    device_array<bin_accumulator> bins, over;
+    device_array<bin_accumulator> bins;
+    std::vector<device_array<bin_accumulator>> over;  ///< integral k's overflow levels (empty until a pass reaches them)
     device_array<cuda_detail::batch_item<D, P>> items;
     pinned_array<cuda_detail::batch_item<D, P>> host_items;
     device_array<cuda_detail::device_flags> flags;
@@ -495,13 +496,15 @@ class cuda_backend {
 
   /// Device memory of a batch of n integrals in D dimensions with n_bins bins per axis and
   /// parameters of param_bytes bytes: per integral D (n_bins + 1) 8-byte edges, D n_bins 16-byte
-  /// bin sums at each of the 1 + max_bin_level = 17 levels, its pass descriptor and flags:
-  ///   n * (8 D (n_bins + 1) + 272 D n_bins + sizeof(batch_item) + 64) bytes,
-  /// plus the tile values of a round (16 bytes per tile of B chunks).
+  /// bin sums, its pass descriptor and flags:
+  ///   n * (8 D (n_bins + 1) + 16 D n_bins + sizeof(batch_item) + 64) bytes,
+  /// plus the tile values of a round (16 bytes per tile of B chunks), plus, for each integral one
+  /// of whose V-Sample passes reaches the overflow bin levels (a term 2^31 times the largest of the
+  /// pass its bin scale came from: rare), its max_bin_level = 16 levels, 256 D n_bins bytes,
+  /// allocated then (sample_batch).
   template <int D, class P>
   static std::size_t batch_bytes(std::size_t n, int n_bins) {
-    const std::size_t per = 8 * static_cast<std::size_t>(D) * (n_bins + 1) +
-                            16 * (1 + static_cast<std::size_t>(max_bin_level)) * D * static_cast<std::size_t>(n_bins) +
+    const std::size_t per = 8 * static_cast<std::size_t>(D) * (n_bins + 1) + 16 * static_cast<std::size_t>(D) * n_bins +
                             sizeof(cuda_detail::batch_item<D, P>) + sizeof(cuda_detail::adapt_item) + 64;
     return n * per;
   }
@@ -527,10 +530,9 @@ class cuda_backend {
     b.host_params = params;
     b.edges = device_array<double>(n * b.map_doubles());
     b.bins = device_array<bin_accumulator>(n * b.bin_values());
-    b.over = device_array<bin_accumulator>(n * b.bin_values() * max_bin_level);
+    b.over.resize(n);
     b.flags = device_array<cuda_detail::device_flags>(n);
     MCUBES_CUDA_CHECK(cudaMemsetAsync(b.bins.data(), 0, b.bins.size() * sizeof(bin_accumulator), stream_));
-    MCUBES_CUDA_CHECK(cudaMemsetAsync(b.over.data(), 0, b.over.size() * sizeof(bin_accumulator), stream_));
     cuda_detail::init_batch_kernel<><<<static_cast<unsigned>(std::min<std::size_t>(4096, (b.edges.size() + 255) / 256)), 256, 0,
                                      stream_>>>(b.edges.data(), b.edges.size(), n_bins, b.flags.data(), n);
     MCUBES_CUDA_CHECK_LAUNCH("init_batch_kernel");
@@ -550,7 +552,10 @@ class cuda_backend {
   /// Runs the passes (of distinct integrals) in one launch per kind (V-Sample, No-Adjust) over all
   /// their tiles and one reduction for all (backend/cuda/batch_kernels.cuh); pass i's sums are
   /// bitwise those of sample() for it alone. Synchronises once (and once more per pass with a
-  /// failing sample, to replay it). @throws cuda_error if a CUDA call fails.
+  /// failing sample, to replay it). A V-Sample pass whose terms reach the overflow bin levels of
+  /// an integral that has none yet is run again, once they are allocated (the same samples and
+  /// bits; the bins of the first run are discarded). @throws cuda_error if a CUDA call fails
+  /// (an allocation included).
   template <int D, class F, class P>
   std::vector<iteration_sums> sample_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
     use_device();
@@ -590,7 +595,7 @@ class cuda_backend {
       units += it.n_tiles;
       if (j + 1 == n_adapt) units_adapt = units;
       it.bins = b.bins.data() + k * b.bin_values();
-      it.over = b.over.data() + k * b.bin_values() * max_bin_level;
+      it.over = b.over[k].data();  // null until a pass of k reaches the overflow levels
       it.params = b.host_params[k];
       it.zero_bins = 0;
       it.zero_over = 0;
@@ -629,6 +634,7 @@ class cuda_backend {
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
     std::vector<iteration_sums> out(n);
+    std::vector<std::size_t> again;  // V-Sample passes that reached overflow levels their integral did not have
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t i = order[j];
       const batch_pass<D>& ps = passes[i];
@@ -639,6 +645,13 @@ class cuda_backend {
       if (ps.adapt) {
         b.top_level[k] = o.top_level;
         b.over_dirty[k] = o.top_level;
+        if (o.top_level > 0 && b.over[k].size() == 0) {
+          b.over[k] = device_array<bin_accumulator>(b.bin_values() * max_bin_level);
+          MCUBES_CUDA_CHECK(cudaMemsetAsync(b.over[k].data(), 0, b.over[k].size() * sizeof(bin_accumulator), stream_));
+          b.over_dirty[k] = 0;
+          again.push_back(i);
+          continue;
+        }
       }
       if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
         const with_parameters<F, P> g{f, b.host_params[k]};
@@ -650,6 +663,13 @@ class cuda_backend {
         MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
         o.flags.non_finite_value = *host_replay_.data();
       }
+    }
+    if (!again.empty()) {  // their level-0 bins hold a partial pass: zeroed and run again (clean[k] is 0)
+      std::vector<batch_pass<D>> redo;
+      redo.reserve(again.size());
+      for (const std::size_t i : again) redo.push_back(passes[i]);
+      std::vector<iteration_sums> sums = sample_batch(f, b, redo);
+      for (std::size_t r = 0; r < again.size(); ++r) out[again[r]] = std::move(sums[r]);
     }
     return out;
   }
@@ -686,7 +706,7 @@ class cuda_backend {
                      items[j].second->top_level, " is not that of integral ", k, "'s last adapting pass (", b.top_level[k], ")");
       b.host_adapt_items.data()[j] = cuda_detail::adapt_item{b.edges.data() + k * b.map_doubles(),
                                                              b.bins.data() + k * b.bin_values(),
-                                                             b.over.data() + k * b.bin_values() * max_bin_level,
+                                                             b.over[k].data(),
                                                              b.top_level[k]};
       b.clean[k] = 1;
       b.over_dirty[k] = 0;

@@ -44,7 +44,7 @@ struct batch_item {
   std::uint64_t first_unit;    ///< its first unit (tile) in tile_est
   std::uint64_t tree_width;    ///< padded width of the tree over its tile values (width / tile)
   bin_accumulator* bins;       ///< its level-0 bins (D * n_bins)
-  bin_accumulator* over;       ///< its overflow levels (max_bin_level * D * n_bins)
+  bin_accumulator* over;       ///< its overflow levels (max_bin_level * D * n_bins; null until a pass reaches them)
   std::uint32_t zero_bins;     ///< 1: its level-0 bins are zeroed before the pass (zero_batch_bins_kernel)
   std::uint32_t zero_over;     ///< overflow levels zeroed before the pass
   P params;                    ///< the integral's parameters

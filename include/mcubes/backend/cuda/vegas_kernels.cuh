@@ -95,12 +95,14 @@ struct shared_bin_sink {
   static constexpr bool enabled = true;
   unsigned long long* lo;    ///< shared memory, D * n_bins words (when shared)
   bin_accumulator* global;   ///< the global 128-bit bins
-  bin_accumulator* over;     ///< the global overflow levels 1..max_bin_level
+  bin_accumulator* over;     ///< the global overflow levels 1..max_bin_level (null: none; a batch's
+                             ///< integral until a pass of it reaches them, then it is run again)
   unsigned n_values;         ///< D * n_bins
   int n_bins;
   bool shared;               ///< the block's bins are in shared memory
   MCUBES_HOST_DEVICE void add_level(int level, int axis, int bin, std::uint64_t q) {
 #if defined(__CUDA_ARCH__)
+    if (over == nullptr) return;  // the pass's top level (from its flags) tells the host to run it again with levels
     atomic_add_128(over + static_cast<std::size_t>(level - 1) * n_values + axis * n_bins + bin, q);
 #else
     (void)level, (void)axis, (void)bin, (void)q;
