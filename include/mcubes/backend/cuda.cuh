@@ -570,7 +570,8 @@ class cuda_backend {
     for (std::size_t i = 0; i < n; ++i)
       if (!passes[i].adapt) order.push_back(i);
 
-    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned items of the last round are no longer read
+    // No synchronisation here: every sample_batch ends with one, so the pinned items are no longer
+    // read, and the host writes this round's items while the last adaptation launch runs.
     std::uint64_t units = 0, units_adapt = 0;
     int levels = 1;
     bool any_zero = false;
