@@ -160,13 +160,19 @@ int main(int argc, char** argv) {
       for (const double t : at) std::printf(" %.2f", t);
       std::printf("; returned at %.2f\n", total);
     }
-    if (only_large) {  // the one large integral alone (for profilers)
+    // one integral with K * calls per iteration (the same evaluations as the batch): time, evaluations/s
+    const auto one_large = [&] {
       mcubes::vegas_options big = o;
       big.calls_per_iteration = calls * K;
       mcubes::result rb;
-      const double t_big = median_seconds(runs, [&] { rb = mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{f, ps[0]}, reg, big); });
-      std::printf("one large    calls %-10llu %8.4f s  %8.3f G evals/s\n", static_cast<unsigned long long>(big.calls_per_iteration),
-                  t_big, rb.n_eval / t_big * 1e-9);
+      const double t = median_seconds(runs, [&] { rb = mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{f, ps[0]}, reg, big); });
+      std::printf("one large    calls %-10llu %8.4f s  %8.3f G evals/s", static_cast<unsigned long long>(big.calls_per_iteration), t,
+                  rb.n_eval / t * 1e-9);
+      return rb.n_eval / t;
+    };
+    if (only_large) {  // the one large integral alone (for profilers)
+      one_large();
+      std::printf("\n");
       return 0;
     }
     std::vector<mcubes::result> rs;
@@ -206,15 +212,10 @@ int main(int argc, char** argv) {
     std::printf("reused       K = %-6zu %10.4f s  %8.3f G evals/s  (one backend for all calls)  batch speed-up %.1fx\n", K,
                 t_reused, n_eval / t_reused * 1e-9, t_reused / t_batch);
 
-    mcubes::vegas_options big = o;
-    big.calls_per_iteration = calls * K;
-    mcubes::result rb;
-    const auto one = mcubes::with_parameters<gauss4, gauss_params>{f, ps[0]};
-    const double t_big = median_seconds(runs, [&] { rb = mcubes::vegas<4>(one, reg, big); });
-    std::printf("one large    calls %-10llu %8.4f s  %8.3f G evals/s  (batch / one large: %.2f)\n",
-                static_cast<unsigned long long>(big.calls_per_iteration), t_big, rb.n_eval / t_big * 1e-9,
-                (n_eval / t_batch) / (rb.n_eval / t_big));
+    const double rate_big = one_large();
+    std::printf("  (batch / one large: %.2f)\n", (n_eval / t_batch) / rate_big);
 
+    const auto one = mcubes::with_parameters<gauss4, gauss_params>{f, ps[0]};
     mcubes::result r1;
     std::vector<mcubes::result> b1;
     const std::vector<gauss_params> first{ps[0]};
