@@ -13,7 +13,8 @@
 //   batch-bench [--backend cuda|cpu] [--K 1024] [--calls 100000] [--iterations 10] [--runs 3]
 //               [--sequential N]   (N of the K sequential calls are timed and scaled to K; default K)
 //               [--adapt A]        (adapting iterations; default half) [--only-batch 1] (the batch line only)
-//               [--only-large 1]   (the one large integral only) [--breakdown 1] (CUDA: the phases of a batch)
+//               [--only-large 1]   (the one large integral only) [--breakdown 1] (CUDA: the phases of a batch,
+//                                  the timeline of one call: each backend call and when the device finished it)
 #if defined(__CUDACC__)
 #include <mcubes/cuda.cuh>
 #else
@@ -52,6 +53,71 @@ double exact(double a, const gauss_params& p) {
   return v;
 }
 
+
+#if defined(__CUDACC__)
+// A CUDA backend that forwards the batch interface and records, per call, the host's time when it
+// was called and when it returned, and for start_batch and adapt_batch an event after their
+// launches (when the device finished them): where a batch's wall time goes, round by round.
+struct timeline_backend : mcubes::cuda_backend {
+  using clk = std::chrono::steady_clock;
+  timeline_backend(const mcubes::cuda_launch_policy& policy, clk::time_point start_time)
+      : mcubes::cuda_backend(policy, 0), t0(start_time) {}
+  mcubes::cuda_backend& be = *this;
+  clk::time_point t0;
+  struct mark {
+    const char* what;
+    double called, returned;  // ms from t0
+    cudaEvent_t done = nullptr;
+  };
+  std::vector<mark> marks;
+  cudaEvent_t start = nullptr;
+  double ms_now() const { return std::chrono::duration<double>(clk::now() - t0).count() * 1e3; }
+  static std::string name() { return "cuda"; }
+  template <int D, class P>
+  auto make_batch(const P* params, std::size_t n, int n_bins) {
+    const double a = ms_now();
+    auto b = be.template make_batch<D>(params, n, n_bins);
+    marks.push_back({"make_batch", a, ms_now()});
+    return b;
+  }
+  template <int D, class F, class B>
+  std::vector<mcubes::iteration_sums> sample_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
+    const double a = ms_now();
+    auto r = be.sample_batch(f, b, passes);
+    marks.push_back({"sample", a, ms_now()});
+    return r;
+  }
+  template <int D, class F, class B>
+  void start_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
+    const double a = ms_now();
+    be.start_batch(f, b, passes);
+    mark m{"start", a, ms_now()};
+    cudaEventCreate(&m.done);
+    cudaEventRecord(m.done, be.stream());
+    marks.push_back(m);
+  }
+  template <int D, class F, class B>
+  std::vector<mcubes::iteration_sums> finish_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
+    const double a = ms_now();
+    auto r = be.finish_batch(f, b, passes);
+    marks.push_back({"finish", a, ms_now()});
+    return r;
+  }
+  template <class B, class Items>
+  void adapt_batch(B& b, const Items& items, double alpha, bool symmetric) {
+    const double a = ms_now();
+    be.adapt_batch(b, items, alpha, symmetric);
+    mark m{"adapt", a, ms_now()};
+    cudaEventCreate(&m.done);
+    cudaEventRecord(m.done, be.stream());
+    marks.push_back(m);
+  }
+  template <class B>
+  std::vector<double> batch_map_edges(const B& b, std::size_t k) {
+    return be.batch_map_edges(b, k);
+  }
+};
+#endif
 
 }  // namespace
 
@@ -143,6 +209,42 @@ int main(int argc, char** argv) {
         std::printf("breakdown: backend %.3f ms, make_batch %.3f ms, runs %.3f ms, No-Adjust round %.3f ms, V-Sample round "
                     "%.3f ms, adapt %.3f ms, free %.3f ms\n", ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t3, t4), ms(t4, t5),
                     ms(t5, t6), ms(t6, t7));
+      }
+    }
+#endif
+#if defined(__CUDACC__)
+    if (breakdown) {  // the timeline of one batch call on a backend made for it (after a warm-up)
+      using clk = std::chrono::steady_clock;
+      for (int rep = 0; rep < 2; ++rep) {
+        const auto t0 = clk::now();
+        std::vector<timeline_backend::mark> marks;
+        double made = 0, returned = 0;
+        {
+          timeline_backend tb(mcubes::launch_policy_of(o), t0);
+          cudaEventCreate(&tb.start);
+          cudaEventRecord(tb.start, tb.stream());
+          made = tb.ms_now();
+          (void)mcubes::vegas_batch_with<4>(f, std::vector<mcubes::region<4>>{reg}, ps, o, tb);
+          returned = tb.ms_now();
+          cudaStreamSynchronize(tb.stream());
+          std::printf("timeline %d (ms from the call's start; backend made at %.3f):\n", rep, made);
+          double last = made;
+          for (auto& m : tb.marks) {
+            std::printf("  %-10s host gap %.3f, call %.3f -> %.3f (%.3f)", m.what, m.called - last, m.called, m.returned,
+                        m.returned - m.called);
+            if (m.done) {
+              float ev = 0;
+              cudaEventElapsedTime(&ev, tb.start, m.done);
+              std::printf(", device done at %.3f", made + ev);
+              cudaEventDestroy(m.done);
+            }
+            std::printf("\n");
+            last = m.returned;
+          }
+          std::printf("  vegas_batch returned at %.3f (%.3f after the last call)\n", returned, returned - last);
+          cudaEventDestroy(tb.start);
+        }
+        std::printf("  backend destroyed at %.3f\n", std::chrono::duration<double>(clk::now() - t0).count() * 1e3);
       }
     }
 #endif

@@ -240,6 +240,62 @@ inline void many_members(const mcubes::execution& ex) {
   }
 }
 
+/// A large batch (K >= batch_pipeline_min: two pipelined lanes on the CUDA backend): a failing
+/// member of the second lane is named, with its failure nested; a stop after three rounds
+/// interrupts every member of both lanes, whose completed iterations are those of its single run
+/// with as many iterations, bit for bit (the passes already started when the stop came are
+/// discarded).
+inline void large_batch_failure_and_stop(const mcubes::execution& ex) {
+  const int K = static_cast<int>(mcubes::batch_pipeline_min) + 44;
+  auto ps = members(K);
+  mcubes::vegas_options o = batch_options(ex);
+  o.calls_per_iteration = 400;
+  o.n_bins = 16;
+  o.rel_tol = 1e-9;  // none converges
+  o.skip = 0;
+  o.min_iterations = 1;  // so that the single runs may have as few iterations
+  const auto reg = mcubes::region<4>::unit();
+  int calls = 0;
+  const auto rs = mcubes::vegas_batch<4>(gauss4{}, reg, ps, o, [&](const mcubes::batch_progress& p) {
+    ++calls;
+    EXPECT_EQ(p.integrals, static_cast<std::size_t>(K));
+    EXPECT_EQ(p.round, calls);
+    return calls == 3 ? mcubes::run_control::stop : mcubes::run_control::proceed;
+  });
+  EXPECT_EQ(calls, 3);
+  ASSERT_EQ(rs.size(), static_cast<std::size_t>(K));
+  for (int k = 0; k < K; ++k) {
+    EXPECT_EQ(rs[k].status, mcubes::status::interrupted) << "integral " << k;
+    EXPECT_GE(rs[k].iterations, 1) << "integral " << k;
+    EXPECT_LE(rs[k].iterations, 3) << "integral " << k;
+  }
+  for (int k : {0, K / 2 - 1, K / 2, K - 1}) {
+    mcubes::vegas_options solo = o;
+    solo.seed = mcubes::batch_seed(o.seed, k);
+    solo.max_iterations = rs[k].iterations;
+    const auto r = mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{gauss4{}, ps[k]}, reg, solo);
+    SCOPED_TRACE("integral " + std::to_string(k));
+    EXPECT_TRUE(same_bits(rs[k].estimate, r.estimate)) << rs[k].estimate << " vs " << r.estimate;
+    EXPECT_TRUE(same_bits(rs[k].error, r.error)) << rs[k].error << " vs " << r.error;
+    EXPECT_EQ(rs[k].n_eval, r.n_eval);
+  }
+
+  ps[K - 3].a = -1;
+  try {
+    (void)mcubes::vegas_batch<4>(nan_for_negative_a{}, reg, ps, o);
+    ADD_FAILURE() << "no exception";
+  } catch (const mcubes::batch_error& e) {
+    EXPECT_EQ(e.integral(), static_cast<std::size_t>(K - 3));
+    try {
+      std::rethrow_if_nested(e);
+      ADD_FAILURE() << "nothing nested";
+    } catch (const mcubes::non_finite_integrand& inner) {
+      EXPECT_GT(inner.point()[0], 0.5);
+      EXPECT_TRUE(std::isnan(inner.value()));
+    }
+  }
+}
+
 inline void bad_sizes(const mcubes::execution& ex) {
   const mcubes::vegas_options o = batch_options(ex);
   EXPECT_THROW((void)mcubes::vegas_batch<4>(gauss4{}, mcubes::region<4>::unit(), std::vector<gauss_params>{}, o),

@@ -27,6 +27,7 @@ TEST(BatchCpu, EveryMemberWithinFourSigma) { batch_tests::accurate_with_regions(
 TEST(BatchCpu, FailureNamesTheIntegral) { batch_tests::failure_names_the_integral(cpu(2)); }
 TEST(BatchCpu, StopInterruptsEveryMember) { batch_tests::stop_interrupts_every_member(cpu(2)); }
 TEST(BatchCpu, ManyMembersAreTheirSingleRuns) { batch_tests::many_members(cpu(2)); }
+TEST(BatchCpu, LargeBatchFailureAndStop) { batch_tests::large_batch_failure_and_stop(cpu(2)); }
 TEST(BatchCpu, BadSizes) { batch_tests::bad_sizes(cpu(1)); }
 
 TEST(BatchSeed, IsPhiloxOfTheIndexUnderTheBatchKey) {

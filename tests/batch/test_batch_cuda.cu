@@ -46,6 +46,10 @@ TEST(BatchCuda, ManyMembersAreTheirSingleRuns) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::many_members(gpu(256));
 }
+TEST(BatchCuda, LargeBatchInTwoLanesFailureAndStop) {
+  MCUBES_REQUIRE_DEVICE();
+  batch_tests::large_batch_failure_and_stop(gpu(256));
+}
 TEST(BatchCuda, BadSizes) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::bad_sizes(gpu(256));

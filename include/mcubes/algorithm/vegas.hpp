@@ -165,6 +165,16 @@ class vegas_run {
     also_converged_ = std::move(converged);
   }
 
+  /// Whether take(sums) will adapt the map (call its adapt_map): a V-Sample pass of an iteration
+  /// (not the probe) with no failing sample (take hands one to `fail`, which throws) whose terms
+  /// need no rescaling. Lets a batch start the adaptation of its maps before it takes the sums
+  /// (algorithm/vegas_batch.hpp checks that take agrees).
+  bool adapts_on(const iteration_sums& sums) const {
+    if (!adapt_ || sums.flags.first_non_finite != ~std::uint64_t(0)) return false;
+    if (phase_ == phase::rescale) return true;
+    return phase_ == phase::main && !needs_rescale(sums.flags.max_contribution, sp_.bin_scale);
+  }
+
   /// Takes the sums of the pass described by params(), adapt(), stride().
   /// @throws whatever `fail` throws for a failing sample; numerical_error as vegas_continue;
   ///         whatever on_iteration throws.
@@ -275,16 +285,16 @@ class vegas_run {
     rec.top_bin_level = sums.top_level;
     rec.estimate = cube_weight_ * sums.estimate;
     const double variance = cube_weight_ * cube_weight_ * sums.variance;
-    const std::string where = "iteration " + std::to_string(it_) + ": ";
+    const auto where = [this] { return "iteration " + std::to_string(it_) + ": "; };  // only for an error
     if (!std::isfinite(rec.estimate))
-      throw numerical_error(where + "the estimate is not finite (a sum of values of f times the map's jacobian "
+      throw numerical_error(where() + "the estimate is not finite (a sum of values of f times the map's jacobian "
                                     "overflows the double range); rescale the integrand");
     if (!std::isfinite(variance))
-      throw numerical_error(where + "the variance of the estimate is not finite (squares of f times the map's "
+      throw numerical_error(where() + "the variance of the estimate is not finite (squares of f times the map's "
                                     "jacobian overflow the double range, estimate " +
                             detail::format_double(rec.estimate) + "); rescale the integrand");
     if (std::fabs(rec.estimate) >= overflow_estimate)
-      throw numerical_error(where + "|estimate| = " + detail::format_double(std::fabs(rec.estimate)) +
+      throw numerical_error(where() + "|estimate| = " + detail::format_double(std::fabs(rec.estimate)) +
                             " is at or above 2^560 (3.8e168), beyond which no error estimate is representable in "
                             "double precision; rescale the integrand");
     rec.error = std::sqrt(std::fmax(variance, running_average::variance_floor(rec.estimate)));
@@ -301,7 +311,7 @@ class vegas_run {
       avg_.add(rec.estimate, variance);
       rec.accumulated = true;
       if (!std::isfinite(avg_.mean()) || !std::isfinite(avg_.sdev()))
-        throw numerical_error(where + "the weighted average of the iterations overflows the double range");
+        throw numerical_error(where() + "the weighted average of the iterations overflows the double range");
     }
     const bool any = avg_.count() > 0;
     rec.weighted_estimate = any ? avg_.mean() : nan;

@@ -7,13 +7,17 @@
 /// result (vegas_run, algorithm/vegas.hpp: the same arithmetic as a single run); integrals that have
 /// ended leave the later passes. The batch runs in rounds: every active integral's next pass goes
 /// to the backend in one call (cpu: one pool of (integral, tile) work items; cuda: one launch per
-/// kind of pass over every active integral), then every V-Sample's map is adapted (one call).
+/// kind of pass over every active integral), then every map that its integral will adapt is
+/// adapted (one call, vegas_run::adapts_on), then each integral takes its sums. On the CUDA
+/// backend a batch of at least batch_pipeline_min integrals runs as two lanes (its first and
+/// second half) whose rounds alternate: the device samples one lane's passes while the host takes
+/// the other's sums, so that it does not wait for the host between rounds.
 ///
 /// Determinism contract: result k is bitwise identical to
 ///   vegas(with_parameters<F, P>{f, params[k]}, region_k, opt with seed = batch_seed(opt.seed, k))
 /// (core/batch.hpp; the seed is reported in result k), whatever K, the other members of the batch,
-/// their order, the thread count or the CUDA block size: each integral sees exactly the pass sums
-/// it would see alone (the same samples, tiles, trees and exact integer bins).
+/// their order, the thread count, the CUDA block size or the lanes: each integral sees exactly the
+/// pass sums it would see alone (the same samples, tiles, trees and exact integer bins).
 ///
 /// Memory: the CPU holds K * D * (n_bins + 1) doubles of maps and, per pass, D * n_bins 16-byte
 /// bin sums per worker thread that samples it; the CUDA backend's figure is in backend/cuda.cuh
@@ -21,11 +25,13 @@
 
 #include <cstdint>
 #include <exception>
+#include <stdexcept>
 #include <functional>
 #include <memory>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -74,7 +80,18 @@ inline std::size_t batch_host_threads() {
   return hw == 0 ? 1 : std::min(8u, hw);
 }
 
+/// Batches of at least this many integrals run as two pipelined lanes on a backend that supports
+/// it (cuda_backend::batch_pipeline; see vegas_batch_with).
+inline constexpr std::size_t batch_pipeline_min = 256;
+
 namespace detail {
+
+/// Whether Backend starts a batch's passes and finishes them later (start_batch, finish_batch):
+/// a static constexpr bool batch_pipeline = true.
+template <class B, class = void>
+struct pipelines_batches : std::false_type {};
+template <class B>
+struct pipelines_batches<B, std::void_t<decltype(B::batch_pipeline)>> : std::bool_constant<static_cast<bool>(B::batch_pipeline)> {};
 
 /// A pool of host threads kept for the rounds of one batch: run(n, fn) calls fn(lo, hi) on
 /// `workers` contiguous parts of [0, n) at once (the caller takes the first) and returns when all
@@ -182,7 +199,6 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       std::throw_with_nested(batch_error(0, e.what()));
     }
   }
-  auto batch = backend.template make_batch<D>(params.data(), K, opt.n_bins);
   detail::round_pool pool(std::min<std::size_t>(batch_host_threads(), K / 128));
   const auto on_pool = [&pool](std::size_t n, const auto& fn) {
     if (n >= 256)
@@ -207,44 +223,100 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   });
   for (const std::exception_ptr& e : made)
     if (e) std::rethrow_exception(e);
-  std::vector<result> out(K);
-  std::vector<std::size_t> active(K);
-  for (std::size_t k = 0; k < K; ++k) active[k] = k;
-  batch_progress progress;
-  progress.integrals = K;
-  std::vector<batch_pass<D>> passes;
-  std::vector<std::pair<std::size_t, const iteration_sums*>> to_adapt;
-  while (!active.empty()) {
-    passes.clear();
-    for (const std::size_t k : active) {
+
+  // The lanes: integrals [first, first + count) with their own batch state (integral k is the
+  // state's k - first). On a backend that pipelines batches and for K >= batch_pipeline_min, two
+  // lanes whose passes alternate on the device: while it samples one lane's passes, the host takes
+  // the other's sums and starts its next passes. Otherwise one lane.
+  constexpr bool pipelined = detail::pipelines_batches<Backend>::value;
+  using batch_t = decltype(backend.template make_batch<D>(params.data(), K, opt.n_bins));
+  struct lane {
+    std::size_t first, count;
+    batch_t batch;
+    std::vector<std::size_t> active;  // integrals (global indices) not yet ended
+    std::vector<batch_pass<D>> passes;
+    bool in_flight = false;
+  };
+  const std::size_t n_lanes = pipelined && K >= batch_pipeline_min ? 2 : 1;
+  std::vector<lane> lanes;
+  lanes.reserve(n_lanes);
+  for (std::size_t l = 0; l < n_lanes; ++l) {
+    const std::size_t first = K * l / n_lanes, count = K * (l + 1) / n_lanes - first;
+    lanes.push_back(lane{first, count, backend.template make_batch<D>(params.data() + first, count, opt.n_bins), {}, {}, false});
+    lane& L = lanes.back();
+    L.active.resize(count);
+    for (std::size_t j = 0; j < count; ++j) L.active[j] = first + j;
+  }
+  const auto start = [&](lane& L) {  // the lane's next passes (started on a pipelining backend)
+    L.passes.clear();
+    for (const std::size_t k : L.active) {
       batch_pass<D> ps;
-      ps.integral = k;
+      ps.integral = k - L.first;
       ps.sp = runs[k]->params();
       ps.adapt = runs[k]->adapt();
       ps.stride = runs[k]->stride();
       ps.st = runs[k]->strat();
-      passes.push_back(ps);
+      L.passes.push_back(ps);
     }
-    std::vector<iteration_sums> sums = backend.sample_batch(f, batch, passes);
+    if constexpr (pipelined) backend.start_batch(f, L.batch, L.passes);
+    L.in_flight = true;
+  };
+  const auto finish = [&](lane& L) {  // their sums
+    L.in_flight = false;
+    if constexpr (pipelined)
+      return backend.finish_batch(f, L.batch, L.passes);
+    else
+      return backend.sample_batch(f, L.batch, L.passes);
+  };
+  const auto drain = [&] {  // waits for the lanes' started passes (their buffers are in use), discarding them
+    for (lane& L : lanes)
+      if (L.in_flight) {
+        try {
+          (void)finish(L);
+        } catch (...) {  // already leaving with an exception or a stop
+        }
+      }
+  };
+
+  std::vector<result> out(K);
+  batch_progress progress;
+  progress.integrals = K;
+  std::vector<std::pair<std::size_t, const iteration_sums*>> to_adapt;
+  // one lane's round: its sums, the adaptations, the takes; then its next passes
+  const auto round_of = [&](lane& L) {
+    std::vector<iteration_sums> sums = finish(L);
+    const std::vector<batch_pass<D>>& passes = L.passes;
+    const std::size_t n = passes.size();
+    // The maps that this round's takes will adapt (vegas_run::adapts_on) are adapted first, in
+    // one call (asynchronous on the CUDA backend: its launch runs while the host takes the sums).
+    std::vector<unsigned char> predicted(n, 0), adapts(n, 0);
+    to_adapt.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      if (runs[L.first + passes[i].integral]->adapts_on(sums[i])) {
+        predicted[i] = 1;
+        to_adapt.emplace_back(passes[i].integral, &sums[i]);
+      }
+    backend.adapt_batch(L.batch, to_adapt, opt.alpha, opt.symmetric_map);
     // Each integral takes its pass's sums (vegas_run: averages, stopping test); independent of
     // one another, so large rounds are split over host threads (the results do not depend on it).
-    const std::size_t n = passes.size();
-    std::vector<unsigned char> adapts(n, 0);
     std::vector<std::exception_ptr> failed(n);
     std::mutex backend_mutex;  // a failure's replay reads the map through the backend
     const auto take = [&](std::size_t lo, std::size_t hi) {
       for (std::size_t i = lo; i < hi; ++i) {
-        const std::size_t k = passes[i].integral;
+        const std::size_t k = L.first + passes[i].integral;
         try {
           const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
             std::vector<double> edges;
             {
               std::lock_guard<std::mutex> lock(backend_mutex);
-              edges = backend.batch_map_edges(batch, k);
+              edges = backend.batch_map_edges(L.batch, passes[i].integral);
             }
             detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, opt.n_bins, it, index, value);
           };
           runs[k]->take(sums[i], fail, [&](const iteration_sums&) { adapts[i] = 1; }, {});
+          if (adapts[i] != predicted[i])
+            throw std::logic_error("vegas_batch: integral " + std::to_string(k) +
+                                   (adapts[i] ? " adapted its map unannounced" : " did not adapt its map as announced"));
           if (runs[k]->done()) out[k] = runs[k]->finish();
         } catch (...) {
           failed[i] = std::current_exception();
@@ -259,35 +331,55 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       try {
         std::rethrow_exception(failed[first_failed]);
       } catch (const std::exception& e) {
-        std::throw_with_nested(batch_error(passes[first_failed].integral, e.what()));
+        std::throw_with_nested(batch_error(L.first + passes[first_failed].integral, e.what()));
       }
     }
-    to_adapt.clear();
-    for (std::size_t i = 0; i < n; ++i)
-      if (adapts[i]) to_adapt.emplace_back(passes[i].integral, &sums[i]);
-    backend.adapt_batch(batch, to_adapt, opt.alpha, opt.symmetric_map);
     std::size_t kept = 0;
-    for (const std::size_t k : active) {
+    for (const std::size_t k : L.active) {
       if (runs[k]->done()) {  // finished in take (above)
         progress.n_eval += out[k].n_eval;
         ++progress.finished;
       } else {
-        active[kept++] = k;
+        L.active[kept++] = k;
       }
     }
-    active.resize(kept);
-    ++progress.round;
-    if (on_round && !active.empty()) {
-      batch_progress now = progress;
-      for (const std::size_t k : active) now.n_eval += runs[k]->evaluations();
-      if (on_round(now) == run_control::stop) {
-        for (const std::size_t k : active) {
-          runs[k]->stop();
-          out[k] = runs[k]->finish();
+    L.active.resize(kept);
+    if (!L.active.empty()) start(L);
+  };
+
+  try {
+    for (lane& L : lanes) start(L);
+    for (;;) {
+      bool any = false;
+      for (lane& L : lanes)
+        if (L.in_flight) {
+          round_of(L);
+          any = true;
         }
-        active.clear();
+      if (!any) break;
+      ++progress.round;
+      std::size_t active = 0;
+      for (const lane& L : lanes) active += L.active.size();
+      if (on_round && active > 0) {
+        batch_progress now = progress;
+        for (const lane& L : lanes)
+          for (const std::size_t k : L.active) now.n_eval += runs[k]->evaluations();
+        if (on_round(now) == run_control::stop) {
+          drain();  // the passes already started are not taken: the completed iterations are the result
+          for (lane& L : lanes) {
+            for (const std::size_t k : L.active) {
+              runs[k]->stop();
+              out[k] = runs[k]->finish();
+            }
+            L.active.clear();
+          }
+          break;
+        }
       }
     }
+  } catch (...) {
+    drain();
+    throw;
   }
   return out;
 }

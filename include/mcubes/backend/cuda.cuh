@@ -490,6 +490,11 @@ class cuda_backend {
     std::vector<unsigned char> clean;  ///< level-0 bins of integral k all zero
     std::vector<int> over_dirty;       ///< overflow levels of integral k that may be non-zero
     std::vector<int> top_level;        ///< top level of integral k's last V-Sample pass
+    cuda_event adapt_copied;           ///< after the last copy of host_adapt_items
+    cuda_event done;                   ///< after the started passes' results reached host_results (their
+                                       ///< items were read before: the host may rewrite them then)
+    std::vector<std::size_t> order;    ///< the started passes in launch order (adapting first)
+    bool started = false;              ///< passes started and not yet finished
     std::size_t map_doubles() const { return static_cast<std::size_t>(D) * (n_bins + 1); }
     std::size_t bin_values() const { return static_cast<std::size_t>(D) * n_bins; }
   };
@@ -545,24 +550,44 @@ class cuda_backend {
     b.clean.assign(n, 1);
     b.over_dirty.assign(n, 0);
     b.top_level.assign(n, 0);
+    b.adapt_copied = cuda_event::create();
+    b.done = cuda_event::create();
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return b;
   }
 
+  /// Whether this backend can start a batch's passes and finish them later (start_batch,
+  /// finish_batch), so that vegas_batch pipelines two parts of a large batch: the host takes one
+  /// part's sums while the device samples the other's.
+  static constexpr bool batch_pipeline = true;
+
   /// Runs the passes (of distinct integrals) in one launch per kind (V-Sample, No-Adjust) over all
   /// their tiles and one reduction for all (backend/cuda/batch_kernels.cuh); pass i's sums are
-  /// bitwise those of sample() for it alone. Synchronises once (and once more per pass with a
-  /// failing sample, to replay it). A V-Sample pass whose terms reach the overflow bin levels of
-  /// an integral that has none yet is run again, once they are allocated (the same samples and
-  /// bits; the bins of the first run are discarded). @throws cuda_error if a CUDA call fails
-  /// (an allocation included).
+  /// bitwise those of sample() for it alone: start_batch then finish_batch. Synchronises once
+  /// (and once more per pass with a failing sample, to replay it). A V-Sample pass whose terms
+  /// reach the overflow bin levels of an integral that has none yet is run again, once they are
+  /// allocated (the same samples and bits; the bins of the first run are discarded).
+  /// @throws cuda_error if a CUDA call fails (an allocation included).
   template <int D, class F, class P>
   std::vector<iteration_sums> sample_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
+    start_batch(f, b, passes);
+    return finish_batch(f, b, passes);
+  }
+
+  /// Starts the passes of sample_batch on the backend's stream and returns without waiting for
+  /// them.
+  /// Another batch's passes may be started meanwhile; b's must be finished (finish_batch, with the
+  /// same `passes`) before b is used again.
+  /// @throws invalid_input if b's last passes were not finished; cuda_error if a CUDA call fails.
+  template <int D, class F, class P>
+  void start_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
+    MCUBES_EXPECTS(!b.started, "start_batch: the batch's last passes were not finished (finish_batch)");
     use_device();
     const int B = policy_.threads_per_block;
     const std::size_t n = passes.size();
     // the adapting passes first, then the others: two launches over contiguous items
-    std::vector<std::size_t> order;
+    std::vector<std::size_t>& order = b.order;
+    order.clear();
     order.reserve(n);
     for (std::size_t i = 0; i < n; ++i)
       if (passes[i].adapt) order.push_back(i);
@@ -570,8 +595,7 @@ class cuda_backend {
     for (std::size_t i = 0; i < n; ++i)
       if (!passes[i].adapt) order.push_back(i);
 
-    // No synchronisation here: every sample_batch ends with one, so the pinned items are no longer
-    // read, and the host writes this round's items while the last adaptation launch runs.
+    // no wait: b's previous passes were finished (their results, copied after these items, arrived)
     std::uint64_t units = 0, units_adapt = 0;
     int levels = 1;
     bool any_zero = false;
@@ -632,7 +656,23 @@ class cuda_backend {
     MCUBES_CUDA_CHECK_LAUNCH("batch_tree_reduce_kernel");
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.host_results.data(), b.results.data(), n * sizeof(cuda_detail::pass_result),
                                       cudaMemcpyDeviceToHost, stream_));
-    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    b.done.record(stream_);
+    b.started = true;
+  }
+
+  /// Waits for the passes that start_batch started on b (the same `passes`) and returns their sums,
+  /// in the order of `passes` (see sample_batch).
+  /// @throws invalid_input if b has no started passes or `passes` is not theirs; cuda_error if a
+  ///         CUDA call fails.
+  template <int D, class F, class P>
+  std::vector<iteration_sums> finish_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
+    MCUBES_EXPECTS(b.started && b.order.size() == passes.size(), "finish_batch: ", passes.size(),
+                   " passes, but the batch has ", b.started ? b.order.size() : 0, " started");
+    use_device();
+    b.done.wait();
+    b.started = false;
+    const std::vector<std::size_t> order = std::move(b.order);
+    const std::size_t n = passes.size();
 
     std::vector<iteration_sums> out(n);
     std::vector<std::size_t> again;  // V-Sample passes that reached overflow levels their integral did not have
@@ -700,7 +740,7 @@ class cuda_backend {
       global_scratch = b.adapt_scratch.data();
       smem = 0;
     }
-    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned adapt items of the last round are no longer read
+    b.adapt_copied.wait();  // the device has read the pinned adapt items of the last call
     for (std::size_t j = 0; j < items.size(); ++j) {
       const std::size_t k = items[j].first;
       MCUBES_EXPECTS(items[j].second->top_level == b.top_level[k], "adapt_batch: the sums' top bin level ",
@@ -714,6 +754,7 @@ class cuda_backend {
     }
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.adapt_items.data(), b.host_adapt_items.data(),
                                       items.size() * sizeof(cuda_detail::adapt_item), cudaMemcpyHostToDevice, stream_));
+    b.adapt_copied.record(stream_);
     const dim3 grid(static_cast<unsigned>(items.size()), per_item);
     cuda_detail::adapt_map_batch_kernel<cuda_detail::adapt_threads><<<grid, cuda_detail::adapt_threads, smem, stream_>>>(
         b.adapt_items.data(), n, D, symmetric, alpha, global_scratch);

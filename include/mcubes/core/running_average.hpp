@@ -20,15 +20,20 @@
 namespace mcubes {
 
 #if !defined(__CUDA_ARCH__) && !defined(MCUBES_CHI2_Q_EXTERNAL)
-/// Boost.Math's error policy for chi2_q: no exception and no errno; a result that underflows is 0.
+/// Boost.Math's policy for chi2_q: no exception and no errno; a result that underflows is 0; the
+/// evaluation in double precision (promote_double<false>; Boost's default promotes to long double,
+/// which is 15x slower, 0.46 against 0.03 us per call on x86-64, for a relative difference below
+/// 1e-14: a batch of K integrals computes K values of Q per iteration).
 using chi2_q_policy = boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
                                                     boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
                                                     boost::math::policies::underflow_error<boost::math::policies::ignore_error>,
-                                                    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+                                                    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>,
+                                                    boost::math::policies::promote_double<false>>;
 
 /// Upper tail Q(chi2, dof) = P(X >= chi2) of the chi-square distribution with dof degrees of
 /// freedom: the regularised upper incomplete gamma function Q(dof/2, chi2/2), from Boost.Math
-/// (boost::math::gamma_q; Debian libboost-math-dev, header-only), accurate to a few ulp.
+/// (boost::math::gamma_q; Debian libboost-math-dev, header-only) in double precision, relative error
+/// below 1e-14.
 /// Edge cases: 1 for dof <= 0 (no degree of freedom: nothing to test) or chi2 <= 0 or NaN chi2
 /// (an undefined statistic is never reported as a failed test); 0 for chi2 = +Inf. Host only.
 inline double chi2_q(double chi2, int dof) {

@@ -161,37 +161,37 @@ MCUBES_HOST_DEVICE inline auto sample_value(const F& f, const point<D>& x, std::
   }
 }
 
-/// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially.
+/// Integer type of sub-cube coordinates in sample_cubes: for D >= 2, g^D = m < 2^64 gives
+/// g < 2^32, so 32-bit integers hold them (half the registers of doubles on a GPU: fewer spills in
+/// the V-Sample kernels); for D = 1, g may reach 2^49 and doubles (exact) are used.
+template <int D>
+using cube_coord_t = std::conditional_t<(D >= 2), std::uint32_t, double>;
+
+/// The coordinates of sub-cube `cube` (cube_coordinates) as cube_coord_t<D>.
+template <int D>
+MCUBES_HOST_DEVICE inline void cube_start(std::uint64_t cube, std::uint64_t g, cube_coord_t<D> (&coord)[D]) {
+  std::uint64_t ic[D];
+  cube_coordinates<D>(cube, g, ic);
+  for (int j = 0; j < D; ++j) coord[j] = static_cast<cube_coord_t<D>>(ic[j]);
+}
+
+/// Processes sub-cubes [begin, end) serially (V-Sample or No-Adjust, see the file comment), the
+/// partial of a chunk. `coord` holds the coordinates of sub-cube `begin` on entry (cube_start) and
+/// is stepped by an odometer (axis 0 fastest: no integer division) from sub-cube to sub-cube; on
+/// return it holds those of sub-cube `end` (the coordinates past the last sub-cube, m, wrap to 0),
+/// so that a thread that samples consecutive chunks divides only once. The same values as
+/// cube_coordinates for every sub-cube, so the same bits.
 /// Bins: a sink with `static constexpr bool enabled` and `add(axis, bin, quantized)`. Uniforms:
 /// `uni` (see make_sample).
 template <int D, class F, class Bins, class U>
-MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
-                                                     std::uint64_t chunk, Bins& bins, const U& uni) {
+MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                                                     std::uint64_t begin, std::uint64_t end, cube_coord_t<D> (&coord)[D],
+                                                     Bins& bins, const U& uni) {
   chunk_partial out;
-  const std::uint64_t begin = chunk * sp.chunk_cubes;
-  std::uint64_t end = begin + sp.chunk_cubes;
-  if (end > sp.n_cubes) end = sp.n_cubes;
   const double pd = static_cast<double>(sp.p);
-  // Sub-cube coordinates, converted exactly to double once per sub-cube (cd). For D >= 2,
-  // g^D = m < 2^64 gives g < 2^32, so 32-bit integers hold them (half the registers of doubles on
-  // a GPU: fewer spills in the V-Sample kernels); for D = 1, g may reach 2^49 and doubles (exact)
-  // are used. The same values as before either way, so the same bits.
-  using coord_t = std::conditional_t<(D >= 2), std::uint32_t, double>;
-  const coord_t gc = static_cast<coord_t>(sp.g);
-  coord_t coord[D];
-  if (begin < end) {
-    std::uint64_t ic[D];
-    cube_coordinates<D>(begin, sp.g, ic);  // one division per axis per chunk
-    for (int j = 0; j < D; ++j) coord[j] = static_cast<coord_t>(ic[j]);
-  }
+  const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
   for (std::uint64_t c = begin; c < end; ++c) {
-    if (c != begin)  // odometer step to the next sub-cube (axis 0 fastest): no integer division
-      for (int j = 0; j < D; ++j) {
-        coord[j] += 1;
-        if (coord[j] < gc) break;
-        coord[j] = 0;
-      }
-    double cd[D];
+    double cd[D];  // converted exactly to double once per sub-cube
     for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
     double s1 = 0, s2 = 0;
     const std::uint64_t first = c * sp.p, last = first + sp.p;  // sample indices c*p + k, k < p
@@ -219,8 +219,26 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_
     if (var <= 0) var = 0;  // rounding; a NaN (inf - inf: sums that overflow) stays NaN and is reported
     out.estimate += mean;
     out.variance += var;
+    for (int j = 0; j < D; ++j) {  // odometer step to the next sub-cube
+      coord[j] += 1;
+      if (coord[j] < gc) break;
+      coord[j] = 0;
+    }
   }
   return out;
+}
+
+/// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially
+/// (sample_cubes; one division per axis per chunk for its first sub-cube's coordinates).
+template <int D, class F, class Bins, class U>
+MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                                                     std::uint64_t chunk, Bins& bins, const U& uni) {
+  const std::uint64_t begin = chunk * sp.chunk_cubes;
+  std::uint64_t end = begin + sp.chunk_cubes;
+  if (end > sp.n_cubes) end = sp.n_cubes;
+  cube_coord_t<D> coord[D] = {};
+  if (begin < end) cube_start<D>(begin, sp.g, coord);
+  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni);
 }
 
 /// sample_chunk with the Vegas stream's uniforms from sample_stream.

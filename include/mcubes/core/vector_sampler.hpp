@@ -79,14 +79,9 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
   double* const cov = out + static_cast<std::size_t>(N) * out_stride;
   // Sub-cube coordinates by an odometer (axis 0 fastest), as sample_chunk: the same values as
   // cube_coordinates, one division per axis per chunk.
-  using coord_t = std::conditional_t<(D >= 2), std::uint32_t, double>;
-  const coord_t gc = static_cast<coord_t>(sp.g);
-  coord_t coord[D];
-  if (begin < end) {
-    std::uint64_t ic[D];
-    cube_coordinates<D>(begin, sp.g, ic);
-    for (int j = 0; j < D; ++j) coord[j] = static_cast<coord_t>(ic[j]);
-  }
+  const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
+  cube_coord_t<D> coord[D] = {};
+  if (begin < end) cube_start<D>(begin, sp.g, coord);
   for (std::uint64_t c = begin; c < end; ++c) {
     if (c != begin)
       for (int j = 0; j < D; ++j) {

@@ -11,7 +11,8 @@
 ///    concatenated in pass order (pass i owns units [first_unit_i, first_unit_i + n_tiles_i));
 ///    each block takes a contiguous range of units. In a unit of pass i, thread t samples its G
 ///    chunks of pass i (sample_chunk with the integrand with_parameters{f, params_i}, the pass's
-///    map, seed and iteration), sums them over the pairwise tree of G leaves, and the block sums the
+///    map, seed and iteration; the sub-cube coordinates divided once per unit and stepped across
+///    the G chunks, sample_cubes), sums them over the pairwise tree of G leaves, and the block sums the
 ///    B group sums over the fixed pairwise tree (block_tree_sum): a node of the pass's fixed tree,
 ///    written to tile_est[unit];
 ///  - bins: straight into pass i's global 128-bit bins (exact integer atomics: any order);
@@ -191,17 +192,25 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
     const std::uint64_t first_sel = ((u - it.first_unit) * B + tid) * G;
     unsigned pending = 0;  // bit L: a left subtree of 2^L leaves waits at level L
     double e = 0.0, v = 0.0;
+    // sub-cube coordinates: divided once per unit, then stepped across the thread's consecutive
+    // chunks (stride 1; the probe's strided chunks divide each time)
+    const std::uint64_t cc = it.sp.chunk_cubes;
+    cube_coord_t<D> coord[D] = {};
+    if (first_sel < it.n_sel) cube_start<D>(first_sel * it.stride * cc, it.sp.g, coord);
     for (std::uint64_t j = 0; j < G; ++j) {
       chunk_partial part;
       const std::uint64_t sel = first_sel + j;
       if (sel < it.n_sel) {
         const with_parameters<F, P> g{f, it.params};
         const map_view<D> map{shared_edges ? s_edges : it.edges, n_bins};
+        const std::uint64_t begin = sel * it.stride * cc;
+        if (it.stride != 1 && j != 0) cube_start<D>(begin, it.sp.g, coord);
+        const std::uint64_t end = begin + cc < it.sp.n_cubes ? begin + cc : it.sp.n_cubes;
         if constexpr (Adapt) {
           shared_bin_sink sink{s_lo, it.bins, it.over, n_values, n_bins, bins_in_smem};
-          part = sample_chunk<D>(g, it.sp, map, sel * it.stride, sink, it.rng);
+          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, sink, it.rng);
         } else {
-          part = sample_chunk<D>(g, it.sp, map, sel * it.stride, none, it.rng);
+          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, none, it.rng);
         }
         fl.merge(part);
       }

@@ -1,6 +1,6 @@
 #pragma once
 /// @file backend/cuda/device_array.cuh
-/// RAII arrays in device memory and in pinned host memory.
+/// RAII arrays in device memory and in pinned host memory, and CUDA events.
 ///
 /// device_array<T> owns n elements allocated with cudaMalloc (never managed memory) and frees them
 /// in its destructor; move-only. Its view() is a trivially copyable {pointer, size} that kernels
@@ -116,6 +116,41 @@ class pinned_array {
  private:
   T* ptr_ = nullptr;
   std::size_t n_ = 0;
+};
+
+/// Owning CUDA event without timing (cudaEventDisableTiming: the cheap kind), for ordering the
+/// host against work in a stream: record() after the work, wait() before the host reuses what the
+/// work reads. wait() on an event never recorded, or on an empty one (default-constructed), returns
+/// at once. Move-only.
+/// @throws cuda_error if creating, recording or waiting fails.
+class cuda_event {
+ public:
+  cuda_event() = default;
+  static cuda_event create() {
+    cuda_event e;
+    MCUBES_CUDA_CHECK(cudaEventCreateWithFlags(&e.ev_, cudaEventDisableTiming));
+    return e;
+  }
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  cuda_event(cuda_event&& o) noexcept : ev_(std::exchange(o.ev_, nullptr)) {}
+  cuda_event& operator=(cuda_event&& o) noexcept {
+    if (this != &o) {
+      if (ev_) cudaEventDestroy(ev_);
+      ev_ = std::exchange(o.ev_, nullptr);
+    }
+    return *this;
+  }
+  ~cuda_event() {
+    if (ev_) cudaEventDestroy(ev_);
+  }
+  void record(cudaStream_t stream) { MCUBES_CUDA_CHECK(cudaEventRecord(ev_, stream)); }
+  void wait() const {
+    if (ev_) MCUBES_CUDA_CHECK(cudaEventSynchronize(ev_));
+  }
+
+ private:
+  cudaEvent_t ev_ = nullptr;
 };
 
 }  // namespace mcubes
