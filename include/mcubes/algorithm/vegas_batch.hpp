@@ -86,8 +86,8 @@ inline constexpr std::size_t batch_pipeline_min = 256;
 
 namespace detail {
 
-/// Whether Backend starts a batch's passes and finishes them later (start_batch, finish_batch):
-/// a static constexpr bool batch_pipeline = true.
+/// Whether Backend starts a batch's passes and finishes them later (start_batch, finish_batch;
+/// and checks a batch's memory, check_batch_memory): a static constexpr bool batch_pipeline = true.
 template <class B, class = void>
 struct pipelines_batches : std::false_type {};
 template <class B>
@@ -238,6 +238,8 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     bool in_flight = false;
   };
   const std::size_t n_lanes = pipelined && K >= batch_pipeline_min ? 2 : 1;
+  if constexpr (pipelined)  // the whole batch's memory, before any lane's (a refusal names K)
+    backend.template check_batch_memory<D, P>(K, opt.n_bins);
   std::vector<lane> lanes;
   lanes.reserve(n_lanes);
   for (std::size_t l = 0; l < n_lanes; ++l) {

@@ -514,12 +514,11 @@ class cuda_backend {
     return n * per;
   }
 
-  /// Uniform maps (the edges of adaptive_map<D>(n_bins), computed on the device) and zero bins for
-  /// n integrals; the parameters params[0..n) are copied with each round's pass descriptors.
-  /// @throws invalid_input if the batch needs more device memory than is free (naming the figures);
-  ///         cuda_error if an allocation or copy fails.
+  /// Checks that a batch of n integrals fits in the device memory that is free now (batch_bytes;
+  /// vegas_batch checks the whole batch before it makes the states of its lanes).
+  /// @throws invalid_input naming the figures if it does not; cuda_error if the query fails.
   template <int D, class P>
-  batch_state<D, P> make_batch(const P* params, std::size_t n, int n_bins) {
+  void check_batch_memory(std::size_t n, int n_bins) {
     use_device();
     std::size_t free_bytes = 0, total_bytes = 0;
     MCUBES_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -529,6 +528,15 @@ class cuda_backend {
                           std::to_string(n_bins) + " bins per axis needs " + std::to_string(need >> 20) +
                           " MiB of device memory, " + std::to_string(free_bytes >> 20) +
                           " MiB are free: integrate fewer integrals per call or use fewer bins (n_bins)");
+  }
+
+  /// Uniform maps (the edges of adaptive_map<D>(n_bins), computed on the device) and zero bins for
+  /// n integrals; the parameters params[0..n) are copied with each round's pass descriptors.
+  /// @throws invalid_input if the batch needs more device memory than is free (naming the figures);
+  ///         cuda_error if an allocation or copy fails.
+  template <int D, class P>
+  batch_state<D, P> make_batch(const P* params, std::size_t n, int n_bins) {
+    check_batch_memory<D, P>(n, n_bins);
     batch_state<D, P> b;
     b.n = n;
     b.n_bins = n_bins;
