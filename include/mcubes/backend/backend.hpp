@@ -19,6 +19,18 @@
 ///   vector<double> map_edges(map)                       the edges, on the host
 ///   void set_map_edges(map, edges)                      replaces the edges (checked)
 ///
+/// and the batch operations of algorithm/vegas_batch.hpp (many integrals f(., params[k])):
+///
+///   Batch make_batch<D>(params, n, n_bins)              the maps and bins of n integrals
+///   vector<iteration_sums> sample_batch(f, batch, passes) one pass of each listed integral, each
+///                                                       bitwise its sample() alone
+///   void adapt_batch(batch, items, alpha, symmetric)    maps adapted to their last V-Sample passes
+///   vector<double> batch_map_edges(batch, k)            integral k's edges, on the host
+///
+/// and, on a backend with static constexpr bool batch_pipeline = true (cuda_backend),
+/// start_batch / finish_batch (sample_batch in two calls: vegas_batch alternates two batches on
+/// the device) and check_batch_memory<D, P>(n, n_bins) (throws invalid_input if n integrals do not fit).
+///
 /// Chunk functors and merges are trivially copyable structs with MCUBES_HOST_DEVICE call operators
 /// (the CUDA backend copies them to the device by value); chunk c depends on c and the problem only.
 /// Determinism contract of every backend: the same bits for any thread count, block size, grid or
