@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "median_seconds.hpp"
@@ -73,44 +74,46 @@ struct timeline_backend : mcubes::cuda_backend {
   cudaEvent_t start = nullptr;
   double ms_now() const { return std::chrono::duration<double>(clk::now() - t0).count() * 1e3; }
   static std::string name() { return "cuda"; }
+  // fn() timed on the host (its result returned); with `launches`, an event after its launches too
+  template <class Fn>
+  auto timed(const char* what, bool launches, Fn&& fn) {
+    const double a = ms_now();
+    const auto record = [&] {
+      mark m{what, a, ms_now()};
+      if (launches) {
+        cudaEventCreate(&m.done);
+        cudaEventRecord(m.done, be.stream());
+      }
+      marks.push_back(m);
+    };
+    if constexpr (std::is_void_v<decltype(fn())>) {
+      fn();
+      record();
+    } else {
+      auto r = fn();
+      record();
+      return r;
+    }
+  }
   template <int D, class P>
   auto make_batch(const P* params, std::size_t n, int n_bins) {
-    const double a = ms_now();
-    auto b = be.template make_batch<D>(params, n, n_bins);
-    marks.push_back({"make_batch", a, ms_now()});
-    return b;
+    return timed("make_batch", false, [&] { return be.template make_batch<D>(params, n, n_bins); });
   }
   template <int D, class F, class B>
   std::vector<mcubes::iteration_sums> sample_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
-    const double a = ms_now();
-    auto r = be.sample_batch(f, b, passes);
-    marks.push_back({"sample", a, ms_now()});
-    return r;
+    return timed("sample", false, [&] { return be.sample_batch(f, b, passes); });
   }
   template <int D, class F, class B>
   void start_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
-    const double a = ms_now();
-    be.start_batch(f, b, passes);
-    mark m{"start", a, ms_now()};
-    cudaEventCreate(&m.done);
-    cudaEventRecord(m.done, be.stream());
-    marks.push_back(m);
+    timed("start", true, [&] { be.start_batch(f, b, passes); });
   }
   template <int D, class F, class B>
   std::vector<mcubes::iteration_sums> finish_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
-    const double a = ms_now();
-    auto r = be.finish_batch(f, b, passes);
-    marks.push_back({"finish", a, ms_now()});
-    return r;
+    return timed("finish", false, [&] { return be.finish_batch(f, b, passes); });
   }
   template <class B, class Items>
   void adapt_batch(B& b, const Items& items, double alpha, bool symmetric) {
-    const double a = ms_now();
-    be.adapt_batch(b, items, alpha, symmetric);
-    mark m{"adapt", a, ms_now()};
-    cudaEventCreate(&m.done);
-    cudaEventRecord(m.done, be.stream());
-    marks.push_back(m);
+    timed("adapt", true, [&] { be.adapt_batch(b, items, alpha, symmetric); });
   }
   template <class B>
   std::vector<double> batch_map_edges(const B& b, std::size_t k) {
