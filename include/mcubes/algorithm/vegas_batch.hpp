@@ -270,14 +270,20 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     else
       return backend.sample_batch(f, L.batch, L.passes);
   };
-  const auto drain = [&] {  // waits for the lanes' started passes (their buffers are in use), discarding them
-    for (lane& L : lanes)
-      if (L.in_flight) {
-        try {
-          (void)finish(L);
-        } catch (...) {  // already leaving with an exception or a stop
+  // Waits for the lanes' started passes (their buffers are in use), discarding them; without a
+  // pipeline nothing was started (finish would sample the passes only to discard them).
+  const auto drain = [&] {
+    for (lane& L : lanes) {
+      if constexpr (pipelined) {
+        if (L.in_flight) {
+          try {
+            (void)finish(L);
+          } catch (...) {  // already leaving with an exception or a stop
+          }
         }
       }
+      L.in_flight = false;
+    }
   };
 
   std::vector<result> out(K);
