@@ -151,6 +151,11 @@ void print_result(std::FILE* out, const run_report& r) {
     why = std::string("stopped by signal ") + (r.signal == 2 ? "SIGINT" : r.signal == 15 ? "SIGTERM" : std::to_string(r.signal)) +
           " at an iteration boundary; the estimate is that of the completed iterations";
   std::fprintf(out, "status: %s: %s\n", to_string(res.status), why.c_str());
+  for (const warning w : all_warnings)
+    if (res.has_warning(w)) std::fprintf(out, "warning: %s: %s\n", to_string(w), describe(w));
+  if (res.has_warning(warning_weighted_disagreement))
+    std::fprintf(out, "inverse-variance weighted average (Lepage): %.17g +- %.6g\n", res.inverse_variance_estimate,
+                 res.inverse_variance_error);
   std::fprintf(out, "iterations: %d (%d accumulated, chi2/dof %s, dof %d, Q %s)\n", res.iterations, res.accumulated,
                short_number(res.chi2_dof).c_str(), res.dof, short_number(res.q).c_str());
   std::fprintf(out, "evaluations: %llu in %.4g s (%s evaluations/s)\n", static_cast<unsigned long long>(res.n_eval),
@@ -169,7 +174,17 @@ void print_result(std::FILE* out, const run_report& r) {
 }
 
 void print_quiet_result(std::FILE* out, const run_report& r) {
-  std::fprintf(out, "result: %.17g +- %.6g (%s)\n", r.res.estimate, r.res.error, to_string(r.res.status));
+  std::fprintf(out, "result: %.17g +- %.6g (%s", r.res.estimate, r.res.error, to_string(r.res.status));
+  for (const warning w : all_warnings)
+    if (r.res.has_warning(w)) std::fprintf(out, "; warning: %s", to_string(w));
+  std::fprintf(out, ")\n");
+}
+
+nlohmann::ordered_json warnings_json(const result& res) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const warning w : all_warnings)
+    if (res.has_warning(w)) list.push_back(to_string(w));
+  return list;
 }
 
 nlohmann::ordered_json json_number(double x) {
@@ -253,6 +268,9 @@ nlohmann::ordered_json to_json(const run_report& r) {
   j["chi2_dof"] = json_number(res.chi2_dof);
   j["q"] = json_number(res.q);
   j["dof"] = res.dof;
+  j["inverse_variance_estimate"] = json_number(res.inverse_variance_estimate);
+  j["inverse_variance_error"] = json_number(res.inverse_variance_error);
+  j["warnings"] = warnings_json(res);
   j["status"] = r.run_state.empty() ? std::string(to_string(res.status)) : r.run_state;
   j["status_detail"] = r.run_state == "running" ? std::string("the run is in progress; the iterations so far")
                        : r.run_state == "failed" ? r.failure

@@ -117,6 +117,10 @@ nlohmann::ordered_json to_json(const run_report& r);
 /// A finite double as a JSON number, anything else as null.
 nlohmann::ordered_json json_number(double x);
 
+/// The names of the result's warnings (result.hpp: warning), in bit order: the "warnings" array of
+/// the records of `mcubes integrate` and `mcubes scan`.
+nlohmann::ordered_json warnings_json(const result& res);
+
 /// The JSON object of the options of a run (every vegas_options field; threads 0 = all cores), the
 /// "options" of the records of `mcubes integrate` and `mcubes scan`.
 nlohmann::ordered_json options_json(const vegas_options& o);

@@ -150,6 +150,9 @@ void print_scan_row(std::FILE* out, const scan_report& r, std::uint64_t k) {
 void print_scan_summary(std::FILE* out, const scan_report& r) {
   std::string counts;
   for (const auto& [name, n] : status_counts(r.results)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  std::uint64_t warned = 0;
+  for (const result& res : r.results) warned += res.warnings != 0;
+  if (warned != 0) counts += " (" + std::to_string(warned) + " with a warning on the error: the JSON's \"warnings\")";
   const std::uint64_t n_eval = total_evaluations(r);
   std::fprintf(out, "scan: %llu integrals: %s; %llu evaluations in %.4g s (%.3g evaluations/s)\n",
                static_cast<unsigned long long>(r.results.size()), counts.c_str(),
@@ -231,6 +234,7 @@ nlohmann::ordered_json scan_to_json(const scan_report& r) {
               {"q", json_number(res.q)},
               {"dof", res.dof},
               {"status", to_string(res.status)},
+              {"warnings", warnings_json(res)},
               {"n_iterations", res.iterations},
               {"accumulated", res.accumulated},
               {"n_eval", res.n_eval},

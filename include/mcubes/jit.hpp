@@ -324,6 +324,9 @@ inline void fill(result& r, const mcubes_jit_summary& s) {
   r.n_eval = s.n_eval;
   r.seed = s.seed;
   r.seconds = s.seconds;
+  r.inverse_variance_estimate = s.inverse_variance_estimate;
+  r.inverse_variance_error = s.inverse_variance_error;
+  r.warnings = s.warnings;
 }
 
 extern "C" inline int on_iteration_trampoline(void* context, const mcubes_jit_record* record,

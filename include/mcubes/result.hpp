@@ -58,6 +58,51 @@ inline const char* describe(status s) {
   }
 }
 
+/// Signs that a Vegas run's error may be underestimated (bit flags in result::warnings). Each is
+/// a test on the accumulated iterations, reported with the result (report, JSON, Python); none
+/// changes the status or the numbers. The integrands behind them are those whose f J has a heavy
+/// tail (integrable singularities such as 1/sqrt(x): transform them away; indicator functions and
+/// narrow peaks at small budgets: more calls per iteration), where every iteration's error is
+/// estimated from a few rare, large values. On the m-Cubes suite (f1-f6, fA, fB at the paper's
+/// settings) neither is raised (tests/statistical).
+enum warning : unsigned {
+  /// Two consecutive accumulated iterations sampled through the same frozen map (after the
+  /// adapting iterations), the second with an error above heavy_tail_ratio (3) times the first's:
+  /// both estimate the same variance, so such a jump means a rare value of f J far above the
+  /// others was met, and the errors of the iterations that did not meet one understate their
+  /// spread. (While the map adapts, jumps also come from regions newly found, so they are not
+  /// counted: f6 of the suite jumps up to 7x then, at most 1.3x on a frozen map.)
+  warning_heavy_tail = 1u,
+  /// The inverse-variance weighted average of the accumulated iterations (Lepage 1978; what vegas
+  /// and m-Cubes report while adapting) differs from the estimate by more than
+  /// disagreement_sigmas (3) errors: the iterations' errors fall with their estimates (few non-zero
+  /// samples), the bias that the estimate's predictable weights avoid (core/running_average.hpp).
+  warning_weighted_disagreement = 2u,
+};
+
+/// Error ratio between consecutive accumulated iterations on a frozen map that raises warning_heavy_tail.
+inline constexpr double heavy_tail_ratio = 3.0;
+/// Distance, in errors of the estimate, that raises warning_weighted_disagreement.
+inline constexpr double disagreement_sigmas = 3.0;
+
+/// The warning's name ("heavy tail", "weighted disagreement"), as printed and written to JSON.
+inline const char* to_string(warning w) {
+  return w == warning_heavy_tail ? "heavy tail" : "weighted disagreement";
+}
+
+/// A sentence that explains the warning (for reports).
+inline const char* describe(warning w) {
+  if (w == warning_heavy_tail)
+    return "on the frozen map an iteration's error jumped more than 3x over the previous one's: f J has rare, large values (an "
+           "integrable singularity, an indicator or a barely sampled peak), so the error may be underestimated; "
+           "transform the singularity away or use more calls per iteration";
+  return "the inverse-variance weighted average of the iterations differs from the estimate by more than 3 errors: "
+         "the iterations' errors fall with their estimates (few non-zero samples); use more calls per iteration";
+}
+
+/// Every warning, in bit order (for reports that list the set ones).
+inline constexpr warning all_warnings[] = {warning_heavy_tail, warning_weighted_disagreement};
+
 /// One iteration of the integrator.
 struct iteration_record {
   int index = 0;                ///< 0-based iteration number
@@ -66,7 +111,8 @@ struct iteration_record {
   bool adapted = false;         ///< V-Sample (map adapted after it) or V-Sample-No-Adjust
   bool accumulated = false;     ///< part of the weighted estimate (not skipped, a non-zero sample, no underflow)
   bool underflow = false;       ///< |estimate| < 2^-460: its variance is not representable, so it is left out
-  double weighted_estimate = 0; ///< cumulative inverse-variance weighted estimate after this iteration
+  double weighted_estimate = 0; ///< cumulative estimate after this iteration (the result's estimate so far:
+                                ///< the weighted average of the accumulated iterations, vegas.hpp)
   double weighted_error = 0;    ///< its standard deviation
   double chi2_dof = 0;          ///< chi2/dof of the accumulated iterations after this one
   double q = 1;                 ///< Q: probability that chi2 exceeds the observed value (p-value)
@@ -79,8 +125,14 @@ struct iteration_record {
 
 /// Result of mcubes::vegas (and of the other methods, which fill the fields that apply).
 struct result {
-  double estimate = 0;          ///< cumulative weighted estimate of the integral
+  double estimate = 0;          ///< cumulative weighted estimate of the integral (Vegas: predictable weights, vegas.hpp)
   double error = 0;             ///< its standard deviation (1 sigma)
+  /// Vegas: the inverse-variance weighted average of the same iterations and its standard deviation
+  /// (Lepage 1978 eqs. 5-6, as vegas and m-Cubes report it), for comparison; NaN when nothing was
+  /// accumulated; 0 for the other methods.
+  double inverse_variance_estimate = 0;
+  double inverse_variance_error = 0;
+  unsigned warnings = 0;        ///< bit set of `warning` flags (Vegas only; 0 for the other methods)
   double chi2_dof = 0;          ///< chi2/dof of the accumulated iterations (0 with a single one)
   double q = 1;                 ///< Q, the p-value of chi2 with dof = accumulated - 1
   int dof = 0;                  ///< degrees of freedom of chi2
@@ -94,6 +146,7 @@ struct result {
   vegas_options options;        ///< the options the run used (after defaults)
   std::vector<iteration_record> records;  ///< one per iteration, in order
   bool converged() const noexcept { return status == status::converged; }
+  bool has_warning(warning w) const noexcept { return (warnings & w) != 0; }
 };
 
 /// What an iteration callback tells the integrator: go on, or stop after this iteration (the

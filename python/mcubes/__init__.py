@@ -467,6 +467,13 @@ class Result:
     converged', 'not resolved', 'underflow', 'interrupted'; only 'converged' is a result to use),
     status_text (a sentence), iterations, accumulated, n_eval, seed, seconds, backend, records
     (Records: NumPy arrays per iteration). summary() gives the iteration table.
+
+    vegas() only: the estimate is the average of the accumulated iterations with predictable
+    weights (each iteration weighted by 1 / the previous one's variance), unbiased where an
+    iteration's error falls with its estimate; inverse_variance_estimate and inverse_variance_error
+    are Lepage's inverse-variance weighted average of the same iterations, for comparison; warnings
+    is a list of the signs of an underestimated error ('heavy tail', 'weighted disagreement'; empty
+    when none), which do not change the status (the guide's "Error estimates" section).
     """
 
     def __init__(self, d):
@@ -508,6 +515,8 @@ class Result:
         lines.append("")
         lines.append(f"result: {self._value_text()}   status: {self.status}   "
                      f"n_eval: {self.n_eval}   seed: {self.seed}")
+        for w in getattr(self, "warnings", []):
+            lines.append(f"warning: {w}")
         return "\n".join(lines) + "\n"
 
     def _value_text(self):

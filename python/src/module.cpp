@@ -190,6 +190,12 @@ py::dict to_dict(const result& r) {
   d["dof"] = r.dof;
   d["status"] = std::string(to_string(r.status));
   d["status_text"] = std::string(describe(r.status));
+  d["inverse_variance_estimate"] = r.inverse_variance_estimate;
+  d["inverse_variance_error"] = r.inverse_variance_error;
+  py::list warnings;
+  for (const warning w : all_warnings)
+    if (r.has_warning(w)) warnings.append(std::string(to_string(w)));
+  d["warnings"] = warnings;
   d["iterations"] = r.iterations;
   d["accumulated"] = r.accumulated;
   d["n_eval"] = r.n_eval;

@@ -87,3 +87,23 @@ def test_plain_mc_and_midpoint():
     assert abs(m.estimate - poly_exact(2)) <= SIGMA_TOLERANCE * m.error + 1e-15
     pi = mcubes.midpoint(lambda x: 4 / (1 + x[:, 0] ** 2), [(0, 1)], 3 * 10 ** 5, rel_tol=1e-12)
     assert abs(pi.estimate - math.pi) <= pi.error and pi.error < 1e-11
+
+
+def _ball(x):
+    return (((x - 0.5) ** 2).sum(axis=1) < 0.09).astype(np.float64)
+
+
+def test_warnings_and_the_inverse_variance_average():
+    # a 3-D ball indicator at 1e4 calls: the iterations' errors fall with their estimates, so
+    # Lepage's inverse-variance average is biased low while the estimate (predictable weights) holds
+    exact = 4 / 3 * math.pi * 0.3 ** 3
+    r = mcubes.vegas(_ball, [(0, 1)] * 3, calls_per_iteration=10000, rel_tol=1e-9, seed=3)
+    assert r.status == "not converged"
+    assert "weighted disagreement" in r.warnings
+    assert abs(r.estimate - exact) <= SIGMA_TOLERANCE * r.error
+    assert abs(r.inverse_variance_estimate - exact) > SIGMA_TOLERANCE * r.inverse_variance_error
+    assert "warning: weighted disagreement" in r.summary()
+    # a smooth integrand: no warning; the two averages agree within the error
+    s = mcubes.vegas(poly, [(0, 1)] * 3, rel_tol=1e-4, calls_per_iteration=100000, seed=1)
+    assert s.warnings == []
+    assert abs(s.inverse_variance_estimate - s.estimate) <= 3 * s.error

@@ -62,7 +62,7 @@ std::string describe(const mcubes::result& r, double exact) {
   s.precision(10);
   s << "status " << mcubes::to_string(r.status) << ", estimate " << r.estimate << " +- " << r.error << " (exact "
     << exact << ", pull " << (r.estimate - exact) / r.error << "), chi2/dof " << r.chi2_dof << ", " << r.iterations
-    << " iterations, " << r.n_eval << " evaluations, seed " << r.seed;
+    << " iterations, " << r.n_eval << " evaluations, seed " << r.seed << ", warnings " << r.warnings;
   return s.str();
 }
 
@@ -84,6 +84,7 @@ void expect_converged_runs(const F& f, const char* name, const ci_settings& s, d
     EXPECT_EQ(r.status, mcubes::status::converged);
     EXPECT_LE(r.error, kRelTol * std::fabs(r.estimate));
     EXPECT_TRUE(within_sigmas(r, exact, sigmas));
+    EXPECT_EQ(r.warnings, 0u) << "a warning on the suite is a false alarm (result.hpp: warning)";
   }
 }
 

@@ -122,6 +122,50 @@ TEST(RunningAverage, ZeroVarianceFloor) {
 // Q at the 5% critical values of the chi-square table (3.841, 5.991, 7.815, 18.307 to 4 digits,
 // here to 20 digits from a 30-digit mpmath computation), and other reference values of
 // Q(x, k) = Gamma(k/2, x/2) / Gamma(k/2) from the same computation.
+// Predictable weights (the integrator's rule): (10, var 1, weight variance 4), (12, var 4, weight
+// variance 1), (11, var 1, weight variance 4): weights 1/4, 1, 1/4 (W = 3/2), I = (2.5 + 12 + 2.75)
+// / 1.5 = 11.5, s^2 = ((1/4)^2 1 + 1^2 4 + (1/4)^2 1) / (3/2)^2 = 4.125 / 2.25, chi2 = 1.5^2 +
+// 0.5^2/4 + 0.5^2 = 2.5625; the inverse-variance average of the same estimates is 32/3 +- 2/3
+// (ThreeEstimatesByHand).
+TEST(RunningAverage, PredictableWeightsByHand) {
+  mcubes::running_average a;
+  a.add(10, 1, 4);
+  a.add(12, 4, 1);
+  a.add(11, 1, 4);
+  EXPECT_NEAR(a.mean(), 11.5, hand_tol * 10);
+  EXPECT_NEAR(a.sdev(), std::sqrt(4.125 / 2.25), hand_tol);
+  EXPECT_NEAR(a.chi2(), 2.5625, hand_tol);
+  EXPECT_EQ(a.dof(), 2);
+  EXPECT_NEAR(a.weight(0), 1.0 / 6, hand_tol);
+  EXPECT_NEAR(a.weight(1), 2.0 / 3, hand_tol);
+  EXPECT_NEAR(a.inverse_variance_mean(), 32.0 / 3, hand_tol * 10);
+  EXPECT_NEAR(a.inverse_variance_sdev(), 2.0 / 3, hand_tol);
+}
+
+// With weight variances equal to the variances, the average is Lepage's: the same mean and error
+// as the inverse-variance columns, and the weights 1/v_k normalised.
+TEST(RunningAverage, InverseVarianceWeightsAreLepages) {
+  mcubes::running_average a, b;
+  const double e[] = {1.0, 1.3, 0.9, 1.1}, v[] = {0.04, 0.01, 0.09, 0.02};
+  for (int k = 0; k < 4; ++k) a.add(e[k], v[k]), b.add(e[k], v[k], v[k]);
+  EXPECT_NEAR(a.mean(), a.inverse_variance_mean(), hand_tol);
+  EXPECT_NEAR(a.sdev(), a.inverse_variance_sdev(), hand_tol);
+  EXPECT_EQ(a.mean(), b.mean());
+  EXPECT_EQ(a.sdev(), b.sdev());
+  const double w_sum = 1 / 0.04 + 1 / 0.01 + 1 / 0.09 + 1 / 0.02;
+  EXPECT_NEAR(a.weight(2), (1 / 0.09) / w_sum, hand_tol);
+}
+
+// A weight variance at or below the floor (or NaN) is raised like the variance: finite weights.
+TEST(RunningAverage, WeightVarianceFloor) {
+  mcubes::running_average a;
+  a.add(1.0, 0.01, 0.0);
+  a.add(2.0, 0.01, std::numeric_limits<double>::quiet_NaN());  // NaN: the variance's weight
+  EXPECT_TRUE(std::isfinite(a.mean()));
+  EXPECT_GT(a.weight(0), 0.99);  // 1/floor dominates 1/0.01
+  EXPECT_TRUE(std::isfinite(a.sdev()));
+}
+
 TEST(Chi2Q, TableValues) {
   const std::pair<double, int> critical[] = {{3.8414588206941259584, 1}, {5.9914645471079819869, 2},
                                              {7.8147279032511799553, 3}, {18.307038053275146872, 10},

@@ -2,7 +2,7 @@
 /// @file algorithm/vegas.hpp
 /// The m-Cubes iteration loop (Sakiotis et al. 2022, Algorithm 2), shared by every backend:
 ///   plan sub-cubes -> backend samples chunks (V-Sample or V-Sample-No-Adjust) -> merge ->
-///   weighted average (Lepage eqs. 5-6) -> adapt the map (first adapt_iterations) -> stop test.
+///   weighted average (predictable weights, core/running_average.hpp) -> adapt the map (first adapt_iterations) -> stop test.
 /// The backend only decides who computes which chunk (backend/cpu.hpp, backend/cuda.cuh).
 
 #include <chrono>
@@ -272,6 +272,12 @@ class vegas_run {
     const bool any = avg_.count() > 0;
     res_.estimate = avg_.mean();
     res_.error = any ? avg_.sdev() : std::numeric_limits<double>::infinity();
+    res_.inverse_variance_estimate = any ? avg_.inverse_variance_mean() : nan;
+    res_.inverse_variance_error = any ? avg_.inverse_variance_sdev() : nan;
+    res_.warnings = 0;
+    if (heavy_tail_) res_.warnings |= warning_heavy_tail;
+    if (any && std::fabs(res_.inverse_variance_estimate - res_.estimate) > disagreement_sigmas * res_.error)
+      res_.warnings |= warning_weighted_disagreement;
     res_.chi2_dof = any ? avg_.chi2_dof() : nan;
     res_.q = any ? avg_.q() : nan;
     res_.dof = avg_.dof();
@@ -308,7 +314,14 @@ class vegas_run {
     // tails). It is reported and left out, like an all-zero iteration.
     rec.underflow = rec.n_nonzero > 0 && std::fabs(rec.estimate) < underflow_estimate;
     if (k_ >= opt_.skip && rec.n_nonzero > 0 && !rec.underflow) {
-      avg_.add(rec.estimate, variance);
+      // predictable weight: the previous accumulated iteration's variance (running_average.hpp); the
+      // first accumulated iteration of the call has its own
+      avg_.add(rec.estimate, variance, last_variance_ > 0 ? last_variance_ : variance);
+      // two consecutive accumulated iterations on one frozen map estimate the same variance
+      if (last_variance_ > 0 && !adapt_ && !last_adapted_ && rec.error > heavy_tail_ratio * std::sqrt(last_variance_))
+        heavy_tail_ = true;
+      last_variance_ = std::fmax(variance, running_average::variance_floor(rec.estimate));
+      last_adapted_ = adapt_;
       rec.accumulated = true;
       if (!std::isfinite(avg_.mean()) || !std::isfinite(avg_.sdev()))
         throw numerical_error(where() + "the weighted average of the iterations overflows the double range");
@@ -356,6 +369,9 @@ class vegas_run {
   double cube_weight_ = 0;
   result res_;
   running_average avg_;
+  double last_variance_ = 0;  // the last accumulated iteration's variance (floored), 0 before the first
+  bool last_adapted_ = true;  // whether the last accumulated iteration adapted the map
+  bool heavy_tail_ = false;   // warning_heavy_tail seen
   iteration_record rec_;
   int k_ = 0;   // iteration of this call (0 .. max_iterations - 1)
   int it_ = 0;  // its index in the random stream
@@ -377,10 +393,16 @@ class vegas_run {
 ///
 /// Each iteration draws calls_per_iteration (rounded down to m*p) samples, stratified in m = g^d
 /// sub-cubes (stratification.hpp) and importance-sampled through the adaptive map. The result's
-/// estimate and error are the inverse-variance weighted average of the iterations from `skip`
-/// on that had at least one non-zero sample (an all-zero iteration carries no information and is
-/// reported, not averaged; so is an iteration whose |estimate| is below 2^-460, whose variance
-/// underflows). The run stops as converged at the first iteration where at least
+/// estimate and error are the weighted average of the iterations from `skip` on that had at least
+/// one non-zero sample (an all-zero iteration carries no information and is reported, not
+/// averaged; so is an iteration whose |estimate| is below 2^-460, whose variance underflows), with
+/// predictable weights (core/running_average.hpp): iteration k's weight is 1 / the variance of the
+/// previous accumulated iteration (its own for the first of the call), fixed before it is sampled,
+/// so that iterations whose errors fall with their estimates (few non-zero samples, heavy tails)
+/// do not bias the average as Lepage's inverse-variance weights do; error = sqrt(sum w_k^2 s_k^2) /
+/// sum w_k, chi2 = sum (I_k - I)^2 / s_k^2. The inverse-variance average is reported beside it
+/// (result::inverse_variance_estimate), and result::warnings flags the signs of an underestimated
+/// error (result.hpp: warning). The run stops as converged at the first iteration where at least
 /// min_iterations are accumulated, error <= max(abs_tol, rel_tol |estimate|) and
 /// chi2/dof <= max_chi2_dof; as interrupted when `on_iteration` returns run_control::stop; otherwise
 /// after max_iterations as not_converged, or (nothing accumulated) as not_resolved when no sample

@@ -13,8 +13,9 @@
 /// Per iteration k: I_k,i = (V/m) sum_c I_c,i and C_k(i, j) = (V/m)^2 sum_c cov_c(i, j)
 /// (core/vector_sampler.hpp). Over the accumulated iterations (the scalar run's rule: from `skip`
 /// on, with a non-zero sample, no underflow):
-///  - estimate_i: the inverse-variance weighted average of I_k,i with weights w_k,i = 1 / C_k(i, i)
-///    (floored at the rounding level, as running_average), component by component (component 0's
+///  - estimate_i: the weighted average of I_k,i with the scalar run's predictable weights
+///    w_k,i = 1 / C_k'(i, i), k' the previous accumulated iteration (k itself for the first;
+///    floored at the rounding level, as running_average), component by component (component 0's
 ///    is the scalar run's, bit for bit);
 ///  - covariance(i, j) = sum_k (w_k,i / W_i)(w_k,j / W_j) C_k(i, j), W_i = sum_k w_k,i: the exact
 ///    covariance of those weighted averages given the iterations' covariances (the diagonal is
@@ -174,10 +175,12 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     if (rec.accumulated) {
       std::vector<double> cf = it.covariance;
       for (int i = 0; i < N; ++i) {
-        avg[i].add(it.estimate[i], it.covariance[static_cast<std::size_t>(i) * N + i]);
+        const double var = it.covariance[static_cast<std::size_t>(i) * N + i];
         const double floor_var = running_average::variance_floor(it.estimate[i]);
+        // predictable weight: the previous accumulated iteration's variance (the scalar run's rule)
+        avg[i].add(it.estimate[i], var, acc_cov.empty() ? var : acc_cov.back()[static_cast<std::size_t>(i) * N + i]);
         double& d = cf[static_cast<std::size_t>(i) * N + i];
-        if (!(d > floor_var)) d = floor_var;
+        d = std::fmax(var, floor_var);
       }
       acc_cov.push_back(std::move(cf));
       acc_est.push_back(it.estimate);
@@ -236,11 +239,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     out.estimate[i] = avg[i].mean();
     out.error[i] = avg[i].sdev();
     out.chi2_dof[i] = avg[i].chi2_dof();
-    double v_min = acc_cov[0][static_cast<std::size_t>(i) * N + i];
-    for (std::size_t k = 1; k < n_acc; ++k) v_min = std::fmin(v_min, acc_cov[k][static_cast<std::size_t>(i) * N + i]);
-    double sum = 0;
-    for (std::size_t k = 0; k < n_acc; ++k) sum += wn[i][k] = v_min / acc_cov[k][static_cast<std::size_t>(i) * N + i];
-    for (std::size_t k = 0; k < n_acc; ++k) wn[i][k] /= sum;
+    for (std::size_t k = 0; k < n_acc; ++k) wn[i][k] = avg[i].weight(static_cast<int>(k));
   }
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j) {

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 2
+#define MCUBES_JIT_ABI_VERSION 3
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -86,6 +86,8 @@ typedef struct mcubes_jit_summary {
   int32_t dof, status, iterations, accumulated;  ///< status: mcubes::status as int
   uint64_t n_eval, seed;
   double seconds;
+  double inverse_variance_estimate, inverse_variance_error;
+  uint32_t warnings;  ///< mcubes::warning bit set
 } mcubes_jit_summary;
 
 /// After each iteration (Vegas only), on the calling thread: the iteration's record and the result

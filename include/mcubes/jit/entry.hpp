@@ -155,6 +155,9 @@ inline mcubes_jit_summary to_c(const result& r) {
   c.n_eval = r.n_eval;
   c.seed = r.seed;
   c.seconds = r.seconds;
+  c.inverse_variance_estimate = r.inverse_variance_estimate;
+  c.inverse_variance_error = r.inverse_variance_error;
+  c.warnings = r.warnings;
   return c;
 }
 
