@@ -26,8 +26,10 @@ The integrand ``f`` is one of
 * an integrand of :mod:`mcubes.suite` (the paper's test integrands with their exact values).
 
 Options are the fields of the C++ ``vegas_options`` by name (see :data:`VEGAS_OPTIONS`). Results are
-:class:`Result` objects. Errors: bad input raises ``ValueError`` with the library's message (an
-unknown option ``TypeError``); a NaN or infinite value of ``f`` raises :class:`NonFiniteIntegrand`
+:class:`Result` objects. Errors: bad input raises ``ValueError`` with the library's message; an
+unknown option, or an option or argument of the wrong type (``calls_per_iteration="1e5"``), a
+``TypeError``, one outside its type's range (``seed=2**64``) a ``ValueError``, each naming the
+option, the value and what is accepted; complex values of ``f`` a ``TypeError``; a NaN or infinite value of ``f`` raises :class:`NonFiniteIntegrand`
 (with the point); an overflow :class:`NumericalError`; a CUDA or toolchain failure ``RuntimeError``;
 an exception raised by ``f`` propagates unchanged; Ctrl-C stops a Vegas run at the next iteration
 boundary and raises ``KeyboardInterrupt``. The native work runs with the GIL released.
@@ -110,32 +112,48 @@ MIDPOINT_OPTIONS = {
     **_EXECUTION,
 }
 
-_INTEGER_OPTIONS = {"calls_per_iteration", "max_iterations", "adapt_iterations", "skip", "min_iterations", "n_bins",
-                    "seed", "threads", "cuda_threads_per_block", "device", "samples", "cuda_array_points"}
-
-
-def _options(method, known, options):
-    out = {}
-    for k, v in options.items():
+def _options(method, known, options, native="vegas"):
+    """The options of `method` checked and converted to plain values: an unknown name is a TypeError;
+    each value goes through the native conversion of its C++ field (a value of another type is a
+    TypeError, one outside the field's range a ValueError, each naming the option, the value and
+    what is accepted; `native`: the C++ options struct, 'vegas', 'plain_mc' or 'midpoint'); array_module,
+    a Python-side option, is checked here."""
+    for k in options:
         if k not in known:
             raise TypeError(f"{method}() got an unexpected keyword argument '{k}' (options: {', '.join(known)})")
-        if k in _INTEGER_OPTIONS and isinstance(v, float):
-            if not v.is_integer():
-                raise ValueError(f"{k} must be an integer, got {v!r}")
-            v = int(v)
-        if k in _INTEGER_OPTIONS and isinstance(v, (int, np.integer)) and v < 0:
-            raise ValueError(f"{k} must be non-negative, got {v}")
-        if k == "backend" and v == "automatic":
-            v = "auto"
-        out[k] = v
+    out = _mcubes.normalized_options(native, {k: v for k, v in options.items() if k != "array_module"})
+    if "array_module" in options:
+        m = options["array_module"]
+        if m is not None and not isinstance(m, str):
+            raise TypeError(f"array_module must be a str ('torch' or 'cupy') or None, got {type(m).__name__} {m!r}")
+        if m is not None and m not in ("torch", "cupy"):
+            raise ValueError(f"array_module must be 'torch' or 'cupy', got {m!r}")
+        out["array_module"] = m
     return out
 
 
+def _callback(callback, method):
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{method}: callback must be callable or None, got {type(callback).__name__} {callback!r}")
+    return callback
+
+
+def _real_bound(x, axis):
+    import numbers
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"region: the bounds of axis {axis} must be real numbers, got {type(x).__name__} {x!r}")
+    return float(x)
+
+
 def _region(region):
+    """(lower bounds, upper bounds) of a sequence of (lower, upper) pairs of real numbers."""
     try:
-        pairs = [(float(lo), float(hi)) for lo, hi in region]
-    except (TypeError, ValueError) as e:
+        pairs = [tuple(p) for p in region]
+    except TypeError as e:
         raise ValueError(f"region must be a sequence of (lower, upper) pairs, one per axis: {e}") from None
+    if any(len(p) != 2 for p in pairs):
+        raise ValueError(f"region must be a sequence of (lower, upper) pairs, one per axis, got {region!r}")
+    pairs = [(_real_bound(lo, i), _real_bound(hi, i)) for i, (lo, hi) in enumerate(pairs)]
     if not pairs:
         raise ValueError("region must have at least one (lower, upper) pair")
     return [p[0] for p in pairs], [p[1] for p in pairs]
@@ -213,6 +231,9 @@ def _device_adapter(f, d, array_module, device):
             if not isinstance(r, mod.Tensor):
                 r = mod.as_tensor(r, device=dev)
             r = r.detach()
+            if r.is_complex():
+                raise TypeError(f"the integrand must return real values, got complex values: a tensor of dtype {r.dtype} "
+                                "(take .real or abs() of them explicitly)")
             if r.device != dev:
                 raise ValueError(f"the GPU integrand must return its values on {dev}, got a tensor on {r.device}")
             return r.to(mod.float64).reshape(-1).contiguous()
@@ -221,7 +242,11 @@ def _device_adapter(f, d, array_module, device):
             return mod.asarray(view)
 
         def values(r, n):
-            r = mod.ascontiguousarray(mod.asarray(r, dtype=mod.float64).reshape(-1))
+            r = mod.asarray(r)
+            if r.dtype.kind not in "biuf":
+                raise TypeError(f"the integrand must return real values (float64), got {type(r).__name__} of dtype "
+                                f"{r.dtype}{' (take .real or abs() of them explicitly)' if r.dtype.kind == 'c' else ''}")
+            r = mod.ascontiguousarray(r.astype(mod.float64).reshape(-1))
             if r.device.id != device:
                 raise ValueError(f"the GPU integrand must return its values on device {device}, got device {r.device.id}")
             return r
@@ -265,6 +290,7 @@ def vegas(f, region, *, callback=None, **options):
     """
     opts = _options("vegas", VEGAS_OPTIONS, options)
     lower, upper = _region(region)
+    callback = _callback(callback, "vegas")
     array_module = opts.pop("array_module", None)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
     if kind == "expression":
@@ -281,7 +307,7 @@ def plain_mc(f, region, **options):
     estimate = V mean(f), error = V sqrt(M2 / (N (N - 1))). Same integrands, errors and determinism
     as vegas(). Returns a Result with one record.
     """
-    opts = _options("plain_mc", PLAIN_MC_OPTIONS, options)
+    opts = _options("plain_mc", PLAIN_MC_OPTIONS, options, "plain_mc")
     lower, upper = _region(region)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "plain_mc")
     if kind == "expression":
@@ -295,16 +321,13 @@ def midpoint(f, region, n_per_axis, **options):
     The error is estimated from the embedded coarse rule when n is divisible by 3, 5 or 7 (else it is
     inf). Same integrands, errors and determinism as vegas(). Returns a Result with one record.
     """
-    opts = _options("midpoint", MIDPOINT_OPTIONS, options)
+    opts = _options("midpoint", MIDPOINT_OPTIONS, options, "midpoint")
     lower, upper = _region(region)
-    if isinstance(n_per_axis, float) and n_per_axis.is_integer():
-        n_per_axis = int(n_per_axis)
-    if not isinstance(n_per_axis, (int, np.integer)) or n_per_axis < 1:
-        raise ValueError(f"n_per_axis must be a positive integer, got {n_per_axis!r}")
+    n_per_axis = _mcubes.integer("n_per_axis", n_per_axis, 1, 2 ** 64 - 1)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "midpoint")
     if kind == "expression":
-        return Result(_mcubes.expression(g, "midpoint", lower, upper, opts, int(n_per_axis), _include_dir(), None))
-    return Result(_mcubes.midpoint(g, lower, upper, int(n_per_axis), _cpu_for_callable(opts)))
+        return Result(_mcubes.expression(g, "midpoint", lower, upper, opts, n_per_axis, _include_dir(), None))
+    return Result(_mcubes.midpoint(g, lower, upper, n_per_axis, _cpu_for_callable(opts)))
 
 
 def vegas_batch(f, region, params, *, callback=None, **options):
@@ -316,8 +339,18 @@ def vegas_batch(f, region, params, *, callback=None, **options):
     map, iterations and stopping test. The integrals run one after the other on the CPU threads (the
     C++ batch's shared rounds are for C++ integrands). callback(k, info) as vegas's, per integral.
     Returns the K Results in order.
+
+    A failing integral k names itself, as the C++ batch_error does: an error of mcubes (ValueError,
+    TypeError, NonFiniteIntegrand, NumericalError, RuntimeError) is raised again, of the same type and
+    with the same attributes, with the message "integral k (params[k] = p): ..."; an exception that f
+    raised propagates itself, with that text as a note (add_note). Either carries .integral (k) and
+    .parameter (params[k]). Options are checked once, before the first integral.
     """
     opts = _options("vegas_batch", VEGAS_OPTIONS, options)
+    lower, upper = _region(region)
+    callback = _callback(callback, "vegas_batch")
+    if not callable(f):
+        raise TypeError(f"vegas_batch: the integrand must be a callable f(x, p), got {type(f).__name__}")
     params = list(params)
     if not params:
         raise ValueError("a parameter batch needs at least one parameter value")
@@ -325,8 +358,36 @@ def vegas_batch(f, region, params, *, callback=None, **options):
     results = []
     for k, p in enumerate(params):
         cb = None if callback is None else (lambda info, k=k: callback(k, info))
-        results.append(vegas(lambda x, p=p: f(x, p), region, callback=cb, seed=_mcubes.batch_seed(seed, k), **opts))
+        raised_by_f = []
+
+        def member(x, p=p, raised_by_f=raised_by_f):
+            try:
+                return f(x, p)
+            except BaseException as e:
+                raised_by_f.append(e)
+                raise
+
+        try:
+            results.append(vegas(member, list(zip(lower, upper)), callback=cb, seed=_mcubes.batch_seed(seed, k), **opts))
+        except Exception as e:
+            raise _batch_failure(e, k, p, any(e is x for x in raised_by_f)) from None
     return results
+
+
+def _batch_failure(e, k, p, raised_by_f):
+    """The exception of vegas_batch's integral k (vegas_batch's docstring)."""
+    text = repr(p)
+    where = f"integral {k} (params[{k}] = {text if len(text) <= 80 else text[:77] + '...'})"
+    own = (NonFiniteIntegrand, NumericalError, ValueError, TypeError, RuntimeError)
+    if raised_by_f or type(e) not in own:
+        if hasattr(e, "add_note"):  # Python 3.11
+            e.add_note(f"in vegas_batch's {where}")
+        out = e
+    else:
+        out = type(e)(f"{where}: {e}")
+        out.__dict__.update(e.__dict__)
+    out.integral, out.parameter = k, p
+    return out.with_traceback(e.__traceback__)
 
 
 #: Largest number of components of a vector-valued callable (one native instantiation per count).
@@ -350,6 +411,7 @@ def vegas_vector(f, region, *, components=None, callback=None, **options):
     """
     opts = _options("vegas_vector", _INTEGRATOR_OPTIONS, options)
     lower, upper = _region(region)
+    callback = _callback(callback, "vegas_vector")
     if isinstance(f, str) or not callable(f):
         raise TypeError("vegas_vector: the integrand must be a callable f(x) with x of shape (n, d) returning an "
                         f"array of shape (n, N), got {type(f).__name__}")
@@ -357,18 +419,29 @@ def vegas_vector(f, region, *, components=None, callback=None, **options):
         raise NotImplementedError("vegas_vector runs Python callables on the CPU backend (backend='cpu' or 'auto')")
     if components is None:
         centre = np.array([[(lo + hi) / 2 for lo, hi in zip(lower, upper)]])
-        v = np.asarray(f(centre), dtype=np.float64)
+        v = _real_values(f(centre))
         if v.ndim != 2 or v.shape[0] != 1:
             raise ValueError("vegas_vector: f must return an array of shape (n, N) for x of shape (n, d); for x of shape "
                              f"{centre.shape} it returned shape {v.shape}")
         components = v.shape[1]
-    if isinstance(components, bool) or not isinstance(components, (int, np.integer)):
-        raise ValueError(f"components must be an integer, got {components!r}")
-    return VectorResult(_mcubes.vegas_vector(f, lower, upper, int(components), _cpu_for_callable(opts), callback))
+    components = _mcubes.integer("components", components, 1, max_components)
+    return VectorResult(_mcubes.vegas_vector(f, lower, upper, components, _cpu_for_callable(opts), callback))
+
+
+def _real_values(r):
+    """r as a float64 NumPy array; TypeError for complex or other non-real values (as the native check
+    of an integrand's values, python/src/module.cpp)."""
+    a = np.asarray(r)
+    if a.dtype.kind not in "biufO":
+        raise TypeError(f"the integrand must return real values (float64), got "
+                        f"{'complex values: ' if a.dtype.kind == 'c' else ''}{type(r).__name__} of dtype {a.dtype}"
+                        f"{' (take .real or abs() of them explicitly)' if a.dtype.kind == 'c' else ''}")
+    return np.asarray(a, dtype=np.float64)
 
 
 def batch_seed(seed, k):
-    """The seed of integral k of a parameter batch run with `seed` (C++ mcubes::batch_seed)."""
+    """The seed of integral k of a parameter batch run with `seed` (C++ mcubes::batch_seed); seed and k
+    are integers in [0, 2^64 - 1] (TypeError or ValueError otherwise)."""
     return _mcubes.batch_seed(seed, k)
 
 
@@ -386,6 +459,11 @@ class Integrator:
     given at construction are the defaults of every call; backend, threads, n_bins, the CUDA block
     size and cuda_array_points are fixed. Callables only (an expression string has no integrator
     here): NumPy callables on the CPU, GPU callables (PyTorch, CuPy) with backend='cuda'.
+
+    One call at a time: a call (integrate, edges, set_edges, reset, next_iteration) while another
+    call on this integrator is in progress, from another thread or from the running integrand or
+    callback, raises RuntimeError ("... in use by another thread ...") at once rather than waiting.
+    Use one Integrator per thread.
     """
 
     def __init__(self, region, **options):
@@ -412,6 +490,7 @@ class Integrator:
     def integrate(self, f, *, callback=None, **options):
         """Runs m-Cubes from the current map with the construction options updated by `options`."""
         opts = dict(self._options, **_options("integrate", _INTEGRATOR_OPTIONS, options))
+        callback = _callback(callback, "integrate")
         kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
         if kind == "expression":
             raise NotImplementedError("Integrator.integrate takes callables; for an expression string use "
@@ -426,8 +505,13 @@ class Integrator:
         return self._native.edges()
 
     def set_edges(self, edges):
-        """Replaces the map (each row from 0 to 1, strictly increasing; ValueError otherwise)."""
-        self._native.set_edges(np.asarray(edges, dtype=np.float64))
+        """Replaces the map (each row from 0 to 1, strictly increasing; ValueError otherwise; TypeError for
+        complex or other non-real values)."""
+        a = np.asarray(edges)
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"set_edges: edges must be an array of real numbers, got {type(edges).__name__} of dtype "
+                            f"{a.dtype}")
+        self._native.set_edges(np.asarray(a, dtype=np.float64))
 
     def reset(self):
         """Back to a uniform map at iteration 0."""

@@ -84,10 +84,12 @@ class SuiteIntegrand:
     """
 
     def __init__(self, name, dim=None):
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str ({', '.join(_ENTRIES)}), got {type(name).__name__} {name!r}")
         if name not in _ENTRIES:
             raise ValueError(f"no suite integrand named {name!r} ({', '.join(_ENTRIES)})")
         e = _ENTRIES[name]
-        dim = e["default_dim"] if dim is None else int(dim)
+        dim = e["default_dim"] if dim is None else _mcubes.integer("dim", dim, 1, 2 ** 31 - 1)
         self.name = name
         self.dim = dim
         self.description = e["description"]

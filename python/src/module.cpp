@@ -10,14 +10,20 @@
 // .point, .value, .jacobian); any other mcubes::error (a CUDA failure, a toolchain failure) ->
 // RuntimeError; the callable's own exceptions propagate unchanged. Ctrl-C: the iteration callback
 // checks for signals with the GIL (PyErr_CheckSignals) and raises KeyboardInterrupt, which ends the
-// run at that iteration boundary.
+// run at that iteration boundary. Options: one table per options struct (option_table), each value
+// converted by its field's C++ type: TypeError or ValueError naming the option, the value and what
+// is accepted. A callable's complex (or other non-real) values: TypeError. mcubes.Integrator: one
+// call at a time, RuntimeError for a call while another is in progress (py_integrator).
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -64,7 +70,15 @@ void py_callable::operator()(const double* x, std::size_t n, double* values) con
   if (n != 0)
     std::memcpy(py::detail::array_proxy(points.ptr())->data, x, n * static_cast<std::size_t>(dim) * sizeof(double));
   py::object r = py::reinterpret_borrow<py::object>(fn)(points);
-  auto v = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(r);
+  // real values only: a complex array would be cast to its real part, a string array parsed
+  const py::array any = py::array::ensure(r);
+  const char kind = any ? any.dtype().kind() : 'O';
+  if (any && kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f' && kind != 'O')
+    throw py::type_error(std::string("the integrand must return real values (float64), got ") +
+                         (kind == 'c' ? "complex values: " : "") + std::string(py::str(py::type::of(r).attr("__name__"))) +
+                         " of dtype " + std::string(py::str(any.dtype())) +
+                         (kind == 'c' ? " (take .real or abs() of them explicitly)" : ""));
+  auto v = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(any ? py::object(any) : r);
   if (!v)
     throw py::type_error("the integrand must return float64 values: an array of shape (n,) for x of shape (n, d), got " +
                          std::string(py::str(py::type::of(r))));
@@ -108,67 +122,228 @@ backend_kind backend_of(const std::string& s) {
   return backend_kind::cpu;
 }
 
-/// The execution fields of a dict of options (the other keys are the method's).
-bool set_execution(execution& ex, const std::string& k, const py::handle& v) {
-  if (k == "backend") ex.backend = backend_of(py::cast<std::string>(v));
-  else if (k == "threads") ex.threads = py::cast<int>(v);
-  else if (k == "cuda_threads_per_block") ex.cuda_threads_per_block = py::cast<int>(v);
-  else if (k == "device") ex.device = py::cast<int>(v);
-  else if (k == "cuda_array_points") ex.cuda_array_points = py::cast<unsigned long long>(v);
-  else return false;
-  return true;
+// ---- Conversion of option values and integer arguments -----------------------------------------
+// One mechanism for every keyword: the table of each method's options (option_table) names each
+// field once; the field's C++ type picks the conversion (to_value), which accepts exactly the
+// Python values that the type represents and otherwise raises TypeError (a value of another type)
+// or ValueError (outside the type's range), naming the option, what it got and what is accepted.
+// The library's own checks (options.hpp, validate) then give the ranges of the method.
+
+/// "str '1e5'": a value in a message, its Python type then its repr (at most 80 characters).
+std::string typed_text(py::handle v) {
+  std::string r = py::repr(v);
+  if (r.size() > 80) r = r.substr(0, 77) + "...";
+  return std::string(py::str(py::type::of(v).attr("__name__"))) + " " + r;
 }
 
-[[noreturn]] void unknown_option(const std::string& method, const std::string& k) {
-  throw py::type_error(method + "() got an unexpected keyword argument '" + k + "'");
+std::string value_text(py::handle v) {
+  std::string r = py::repr(v);
+  return r.size() > 80 ? r.substr(0, 77) + "..." : r;
 }
 
-vegas_options vegas_options_of(const py::dict& d) {
-  vegas_options o;
+bool is_instance(py::handle v, const char* module, const char* name) {
+  const py::object type = py::module_::import(module).attr(name);
+  const int r = PyObject_IsInstance(v.ptr(), type.ptr());
+  if (r < 0) throw py::error_already_set();
+  return r == 1;
+}
+
+bool is_bool(py::handle v) { return PyBool_Check(v.ptr()) || is_instance(v, "numpy", "bool_"); }
+
+/// An integer bound as text: 2^64 - 1, -2^31, 2^31 - 1, or the number itself.
+template <class T>
+std::string bound_text(T x) {
+  if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+    if (x == std::numeric_limits<T>::max()) return "2^64 - 1";
+  } else if constexpr (std::is_signed_v<T> && sizeof(T) == 4) {
+    if (x == std::numeric_limits<T>::max()) return "2^31 - 1";
+    if (x == std::numeric_limits<T>::min()) return "-2^31";
+  }
+  return std::to_string(x);
+}
+
+/// `v` as an integer of type T in [lo, hi]: a Python or NumPy integer, or a real number with an
+/// integral value (1e5, 2.0). @throws py::type_error for another type (bool included: True is no
+/// count), py::value_error for a fraction, an infinity, NaN or a value outside [lo, hi].
+template <class T>
+T integer_value(const char* name, py::handle v, T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max()) {
+  const std::string range = std::string(name) + " must be an integer in [" + bound_text(lo) + ", " + bound_text(hi) + "]";
+  if (is_bool(v) || !is_instance(v, "numbers", "Real"))
+    throw py::type_error(std::string(name) + " must be an integer, got " + typed_text(v));
+  py::object i;
+  if (is_instance(v, "numbers", "Integral")) {
+    i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+    if (!i) throw py::error_already_set();
+  } else {
+    const double x = PyFloat_AsDouble(v.ptr());
+    if (x == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    if (!std::isfinite(x) || x != std::floor(x))
+      throw py::value_error(std::string(name) + " must be an integer, got " + value_text(v));
+    i = py::reinterpret_steal<py::object>(PyLong_FromDouble(x));
+    if (!i) throw py::error_already_set();
+  }
+  // compare as Python integers: no overflow whatever the value's size
+  const auto lt = [](const py::object& a, const py::object& b) {
+    const int r = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_LT);
+    if (r < 0) throw py::error_already_set();
+    return r == 1;
+  };
+  if (lt(i, py::int_(lo)) || lt(py::int_(hi), i)) throw py::value_error(range + ", got " + value_text(v));
+  return py::cast<T>(i);
+}
+
+/// `v` as a double: a Python or NumPy real number (bool excepted). @throws py::type_error for
+/// another type (a string, a complex number), py::value_error for an integer beyond the double
+/// range.
+double real_value(const char* name, py::handle v) {
+  if (is_bool(v) || !is_instance(v, "numbers", "Real"))
+    throw py::type_error(std::string(name) + " must be a real number (int or float), got " + typed_text(v));
+  const double x = PyFloat_AsDouble(v.ptr());
+  if (x == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(std::string(name) + " must be a real number within the double range, got " + value_text(v));
+  }
+  return x;
+}
+
+void to_value(const char* name, py::handle v, bool& out) {
+  if (!is_bool(v)) throw py::type_error(std::string(name) + " must be a bool (True or False), got " + typed_text(v));
+  out = PyObject_IsTrue(v.ptr()) == 1;
+}
+template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+void to_value(const char* name, py::handle v, T& out) {
+  out = integer_value<T>(name, v);
+}
+void to_value(const char* name, py::handle v, double& out) { out = real_value(name, v); }
+void to_value(const char* name, py::handle v, backend_kind& out) {
+  if (!py::isinstance<py::str>(v))
+    throw py::type_error(std::string(name) + " must be a str ('cpu', 'cuda' or 'auto'), got " + typed_text(v));
+  out = backend_of(py::cast<std::string>(v));
+}
+
+py::object to_python(bool x) { return py::bool_(x); }
+template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+py::object to_python(T x) {
+  return py::int_(x);
+}
+py::object to_python(double x) { return py::float_(x); }
+py::object to_python(backend_kind b) {
+  return py::str(b == backend_kind::cuda ? "cuda" : b == backend_kind::automatic ? "auto" : "cpu");
+}
+
+/// One option of an options struct O: its name, the conversion of a Python value into the field
+/// and the field's value as a Python value.
+template <class O>
+struct option_field {
+  const char* name;
+  void (*set)(O&, py::handle);
+  py::object (*get)(const O&);
+};
+
+#define MCUBES_PY_OPTION(O, field)                                        \
+  option_field<O> {                                                       \
+    #field, [](O& o, py::handle v) { to_value(#field, v, o.field); },     \
+        [](const O& o) { return to_python(o.field); }                     \
+  }
+
+template <class O>
+std::vector<option_field<O>> execution_fields() {
+  return {MCUBES_PY_OPTION(O, backend), MCUBES_PY_OPTION(O, threads), MCUBES_PY_OPTION(O, cuda_threads_per_block),
+          MCUBES_PY_OPTION(O, device), MCUBES_PY_OPTION(O, cuda_array_points)};
+}
+
+template <class O>
+const std::vector<option_field<O>>& option_table();
+
+template <>
+const std::vector<option_field<vegas_options>>& option_table<vegas_options>() {
+  using O = vegas_options;
+  static const std::vector<option_field<O>> table = [] {
+    std::vector<option_field<O>> t = {
+        MCUBES_PY_OPTION(O, rel_tol),        MCUBES_PY_OPTION(O, abs_tol),          MCUBES_PY_OPTION(O, calls_per_iteration),
+        MCUBES_PY_OPTION(O, max_iterations), MCUBES_PY_OPTION(O, adapt_iterations), MCUBES_PY_OPTION(O, skip),
+        MCUBES_PY_OPTION(O, min_iterations), MCUBES_PY_OPTION(O, max_chi2_dof),     MCUBES_PY_OPTION(O, n_bins),
+        MCUBES_PY_OPTION(O, alpha),          MCUBES_PY_OPTION(O, symmetric_map),    MCUBES_PY_OPTION(O, seed)};
+    for (auto& f : execution_fields<O>()) t.push_back(f);
+    return t;
+  }();
+  return table;
+}
+
+template <>
+const std::vector<option_field<plain_mc_options>>& option_table<plain_mc_options>() {
+  using O = plain_mc_options;
+  static const std::vector<option_field<O>> table = [] {
+    std::vector<option_field<O>> t = {MCUBES_PY_OPTION(O, samples), MCUBES_PY_OPTION(O, seed),
+                                      MCUBES_PY_OPTION(O, rel_tol), MCUBES_PY_OPTION(O, abs_tol)};
+    for (auto& f : execution_fields<O>()) t.push_back(f);
+    return t;
+  }();
+  return table;
+}
+
+template <>
+const std::vector<option_field<midpoint_options>>& option_table<midpoint_options>() {
+  using O = midpoint_options;
+  static const std::vector<option_field<O>> table = [] {
+    std::vector<option_field<O>> t = {MCUBES_PY_OPTION(O, rel_tol), MCUBES_PY_OPTION(O, abs_tol)};
+    for (auto& f : execution_fields<O>()) t.push_back(f);
+    return t;
+  }();
+  return table;
+}
+#undef MCUBES_PY_OPTION
+
+template <class O>
+const char* method_name();
+template <>
+const char* method_name<vegas_options>() { return "vegas"; }
+template <>
+const char* method_name<plain_mc_options>() { return "plain_mc"; }
+template <>
+const char* method_name<midpoint_options>() { return "midpoint"; }
+
+/// The options of a dict: each key through its field's conversion (option_table).
+/// @throws py::type_error for an unknown key or a value of another type, py::value_error for a
+/// value outside the field type's range (both naming the option).
+template <class O>
+O options_of(const py::dict& d) {
+  O o;
+  const auto& table = option_table<O>();
   for (const auto& [key, v] : d) {
+    if (!py::isinstance<py::str>(key))
+      throw py::type_error(std::string(method_name<O>()) + "() option names are strings, got " + typed_text(key));
     const std::string k = py::cast<std::string>(key);
-    if (set_execution(o, k, v)) continue;
-    if (k == "rel_tol") o.rel_tol = py::cast<double>(v);
-    else if (k == "abs_tol") o.abs_tol = py::cast<double>(v);
-    else if (k == "calls_per_iteration") o.calls_per_iteration = py::cast<std::uint64_t>(v);
-    else if (k == "max_iterations") o.max_iterations = py::cast<int>(v);
-    else if (k == "adapt_iterations") o.adapt_iterations = py::cast<int>(v);
-    else if (k == "skip") o.skip = py::cast<int>(v);
-    else if (k == "min_iterations") o.min_iterations = py::cast<int>(v);
-    else if (k == "max_chi2_dof") o.max_chi2_dof = py::cast<double>(v);
-    else if (k == "n_bins") o.n_bins = py::cast<int>(v);
-    else if (k == "alpha") o.alpha = py::cast<double>(v);
-    else if (k == "symmetric_map") o.symmetric_map = py::cast<bool>(v);
-    else if (k == "seed") o.seed = py::cast<std::uint64_t>(v);
-    else unknown_option("vegas", k);
+    const option_field<O>* f = nullptr;
+    for (const auto& e : table)
+      if (k == e.name) f = &e;
+    if (f == nullptr) throw py::type_error(std::string(method_name<O>()) + "() got an unexpected keyword argument '" + k + "'");
+    f->set(o, v);
   }
   return o;
 }
 
-plain_mc_options plain_mc_options_of(const py::dict& d) {
-  plain_mc_options o;
-  for (const auto& [key, v] : d) {
-    const std::string k = py::cast<std::string>(key);
-    if (set_execution(o, k, v)) continue;
-    if (k == "samples") o.samples = py::cast<std::uint64_t>(v);
-    else if (k == "seed") o.seed = py::cast<std::uint64_t>(v);
-    else if (k == "rel_tol") o.rel_tol = py::cast<double>(v);
-    else if (k == "abs_tol") o.abs_tol = py::cast<double>(v);
-    else unknown_option("plain_mc", k);
-  }
-  return o;
-}
+vegas_options vegas_options_of(const py::dict& d) { return options_of<vegas_options>(d); }
+plain_mc_options plain_mc_options_of(const py::dict& d) { return options_of<plain_mc_options>(d); }
+midpoint_options midpoint_options_of(const py::dict& d) { return options_of<midpoint_options>(d); }
 
-midpoint_options midpoint_options_of(const py::dict& d) {
-  midpoint_options o;
+/// The options of a dict converted (options_of) and back: the same keys with plain Python values
+/// (int, float, bool, str; backend 'automatic' as 'auto'). What the Python layer uses before a run.
+/// The execution fields are checked too (execution.hpp, validate; they hold whatever the other
+/// options are), so that one left out of a run (cuda_array_points on the CPU) is still checked.
+/// @throws as options_of; invalid_input (ValueError) from validate.
+template <class O>
+py::dict normalized(const py::dict& d) {
+  const O o = options_of<O>(d);
+  validate(static_cast<const execution&>(o));
+  py::dict out;
   for (const auto& [key, v] : d) {
+    (void)v;
     const std::string k = py::cast<std::string>(key);
-    if (set_execution(o, k, v)) continue;
-    if (k == "rel_tol") o.rel_tol = py::cast<double>(v);
-    else if (k == "abs_tol") o.abs_tol = py::cast<double>(v);
-    else unknown_option("midpoint", k);
+    for (const auto& e : option_table<O>())
+      if (k == e.name) out[key] = e.get(o);
   }
-  return o;
+  return out;
 }
 
 template <class T, class Get>
@@ -413,7 +588,33 @@ py::dict run_vegas_device(py::object adapter, const std::vector<double>& lower, 
 #endif
 
 /// mcubes.Integrator's native part: an integrator<D> for the box's dimension.
+///
+/// One call at a time: the integrator's map and iteration index are the state of a run, and a run
+/// releases the GIL, so two threads could otherwise update them at once. A call made while another
+/// is in progress (from another thread, or from the integrand or callback of the run) raises
+/// RuntimeError "... in use by another thread ..." at once rather than waiting: a wait would
+/// serialise the runs without a word (and deadlock a call from the running integrand). Use one
+/// Integrator per thread.
 class py_integrator {
+  /// Marks the integrator busy for its lifetime. @throws mcubes::error (RuntimeError) when a call
+  /// is in progress.
+  class one_call {
+   public:
+    one_call(std::atomic<bool>& busy, const char* what) : busy_(busy) {
+      bool idle = false;
+      if (!busy_.compare_exchange_strong(idle, true))
+        throw error(std::string("mcubes.Integrator.") + what +
+                    ": the integrator is in use by another thread (a call on it is in progress; one Integrator runs "
+                    "one call at a time: use one Integrator per thread)");
+    }
+    ~one_call() { busy_.store(false); }
+    one_call(const one_call&) = delete;
+    one_call& operator=(const one_call&) = delete;
+
+   private:
+    std::atomic<bool>& busy_;
+  };
+
  public:
   /// On the CUDA backend (options' backend 'cuda') for GPU callables, else on the CPU for NumPy ones.
   py_integrator(const std::vector<double>& lower, const std::vector<double>& upper, const py::dict& options)
@@ -433,7 +634,9 @@ class py_integrator {
 #if MCUBES_PYTHON_HAS_CUDA
   /// A GPU callable behind `adapter` (mcubes/__init__.py), from the current map.
   py::dict integrate_device(py::object adapter, const py::dict& options, py::object callback) {
+    const one_call guard(busy_, "integrate");
     const vegas_options opt = vegas_options_of(options);
+    check_call(opt);
     const device_callback fn{adapter.ptr(), &py_device_evaluate, &py_device_release};
     const iteration_callback cb = make_callback(std::move(callback));
     result r;
@@ -445,7 +648,9 @@ class py_integrator {
   }
 #endif
   py::dict integrate(py::object f, const py::dict& options, py::object callback) {
+    const one_call guard(busy_, "integrate");
     vegas_options opt = vegas_options_of(options);
+    check_call(opt);
     const py_callable fn{f.ptr(), box_.dim()};
     const iteration_callback cb = make_callback(std::move(callback));
     result r;
@@ -455,7 +660,8 @@ class py_integrator {
     }
     return to_dict(r);
   }
-  py::array_t<double> edges() const {
+  py::array_t<double> edges() {
+    const one_call guard(busy_, "edges");
     const std::vector<double> e = integ_->edges();
     const auto d = static_cast<py::ssize_t>(box_.dim());
     py::array_t<double> a({d, static_cast<py::ssize_t>(e.size()) / d});
@@ -463,18 +669,41 @@ class py_integrator {
     return a;
   }
   void set_edges(const py::array_t<double, py::array::c_style | py::array::forcecast>& e) {
+    const one_call guard(busy_, "set_edges");
     MCUBES_EXPECTS(e.ndim() == 2 && e.shape(0) == box_.dim(), "set_edges: an array of shape (d, n_bins + 1) = (",
                    box_.dim(), ", ", options_.n_bins + 1, ") is needed");
     integ_->set_edges(std::vector<double>(e.data(), e.data() + e.size()));
   }
-  void reset() { integ_->reset(); }
-  int next_iteration() const { return integ_->state().next_iteration; }
+  void reset() {
+    const one_call guard(busy_, "reset");
+    integ_->reset();
+  }
+  int next_iteration() {
+    const one_call guard(busy_, "next_iteration");
+    return integ_->state().next_iteration;
+  }
   int dim() const { return box_.dim(); }
 
  private:
+  /// The options of a call checked as vegas() checks its own (options.hpp, validate), then each
+  /// field fixed at construction by name. @throws invalid_input (ValueError) naming the option.
+  void check_call(const vegas_options& opt) const {
+    validate(opt, box_.dim());
+    const auto fixed = [](const char* name, const auto& given, const auto& made) {
+      MCUBES_EXPECTS(given == made, name, " is fixed when the Integrator is made (", made, "), got ", given);
+    };
+    fixed("backend", std::string(to_string(opt.backend)), std::string(to_string(options_.backend)));
+    fixed("threads", opt.threads, options_.threads);
+    fixed("device", opt.device, options_.device);
+    fixed("cuda_threads_per_block", opt.cuda_threads_per_block, options_.cuda_threads_per_block);
+    fixed("cuda_array_points", opt.cuda_array_points, options_.cuda_array_points);
+    fixed("n_bins", opt.n_bins, options_.n_bins);
+  }
+
   box box_;
   vegas_options options_;
   std::unique_ptr<integrator_base> integ_;
+  std::atomic<bool> busy_{false};
 };
 
 
@@ -619,8 +848,29 @@ PYBIND11_MODULE(_mcubes, m) {
       .def("reset", &py_integrator::reset)
       .def_property_readonly("next_iteration", &py_integrator::next_iteration)
       .def_property_readonly("dim", &py_integrator::dim);
-  m.def("batch_seed", &mcubes::batch_seed, py::arg("seed"), py::arg("k"),
-        "The seed of integral k of a parameter batch run with `seed` (mcubes::batch_seed).");
+  m.def(
+      "batch_seed",
+      [](py::handle seed, py::handle k) {
+        return mcubes::batch_seed(integer_value<std::uint64_t>("seed", seed), integer_value<std::uint64_t>("k", k));
+      },
+      py::arg("seed"), py::arg("k"), "The seed of integral k of a parameter batch run with `seed` (mcubes::batch_seed).");
+  m.def(
+      "normalized_options",
+      [](const std::string& method, const py::dict& options) {
+        if (method == "plain_mc") return normalized<mcubes::plain_mc_options>(options);
+        if (method == "midpoint") return normalized<mcubes::midpoint_options>(options);
+        return normalized<mcubes::vegas_options>(options);
+      },
+      py::arg("method"), py::arg("options"),
+      "The options of `method` ('vegas', 'plain_mc', 'midpoint') converted to their C++ types and back "
+      "(TypeError or ValueError naming a bad one).");
+  m.def(
+      "integer",
+      [](const char* name, py::handle v, std::uint64_t lo, std::uint64_t hi) {
+        return integer_value<std::uint64_t>(name, v, lo, hi);
+      },
+      py::arg("name"), py::arg("value"), py::arg("lo"), py::arg("hi"),
+      "value as an integer in [lo, hi], as an option is converted (TypeError or ValueError naming `name`).");
   m.def("reference_batch", [](const std::vector<double>& lower, const std::vector<double>& upper,
                               const std::vector<double>& constants, const py::dict& options) {
     const box b = make_box(lower, upper);

@@ -134,3 +134,14 @@ def test_integrator_keeps_the_map_and_is_the_cpu_integrator_bitwise():
     assert np.array_equal(runs["cpu"][1], edges)
     with pytest.raises(TypeError, match="cuda_array_points"):  # fixed at construction
         mcubes.Integrator([(0, 1)] * 3, backend="cuda", **base).integrate(poly, cuda_array_points=1000)
+
+
+@pytest.mark.parametrize("module", ["torch", "cupy"])
+def test_complex_values_of_a_gpu_callable_are_refused(module, small_vegas):
+    """As for NumPy callables: complex values are a TypeError naming their dtype, not their real part."""
+    _framework(module)
+    with pytest.raises(TypeError, match="must return real values.*complex"):
+        mcubes.vegas(lambda x: poly(x) + 1j, [(0, 1)] * 2, backend="cuda", array_module=module, **small_vegas)
+    integ = mcubes.Integrator([(0, 1)] * 2, backend="cuda", array_module=module, **small_vegas)
+    with pytest.raises(TypeError, match="must return real values.*complex"):
+        integ.integrate(lambda x: poly(x) * 1j)

@@ -34,5 +34,14 @@ def test_edges_set_edges_reset():
     assert integ.next_iteration == 0 and np.allclose(integ.edges(), e)
     with pytest.raises(ValueError):
         other.set_edges(trained[:, ::-1])
-    with pytest.raises(ValueError, match="backend is fixed|threads must be"):
+    with pytest.raises(ValueError, match=r"^threads is fixed when the Integrator is made \(0\), got 3$"):
         integ.integrate(poly, threads=3)
+
+
+def test_options_fixed_at_construction_are_named():
+    integ = mcubes.Integrator([(0, 1)], n_bins=20, calls_per_iteration=2000)
+    with pytest.raises(ValueError, match=r"^n_bins is fixed when the Integrator is made \(20\), got 30$"):
+        integ.integrate(poly, n_bins=30)
+    with pytest.raises(ValueError, match=r"^calls_per_iteration must be at least 2"):
+        integ.integrate(poly, calls_per_iteration=1)
+    assert integ.next_iteration == 0
