@@ -280,7 +280,7 @@ struct axis_view {
       const double* xs = block + nodes;
       int a = 0, b = n - 1;
       while (b - a > 1) {
-        const int m = (a + b) / 2;
+        const int m = a + (b - a) / 2;  // (a + b) / 2 overflows int beyond 2^30 nodes
         if (xs[m] > x) b = m; else a = m;
       }
       i = a;
