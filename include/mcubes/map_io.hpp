@@ -67,6 +67,11 @@ nlohmann::json map_to_json(const Integrator& integ) {
 }
 
 namespace detail {
+/// A JSON value as text for a message: at most 40 characters ("..." at the end).
+inline std::string map_value_text(const nlohmann::json& v) {
+  const std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.size() <= 40 ? s : s.substr(0, 37) + "...";
+}
 /// Member `key` of a map document as an int in [lo, hi]: a JSON integer ("3", not "3.0", "3.9" or
 /// "1e10"), checked before any conversion. @throws invalid_input naming the key and the value.
 inline int map_integer(const nlohmann::json& j, const char* key, long long lo, long long hi) {
@@ -82,14 +87,14 @@ inline int map_integer(const nlohmann::json& j, const char* key, long long lo, l
     ok = x <= hi;
   }
   if (!(ok && x >= lo))
-    throw_invalid("adaptive map: \"", key, "\" must be an integer in [", lo, ", ", hi, "], got ", v.dump());
+    throw_invalid("adaptive map: \"", key, "\" must be an integer in [", lo, ", ", hi, "], got ", map_value_text(v));
   return static_cast<int>(x);
 }
 /// Member `key` (or element) `v` of a map document as a finite double: a JSON number.
 /// @throws invalid_input naming `what` and the value.
 inline double map_number(const nlohmann::json& v, const std::string& what) {
   if (!v.is_number() || !std::isfinite(v.get<double>()))
-    throw_invalid("adaptive map: ", what, " must be a finite number, got ", v.dump());
+    throw_invalid("adaptive map: ", what, " must be a finite number, got ", map_value_text(v));
   return v.get<double>();
 }
 }  // namespace detail

@@ -79,6 +79,8 @@ TEST(MapLoad, IntegerFieldsMustBeJsonIntegersInRange) {
   EXPECT_EQ(load_with("reference", std::numeric_limits<double>::infinity()),
             "adaptive map: \"reference\" must be a finite number, got null");
   EXPECT_EQ(load_with("reference", "x"), "adaptive map: \"reference\" must be a finite number, got \"x\"");
+  EXPECT_EQ(load_with("dim", std::string(100, 'x')),
+            "adaptive map: \"dim\" must be an integer in [1, 2147483647], got \"" + std::string(36, 'x') + "...");
   nlohmann::json j = valid_document();
   j["edges"][1][3] = "0.4";
   mcubes::integrator<3> b(mcubes::region<3>::unit(), map_options());
