@@ -31,7 +31,7 @@ struct vegas_options : execution {
   int adapt_iterations = 20;                 ///< ita: the first ita iterations adapt the map (V-Sample); the rest do not
   int skip = 5;                              ///< leading iterations left out of the weighted estimate
   int min_iterations = 5;                    ///< accumulated (non-skipped) iterations needed before convergence is declared
-  double max_chi2_dof = 2.0;                 ///< convergence also needs chi2/dof <= this (iterations must agree)
+  double max_chi2_dof = 2.0;                 ///< convergence also needs chi2/dof <= this (iterations must agree); finite, > 0
   int n_bins = 500;                          ///< bins per axis of the adaptive map
   double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map
   bool symmetric_map = false;                ///< m-Cubes1D: one map shared by every axis (fully symmetric integrands)
@@ -65,6 +65,7 @@ inline void validate(const vegas_options& o, int dim) {
   MCUBES_EXPECTS(static_cast<long long>(o.skip) + o.min_iterations <= o.max_iterations, "skip (", o.skip, ") + min_iterations (",
                  o.min_iterations, ") exceeds max_iterations (", o.max_iterations, "): the run could never converge");
   MCUBES_EXPECTS(o.max_chi2_dof > 0, "max_chi2_dof must be positive, got ", o.max_chi2_dof);
+  MCUBES_EXPECTS(std::isfinite(o.max_chi2_dof), "max_chi2_dof must be finite, got ", o.max_chi2_dof);
   MCUBES_EXPECTS(o.n_bins >= 2 && o.n_bins <= (1 << 20), "n_bins must be in [2, 2^20], got ", o.n_bins);
   MCUBES_EXPECTS(o.alpha >= 0 && o.alpha <= max_alpha, "alpha must be in [0, ", max_alpha, "], got ", o.alpha);
   validate(static_cast<const execution&>(o));

@@ -311,6 +311,17 @@ struct fB_narrow_gaussian {
 /// conditioned up to it (f6's value is 3.4e238 at d = 32; its integrand would overflow beyond d = 33).
 inline constexpr int max_suite_dim = max_tested_dim;
 
+/// Largest integral a Vegas run can estimate: sqrt(DBL_MAX) = 1.34e154. Vegas sums (f J)^2 over the
+/// samples (J: the map's jacobian) for its variance, and once the map has adapted to a separable
+/// integrand f J is about the integral I at every sample, so (f J)^2 overflows when I^2 does. Only f2
+/// and f6 can exceed it (|I| <= 1 for f1, f3, f4, f5); validate_params refuses them there.
+inline const double max_integrable_value = std::sqrt(std::numeric_limits<double>::max());
+
+/// Largest dimension in which f6 at the paper's parameters (a = 1, u = 0.4) can be integrated: its
+/// integral is 6.8e148 at d = 25 and 2.4e160 at d = 26, beyond max_integrable_value (a run at d = 26
+/// adapts its map until (f J)^2 overflows). validate_params(d, f6_params{}) refuses d > 25.
+inline constexpr int f6_paper_max_dim = 25;
+
 /// Largest cancellation factor sum |terms| / |sum| accepted in f3's inclusion-exclusion sum
 /// (exact_f3): with it the exact value keeps a relative accuracy of about 1e-15 (a bound of
 /// 3e-13: 529 terms, long double). It is at most 66 for a >= 1 and d <= 32; it grows like a^-d
@@ -365,6 +376,18 @@ inline double representable(long double v, const char* fn, int d, const std::str
 }
 
 inline constexpr long double pi_ld = 3.141592653589793238462643383279502884L;
+
+/// @throws invalid_input unless the integral exp(log_integral) is below max_integrable_value,
+/// naming the integrand, d, the parameters and the limit.
+inline void check_integrable(const char* fn, int d, const std::string& params, long double log_integral) {
+  MCUBES_EXPECTS(log_integral < std::log(static_cast<long double>(max_integrable_value)), "parameters of ", fn,
+                 " in d = ", d, " at ", params, ": the integral ", short_text(static_cast<double>(std::exp(log_integral))),
+                 " exceeds ", short_text(max_integrable_value),
+                 " = sqrt(largest double), beyond which Vegas's variance sum (f J)^2 overflows once the map adapts",
+                 std::string(fn) == "f6" ? " (the paper's f6, a = 1, u = 0.4, runs up to d = " +
+                                               std::to_string(f6_paper_max_dim) + "; use a smaller a or u)"
+                                         : " (use a smaller a)");
+}
 }  // namespace detail
 
 /// "a = 2, u = 0.25": the parameters as text (messages, reports), shortest round-trip numbers.
@@ -395,18 +418,32 @@ inline void validate_params(int d, const f1_params& p) {
   detail::check_u_unit("f1", p.u);
 }
 
-/// Checks the parameters of f2 in dimension d: a finite and > 0, u in [0, 1], and the integrand's
-/// values representable: 1/a^2 finite (a >= ~1.5e-154) and its peak a^(2d) finite.
-/// @throws invalid_input naming the parameter and its value.
-inline void validate_params(int d, const f2_params& p) {
-  detail::check_a_positive("f2", p.a);
-  detail::check_u_unit("f2", p.u);
-  detail::check_param(std::isfinite(1.0 / (p.a * p.a)), "f2", "a", p.a, "at least 1.5e-154 (1/a^2 must be finite)");
+namespace detail {
+/// The checks of validate_params(d, f2_params) but the integrability limit (those exact_f2 needs).
+inline void check_f2_domain(int d, const f2_params& p) {
+  check_a_positive("f2", p.a);
+  check_u_unit("f2", p.u);
+  check_param(std::isfinite(1.0 / (p.a * p.a)), "f2", "a", p.a, "at least 1.5e-154 (1/a^2 must be finite)");
   const double log_max = std::log(std::numeric_limits<double>::max());
   const double a_max = std::exp(log_max / (2.0 * d));
-  detail::check_param(2.0L * d * std::log(static_cast<long double>(p.a)) < log_max, "f2", "a", p.a,
-                      "below " + detail::short_text(a_max) + " in d = " + std::to_string(d) +
-                          " (the peak value a^(2d) must be a finite double)");
+  check_param(2.0L * d * std::log(static_cast<long double>(p.a)) < log_max, "f2", "a", p.a,
+              "below " + short_text(a_max) + " in d = " + std::to_string(d) +
+                  " (the peak value a^(2d) must be a finite double)");
+}
+/// The integral of f2 along one axis, a (atan(a (1 - u)) + atan(a u)) (exact_f2).
+inline long double f2_axis_integral(const f2_params& p) {
+  const long double a = p.a, u = p.u;
+  return a * (std::atan(a * (1 - u)) + std::atan(a * u));
+}
+}  // namespace detail
+
+/// Checks the parameters of f2 in dimension d: a finite and > 0, u in [0, 1], the integrand's
+/// values representable (1/a^2 finite, a >= ~1.5e-154, and its peak a^(2d) finite), and its
+/// integral below max_integrable_value (a Vegas run could not estimate a larger one).
+/// @throws invalid_input naming the parameter and its value, or the integral and the limit.
+inline void validate_params(int d, const f2_params& p) {
+  detail::check_f2_domain(d, p);
+  detail::check_integrable("f2", d, params_text(p), d * std::log(detail::f2_axis_integral(p)));
 }
 
 /// Checks the parameter of f3: a finite and > 0 (0 < f3 <= 1 for every such value).
@@ -433,13 +470,11 @@ inline void validate_params(int d, const f5_params& p) {
   detail::check_u_unit("f5", p.u);
 }
 
-/// Checks the parameters of f6 in dimension d: a finite and > 0, u in (0, 1] (u <= 0 would cut
-/// all of axis 1: a zero integral), and the integrand's largest value
-/// exp(sum_i a (i+4) min(1, t_i)) finite (t_i as in f6_discontinuous).
-/// @throws invalid_input naming the parameters and their values.
-inline void validate_params(int d, const f6_params& p) {
-  detail::check_a_positive("f6", p.a);
-  detail::check_param(std::isfinite(p.u) && p.u > 0 && p.u <= 1, "f6", "u", p.u, "in (0, 1]");
+namespace detail {
+/// The checks of validate_params(d, f6_params) but the integrability limit (those exact_f6 needs).
+inline void check_f6_domain(int d, const f6_params& p) {
+  check_a_positive("f6", p.a);
+  check_param(std::isfinite(p.u) && p.u > 0 && p.u <= 1, "f6", "u", p.u, "in (0, 1]");
   long double top = 0;
   for (int j = 0; j < d; ++j)
     top += static_cast<long double>(p.a) * (j + 5) *
@@ -447,6 +482,31 @@ inline void validate_params(int d, const f6_params& p) {
   MCUBES_EXPECTS(top < std::log(std::numeric_limits<double>::max()), "parameters of f6 in d = ", d, " at ",
                  params_text(p), ": the integrand's largest value exp(sum_i a (i+4) min(1, t_i)) = exp(",
                  static_cast<double>(top), ") overflows double (use a smaller a or u)");
+}
+/// The factors expm1(c_i b_i) / c_i of f6's integral, i = 1..d (exact_f6).
+inline std::vector<long double> f6_axis_integrals(int d, const f6_params& p) {
+  const long double a = p.a;
+  const long double shift = p.u - f6_discontinuous::paper_u;  // in double, as the integrand computes it
+  std::vector<long double> out;
+  for (int i = 1; i <= d; ++i) {
+    const long double b = std::min(1.0L, shift + (3 + i) / 10.0L);
+    const long double c = a * (i + 4);
+    out.push_back(std::expm1(c * b) / c);
+  }
+  return out;
+}
+}  // namespace detail
+
+/// Checks the parameters of f6 in dimension d: a finite and > 0, u in (0, 1] (u <= 0 would cut
+/// all of axis 1: a zero integral), the integrand's largest value exp(sum_i a (i+4) min(1, t_i))
+/// finite (t_i as in f6_discontinuous), and its integral below max_integrable_value (a Vegas run
+/// could not estimate a larger one: at the paper's parameters d <= f6_paper_max_dim = 25).
+/// @throws invalid_input naming the parameters and their values, or the integral and the limit.
+inline void validate_params(int d, const f6_params& p) {
+  detail::check_f6_domain(d, p);
+  long double log_integral = 0;
+  for (const long double factor : detail::f6_axis_integrals(d, p)) log_integral += std::log(factor);
+  detail::check_integrable("f6", d, params_text(p), log_integral);
 }
 
 /// Parameters of fA and fB: none, nothing to check.
@@ -481,12 +541,12 @@ inline double exact_f1(int d, const f1_params& p = {}) {
 /// both terms >= 0 for 0 <= u <= 1 (no cancellation); I = (a (atan(a(1-u)) + atan(a u)))^d, in long
 /// double. At a = 50, u = 1/2: (100 atan 25)^d, the paper's value.
 /// @throws invalid_input unless 1 <= d <= max_suite_dim; for parameters that validate_params
-/// rejects; when the value is outside the double range.
+/// rejects, but for its limit max_integrable_value (the exact value is given beyond it); when the
+/// value is outside the double range.
 inline double exact_f2(int d, const f2_params& p = {}) {
   detail::check_dim("f2", d);
-  validate_params(d, p);
-  const long double a = p.a, u = p.u;
-  const long double axis = a * (std::atan(a * (1 - u)) + std::atan(a * u));
+  detail::check_f2_domain(d, p);
+  const long double axis = detail::f2_axis_integral(p);
   return detail::representable(std::pow(axis, static_cast<long double>(d)), "f2", d, params_text(p));
 }
 
@@ -570,18 +630,13 @@ inline double exact_f5(int d, const f5_params& p = {}) {
 /// from the integrand's double threshold changes I by less than 1e-15 relative. At a = 1, u = 0.4:
 /// b_i = (3+i)/10 for i <= 6 and 1 beyond, the paper's value.
 /// @throws invalid_input unless 1 <= d <= max_suite_dim; for parameters that validate_params
-/// rejects; when the value is outside the double range.
+/// rejects, but for its limit max_integrable_value (the exact value is given beyond it, up to
+/// 3.4e238 at d = 32); when the value is outside the double range.
 inline double exact_f6(int d, const f6_params& p = {}) {
   detail::check_dim("f6", d);
-  validate_params(d, p);
-  const long double a = p.a;
-  const long double shift = p.u - f6_discontinuous::paper_u;  // in double, as the integrand computes it
+  detail::check_f6_domain(d, p);
   long double prod = 1;
-  for (int i = 1; i <= d; ++i) {
-    const long double b = std::min(1.0L, shift + (3 + i) / 10.0L);
-    const long double c = a * (i + 4);
-    prod *= std::expm1(c * b) / c;
-  }
+  for (const long double factor : detail::f6_axis_integrals(d, p)) prod *= factor;
   return detail::representable(prod, "f6", d, params_text(p));
 }
 

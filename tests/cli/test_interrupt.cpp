@@ -121,8 +121,10 @@ TEST(Interrupt, FailuresNeverTruncateAnExistingJsonFile) {
   child c;
   EXPECT_EQ(run_to_end({"integrate", "f4", "--alpha", "-1", "--json", path}, c), 2);
   EXPECT_EQ(read_file(path), "previous content");
-  EXPECT_EQ(run_to_end({"integrate", "f6", "--dim", "28", "--backend", "cpu", "--calls-per-iter", "1e5", "--json", path}, c),
-            3);
+  EXPECT_EQ(run_to_end({"integrate", "f6", "--dim", "1", "--param", "a=72", "--param", "u=1", "--backend", "cpu",
+                       "--calls-per-iter", "1e5", "--json", path},
+                      c),
+            3);  // (f J)^2 overflows at x > 0.986 in the first iteration
   const json j = json::parse(read_file(path));
   EXPECT_EQ(j.at("status"), "failed");
   EXPECT_NE(j.at("status_detail").get<std::string>().find("overflow"), std::string::npos) << j.dump();

@@ -156,7 +156,7 @@ TEST(BadInput, SizesAndIterations) {
 
 TEST(BadInput, Chi2AndAlpha) {
   auto o = small_options();
-  for (double c : {0.0, -1.0, nan_v}) {
+  for (double c : {0.0, -1.0, nan_v, inf_v, -inf_v}) {  // inf would drop the agreement test silently
     o.max_chi2_dof = c;
     expect_invalid_option(o, {"max_chi2_dof"});
   }

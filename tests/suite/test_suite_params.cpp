@@ -666,6 +666,37 @@ TEST(SuiteParams, IntegrandOverflowAndExactUnderflowThrow) {
             std::string::npos);
 }
 
+// An integral beyond sqrt(DBL_MAX): Vegas's variance sums (f J)^2, about I^2 once the map has
+// adapted, so such a run could only end in overflow_error. The paper's f6 passed validation in
+// every d <= 32 although its integral is 2.4e160 at d = 26 (2.3e172 at d = 27); now refused before
+// any run, through validate_params and the registry's exact_at (the command's check), while the
+// exact value itself is still given.
+TEST(SuiteParams, IntegralsBeyondTheVegasRangeAreRefusedBeforeARun) {
+  EXPECT_NO_THROW(suite::validate_params(suite::f6_paper_max_dim, suite::f6_params{}));
+  EXPECT_LT(suite::exact_f6(suite::f6_paper_max_dim), suite::max_integrable_value);
+  EXPECT_GT(suite::exact_f6(suite::f6_paper_max_dim + 1), suite::max_integrable_value);
+  for (const int d : {26, 27, 32}) {
+    const std::string m = invalid_message([&] { suite::validate_params(d, suite::f6_params{}); });
+    EXPECT_EQ(m.rfind("parameters of f6 in d = " + std::to_string(d) + " at a = 1, u = 0.4: the integral ", 0), 0u) << m;
+    EXPECT_NE(m.find(" exceeds 1.34e+154 = sqrt(largest double)"), std::string::npos) << m;
+    EXPECT_NE(m.find("(the paper's f6, a = 1, u = 0.4, runs up to d = 25; use a smaller a or u)"), std::string::npos) << m;
+    EXPECT_EQ(invalid_message([&] { suite::find("f6")->exact_at(d, {1, 0.4}); }), m);
+    EXPECT_TRUE(std::isfinite(suite::exact_f6(d)));  // the exact value is still given
+  }
+  EXPECT_NE(invalid_message([] { suite::validate_params(26, suite::f6_params{}); }).find("the integral 2.44e+160"),
+            std::string::npos);
+  EXPECT_NO_THROW(suite::validate_params(32, suite::f6_params{0.5, 0.4}));  // a smaller a: I = e^~250 in d = 32
+  EXPECT_NO_THROW(suite::find("f6")->exact_at(32, {0.5, 0.4}));
+  // f2: (a (atan(a/2) 2))^d; 6e4 in d = 32 keeps its peak finite but not its integral (1e169)
+  EXPECT_NO_THROW(suite::exact_f2(32, {6e4, 0.5}));
+  EXPECT_NE(invalid_message([] { suite::validate_params(32, suite::f2_params{6e4, 0.5}); })
+                .find("parameters of f2 in d = 32 at a = 60000, u = 0.5: the integral "),
+            std::string::npos);
+  EXPECT_THROW(suite::find("f2")->exact_at(32, {6e4, 0.5}), mcubes::invalid_input);
+  EXPECT_NO_THROW(suite::validate_params(32, suite::f2_params{}));  // the paper's: 8e69 in d = 32
+  EXPECT_NO_THROW(suite::validate_params(20, suite::f2_params{1e4, 0.5}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The registry: parameters, defaults and the run-time conversions.
 
@@ -690,7 +721,9 @@ TEST(SuiteParams, RegistryParametersMatchTheStructs) {
     // an empty parameter struct (fA, fB) has one byte of indeterminate value: nothing to compare
     if constexpr (!std::is_empty_v<typename Desc::params>)
       EXPECT_EQ(std::memcmp(&from_list, &from_struct, sizeof from_list), 0) << Desc::name;
-    for (int dim : {Desc::min_dim, Desc::default_dim, Desc::max_dim})
+    // f6's integral exceeds the Vegas range beyond d = 25 (IntegralsBeyondTheVegasRangeAreRefusedBeforeARun)
+    const int top = std::string(Desc::name) == "f6" ? suite::f6_paper_max_dim : Desc::max_dim;
+    for (int dim : {Desc::min_dim, Desc::default_dim, top})
       EXPECT_TRUE(same_bits(e.exact_at(dim, defaults), e.exact(dim))) << Desc::name << " d = " << dim;
     EXPECT_THROW(e.exact_at(Desc::default_dim, std::vector<double>(defaults.size() + 1, 0.5)), mcubes::invalid_input);
     EXPECT_FALSE(e.formula.empty());

@@ -12,7 +12,11 @@
 #include "table_cases.hpp"
 
 #include <cmath>
+#include <functional>
+#include <string>
 #include <vector>
+
+#include <sys/mman.h>
 
 #if defined(MCUBES_TEST_HAVE_GSL)
 #include <gsl/gsl_errno.h>
@@ -292,6 +296,90 @@ TEST(Tables, BadConstructionThrowsNamingTheProblem) {
   EXPECT_THROW(interp1d(a3, {1, 2, 3}, interp1d_kind::linear, out_of_range_policy::error,
                         mcubes::table_placement::on_device(0)),
                invalid_input);
+}
+
+// Grids and tables whose lookups would overflow: a range hi - lo beyond the double range (its
+// h = inf made (x - lo) / h NaN, cast to int), a spacing whose reciprocal overflows, nodes whose
+// range overflows (once taken as uniform: every comparison with inf passed), a node count that
+// wraps std::size_t (interpnd<4> of four 2^16-node axes took 0 values and read past its block),
+// values whose differences or spline slopes overflow.
+std::string invalid_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const mcubes::invalid_input& e) {
+    return e.what();
+  }
+  return "no exception";
+}
+
+TEST(Tables, RangesSpacingsAndSizesThatOverflowAreRefused) {
+  using mcubes::interpnd;
+  EXPECT_EQ(invalid_message([] { grid_axis::uniform(-1e308, 1e308, 3); }),
+            "grid_axis::uniform: the range hi - lo of [-1e+308, 1e+308] overflows double");
+  EXPECT_EQ(invalid_message([] { interp1d(grid_axis::uniform(-1e308, 1e308, 3), {1, 2, 3}, interp1d_kind::linear); }),
+            "grid_axis::uniform: the range hi - lo of [-1e+308, 1e+308] overflows double");
+  EXPECT_NE(invalid_message([] { grid_axis::uniform(0, 4e-323, 3); }).find("1 / spacing overflows double"),
+            std::string::npos);
+  EXPECT_EQ(invalid_message([] { grid_axis::nodes({-1e308, 0, 1e308}); }),
+            "grid_axis::nodes: the range x_2 - x_0 = 1e+308 - -1e+308 overflows double");
+  const std::string close = invalid_message([] { grid_axis::nodes({0, 1e-320, 2e-320}); });
+  EXPECT_EQ(close.rfind("grid_axis::nodes: node 1 = ", 0), 0u) << close;
+  EXPECT_NE(close.find(" is too close to node 0 = 0 (1 / spacing overflows double)"), std::string::npos) << close;
+  EXPECT_THROW(interp1d(std::vector<double>{0, 1e-320, 2e-320}, std::vector<double>{1, 2, 3}, interp1d_kind::linear),
+               mcubes::invalid_input);
+  // The largest finite ranges and the smallest spacings with a finite reciprocal still work.
+  const grid_axis wide = grid_axis::nodes({-8e307, 0, 8e307});
+  EXPECT_TRUE(wide.is_uniform());
+  const interp1d w(wide, {1, 2, 4}, interp1d_kind::linear);
+  EXPECT_DOUBLE_EQ(w(-8e307), 1.0);
+  EXPECT_DOUBLE_EQ(w(4e307), 3.0);
+  EXPECT_DOUBLE_EQ(w(8e307), 4.0);
+  const interp1d tiny(grid_axis::uniform(0, 2e-300, 3), {1, 2, 4}, interp1d_kind::linear);
+  EXPECT_DOUBLE_EQ(tiny(1.5e-300), 3.0);
+  // The node count of interpnd<4> on four 65536-node axes is 2^64: it wrapped to 0 and 0 values passed.
+  const grid_axis big = grid_axis::uniform(0, 1, 65536);
+  EXPECT_EQ(invalid_message([&] { interpnd<4>({big, big, big, big}, {}); }),
+            "interpnd<4>: the grid's node count 65536 x 65536 x 65536 x 65536 overflows std::size_t");
+  // Values whose span overflows (y1 - y0 = inf: NaN at the nodes) and spline slopes beyond the double range.
+  EXPECT_NE(invalid_message([] {
+              interp1d(std::vector<double>{0, 1}, std::vector<double>{-1e308, 1e308}, interp1d_kind::linear);
+            }).find("interp1d: the values span [-1e+308, 1e+308], whose width overflows double"),
+            std::string::npos);
+  const grid_axis a2 = grid_axis::uniform(0, 1, 2);
+  EXPECT_NE(invalid_message([&] { interpnd<2>({a2, a2}, {0, 0, -1e308, 1e308}); }).find("whose width overflows double"),
+            std::string::npos);
+  EXPECT_NE(invalid_message([] {
+              interp1d(std::vector<double>{0, 1e-300, 2e-300}, std::vector<double>{0, 1e10, 0}, interp1d_kind::cspline);
+            }).find("interp1d: the interpolant's coefficients overflow double"),
+            std::string::npos);
+  const grid_axis t4 = grid_axis::nodes({0, 1e-300, 2e-300, 3e-300});
+  std::vector<double> z(16, 0.0);
+  z[5] = 1e10;
+  EXPECT_NE(invalid_message([&] { interp2d(t4, t4, z, interp2d_kind::bicubic); }).find(
+                "interp2d: the interpolant's coefficients overflow double"),
+            std::string::npos);
+  EXPECT_NO_THROW(interp2d(t4, t4, z, interp2d_kind::bilinear));
+}
+
+// Bisection on an axis of 2^31 - 1 explicit nodes (the most a grid_axis takes): the midpoint
+// (a + b) / 2 overflowed int once a passed 2^30 (a negative index, read before the nodes). The
+// nodes here are 16 GiB of zero pages mapped read-only (no memory is used): every node is 0, so an
+// argument of 1 walks the bisection to the last cell.
+TEST(Tables, BisectionOnTheLargestAxisStaysInside) {
+  const std::size_t n = mcubes::grid_axis::max_nodes;
+  void* p = ::mmap(nullptr, n * sizeof(double), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) GTEST_SKIP() << "cannot map 16 GiB of address space";
+  mcubes::axis_view v;
+  v.lo = 0;
+  v.hi = 1;
+  v.n = static_cast<int>(n);
+  v.uniform = false;
+  v.nodes = 0;
+  int i = -1;
+  double u = 0;
+  v.locate(static_cast<const double*>(p), 1.0, i, u);
+  EXPECT_EQ(i, static_cast<int>(n) - 2);
+  ::munmap(p, n * sizeof(double));
 }
 
 TEST(Tables, CopiesShareTheStorageAndViewsOutliveTheOriginal) {

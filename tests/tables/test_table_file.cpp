@@ -142,6 +142,22 @@ TEST(ReadColumns, Column) {
   const table_data one = read_columns(write_file("one_column.txt", "4\n5\n"));
   EXPECT_EQ(one.shape, (std::vector<std::size_t>{2, 1}));
   EXPECT_EQ(one.column(0), (std::vector<double>{4, 5}));
+  // A table_data built by hand whose shape does not match its values is refused, not read past its end.
+  table_data bad;
+  bad.shape = {3, 2};
+  bad.values = {1, 2, 3};
+  EXPECT_THROW(bad.column(1), mcubes::invalid_input);
+  bad.shape = {std::size_t(1) << 32, std::size_t(1) << 32};  // the product wraps to 0
+  bad.values = {};
+  EXPECT_THROW(bad.column(0), mcubes::invalid_input);
+  bad.shape = {4};
+  bad.values = {1, 2};
+  try {
+    bad.column(0);
+    ADD_FAILURE() << "no exception";
+  } catch (const mcubes::invalid_input& e) {
+    EXPECT_EQ(std::string(e.what()), "table_data::column: the shape (4,) does not match the 2 values");
+  }
 }
 
 TEST(ReadColumns, FieldErrorsNameLineAndColumn) {

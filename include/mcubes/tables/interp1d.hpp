@@ -88,8 +88,10 @@ struct interp1d_view {
 class interp1d {
  public:
   /// Interpolates y_i at the nodes of `x` (y.size() == x.size()).
-  /// @throws invalid_input if the sizes differ, a value is not finite, or there are fewer nodes
-  ///         than the kind needs (linear 2, cspline 3); cuda_error if the device copy fails.
+  /// @throws invalid_input if the sizes differ, a value is not finite, the values' span max - min
+  ///         overflows double, there are fewer nodes than the kind needs (linear 2, cspline 3), or
+  ///         the spline's coefficients overflow double (values changing by much over a tiny
+  ///         spacing); cuda_error if the device copy fails.
   interp1d(const grid_axis& x, std::vector<double> y, interp1d_kind kind,
            out_of_range_policy policy = out_of_range_policy::error, table_placement where = table_placement::automatic())
       : axis_(x), kind_(kind), policy_(policy) {
@@ -105,6 +107,7 @@ class interp1d {
       block.insert(block.end(), y.begin(), y.end());
     } else {
       detail::append_spline_cells(x.node_values().data(), y.data(), 1, y.size(), block);
+      detail::check_finite_coefficients("interp1d", block, view_.cells);
     }
     view_.kind = kind;
     view_.policy = policy;

@@ -19,6 +19,7 @@
 /// with GSL's to 1e-12 relative; host and device as interp1d. Out of range: the policy, per axis
 /// (table_storage.hpp).
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -130,13 +131,14 @@ struct interp2d_view {
 class interp2d {
  public:
   /// Interpolates z (layout in the file comment: z.size() == nx * ny) on the grid x × y.
-  /// @throws invalid_input if the size differs, a value is not finite, or an axis has fewer nodes
-  ///         than the kind needs (bilinear 2, bicubic 4); cuda_error if the device copy fails.
+  /// @throws invalid_input if the size differs, a value is not finite, the values' span max - min
+  ///         overflows double, an axis has fewer nodes than the kind needs (bilinear 2, bicubic 4),
+  ///         or the bicubic derivatives overflow double; cuda_error if the device copy fails.
   interp2d(const grid_axis& x, const grid_axis& y, std::vector<double> z, interp2d_kind kind,
            out_of_range_policy policy = out_of_range_policy::error, table_placement where = table_placement::automatic())
       : x_(x), y_(y), kind_(kind), policy_(policy) {
     const std::size_t nx = x.size(), ny = y.size();
-    if (z.size() != nx * ny)
+    if (z.size() != detail::grid_node_count("interp2d", std::array<std::size_t, 2>{nx, ny}))
       detail::throw_invalid("interp2d: the grid has ", nx, " x ", ny, " = ", nx * ny, " nodes but ", z.size(),
                             " values (layout z[j * nx + i] = f(x_i, y_j))");
     if (kind == interp2d_kind::bicubic && (nx < 4 || ny < 4))
@@ -151,6 +153,7 @@ class interp2d {
       block.insert(block.end(), z.begin(), z.end());
     else
       append_bicubic_nodes(x.node_values(), y.node_values(), z, block);
+    detail::check_finite_coefficients("interp2d", block, view_.cells);
     view_.kind = kind;
     view_.policy = policy;
     block_ = std::make_shared<const detail::table_block>(std::move(block), where);

@@ -121,13 +121,15 @@ class interpnd {
 
  public:
   /// Interpolates `values` (C order, file comment; size n_0 ... n_{N-1}) on the grid axes[0] × ...
-  /// @throws invalid_input if the size differs or a value is not finite; cuda_error if the device
-  ///         copy fails.
+  /// @throws invalid_input if the node count n_0 ... n_{N-1} overflows std::size_t, the size
+  ///         differs, a value is not finite or the values' span max - min overflows double;
+  ///         cuda_error if the device copy fails.
   interpnd(const std::array<grid_axis, N>& axes, std::vector<double> values, out_of_range_policy policy = out_of_range_policy::error,
            table_placement where = table_placement::automatic())
       : axes_(axes), policy_(policy) {
-    std::size_t total = 1;
-    for (int k = 0; k < N; ++k) total *= axes[k].size();
+    std::array<std::size_t, N> sizes;
+    for (int k = 0; k < N; ++k) sizes[k] = axes[k].size();
+    const std::size_t total = detail::grid_node_count(detail::interpnd_name(N), sizes);
     if (values.size() != total)
       detail::throw_invalid(detail::interpnd_name(N), ": the grid has ", total, " nodes but ", values.size(), " values");
     detail::check_finite_values(detail::interpnd_name(N), values);

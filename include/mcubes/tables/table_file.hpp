@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -43,14 +44,19 @@ struct table_data {
     return c;
   }
   /// Column c (0-based) of a 2-D table, rows() values; for a 1-D array column(0) is the array.
-  /// @throws invalid_input if the table is not 1-D or 2-D, or if c >= columns().
+  /// @throws invalid_input if the table is not 1-D or 2-D, if its shape does not hold exactly
+  ///         values.size() values (a table_data built by hand), or if c >= columns().
   std::vector<double> column(std::size_t c) const {
     if (shape.empty() || shape.size() > 2)
       detail::throw_invalid("table_data::column: the table has ", shape.size(), " dimensions (1 or 2 needed)");
-    if (c >= columns())
-      detail::throw_invalid("table_data::column: column ", c, " (0-based) of a table with ", columns(), " columns");
-    std::vector<double> out(rows());
-    for (std::size_t r = 0; r < out.size(); ++r) out[r] = values[r * columns() + c];
+    const std::size_t nrows = shape[0], ncols = shape.size() == 2 ? shape[1] : 1;
+    if ((ncols != 0 && nrows > std::numeric_limits<std::size_t>::max() / ncols) || nrows * ncols != values.size())
+      detail::throw_invalid("table_data::column: the shape (", nrows, shape.size() == 2 ? ", " + std::to_string(ncols) : ",",
+                            ") does not match the ", values.size(), " values");
+    if (c >= ncols)
+      detail::throw_invalid("table_data::column: column ", c, " (0-based) of a table with ", ncols, " columns");
+    std::vector<double> out(nrows);
+    for (std::size_t r = 0; r < nrows; ++r) out[r] = values[r * ncols + c];
     return out;
   }
 };

@@ -20,6 +20,7 @@
 /// copied to (execution::device; both default to device 0). In device code, a table without a
 /// device copy returns NaN, which the run reports as a non-finite integrand value.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -188,21 +189,32 @@ struct table_memory_view {
 /// of the range from a node, where both cells give the same value to rounding (continuity).
 class grid_axis {
  public:
-  /// n uniform nodes from lo to hi. @throws invalid_input unless lo < hi are finite and n >= 2.
+  /// n uniform nodes from lo to hi.
+  /// @throws invalid_input unless lo < hi are finite, 2 <= n <= 2^31 - 1, the range hi - lo is
+  ///         finite and the spacing h = (hi - lo) / (n - 1) has a finite reciprocal (h >= about
+  ///         5.6e-309: lookups compute (x - lo) / h as (x - lo) * (1 / h)).
   static grid_axis uniform(double lo, double hi, std::size_t n) {
     if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi))
       detail::throw_invalid("grid_axis::uniform: needs finite lo < hi, got [", lo, ", ", hi, "]");
     if (n < 2 || n > max_nodes) detail::throw_invalid("grid_axis::uniform: needs 2 <= n <= 2^31 - 1 nodes, got ", n);
+    const double range = hi - lo;
+    if (!std::isfinite(range))
+      detail::throw_invalid("grid_axis::uniform: the range hi - lo of [", lo, ", ", hi, "] overflows double");
+    const double h = range / static_cast<double>(n - 1);
+    if (!std::isfinite(1.0 / h))
+      detail::throw_invalid("grid_axis::uniform: the spacing (hi - lo) / (n - 1) = ", h, " of [", lo, ", ", hi, "] with ",
+                            n, " nodes is too small (1 / spacing overflows double)");
     grid_axis a;
     a.uniform_ = true;
     a.nodes_.resize(n);
-    const double h = (hi - lo) / static_cast<double>(n - 1);
     for (std::size_t i = 0; i + 1 < n; ++i) a.nodes_[i] = lo + static_cast<double>(i) * h;
     a.nodes_[n - 1] = hi;
     return a;
   }
-  /// Explicit nodes. @throws invalid_input unless every node is finite, they strictly increase and
-  /// there are at least 2 (the message names the first bad node).
+  /// Explicit nodes.
+  /// @throws invalid_input unless every node is finite, they strictly increase, there are at least
+  ///         2, the range x_{n-1} - x_0 is finite and every spacing x_i - x_{i-1} has a finite
+  ///         reciprocal (the message names the first bad node).
   static grid_axis nodes(std::vector<double> x) {
     if (x.size() < 2 || x.size() > max_nodes)
       detail::throw_invalid("grid_axis::nodes: needs 2 <= n <= 2^31 - 1 nodes, got ", x.size());
@@ -211,12 +223,21 @@ class grid_axis {
       if (i > 0 && !(x[i] > x[i - 1]))
         detail::throw_invalid("grid_axis::nodes: node ", i, " = ", x[i], " is not greater than node ", i - 1, " = ",
                               x[i - 1], " (the nodes must strictly increase)");
+      if (i > 0 && !std::isfinite(1.0 / (x[i] - x[i - 1])))
+        detail::throw_invalid("grid_axis::nodes: node ", i, " = ", x[i], " is too close to node ", i - 1, " = ", x[i - 1],
+                              " (1 / spacing overflows double)");
     }
+    const std::size_t n = x.size();
+    const double lo = x.front(), range = x.back() - lo;
+    if (!std::isfinite(range))
+      detail::throw_invalid("grid_axis::nodes: the range x_", n - 1, " - x_0 = ", x.back(), " - ", lo,
+                            " overflows double");
     grid_axis a;
     a.nodes_ = std::move(x);
-    const std::size_t n = a.nodes_.size();
-    const double lo = a.nodes_.front(), range = a.nodes_.back() - lo, h = range / static_cast<double>(n - 1);
-    a.uniform_ = true;  // nodes uniform to 1e-13 of the range (e.g. read from a file) get the O(1) lookup
+    // Nodes uniform to 1e-13 of the range (e.g. read from a file) get the O(1) lookup; the range is
+    // finite, so the test compares finite numbers, and 1 / h must be finite for the lookup.
+    const double h = range / static_cast<double>(n - 1);
+    a.uniform_ = std::isfinite(1.0 / h);
     for (std::size_t i = 1; i + 1 < n && a.uniform_; ++i)
       a.uniform_ = std::fabs(a.nodes_[i] - (lo + static_cast<double>(i) * h)) <= 1e-13 * range;
     return a;
@@ -259,7 +280,7 @@ struct axis_view {
       const double* xs = block + nodes;
       int a = 0, b = n - 1;
       while (b - a > 1) {
-        const int m = (a + b) / 2;
+        const int m = a + (b - a) / 2;  // (a + b) / 2 overflows int beyond 2^30 nodes
         if (xs[m] > x) b = m; else a = m;
       }
       i = a;
@@ -291,10 +312,42 @@ inline axis_view make_axis_view(const grid_axis& a, std::vector<double>& block) 
   return v;
 }
 
-/// Checks that every value is finite (the message names the table, the flat index and the value).
+/// Checks that every value is finite and that the span max - min of the values is finite, so that
+/// no difference of values (or of interpolated values) taken by a lookup overflows. The message
+/// names the table, the flat index and the value, or the extreme values.
 inline void check_finite_values(const char* table, const std::vector<double>& v) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i])) throw_invalid(table, ": value ", i, " is ", v[i], " (tables must be finite)");
+  if (v.empty()) return;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  if (!std::isfinite(*hi - *lo))
+    throw_invalid(table, ": the values span [", *lo, ", ", *hi, "], whose width overflows double (value ",
+                  lo - v.begin(), " and value ", hi - v.begin(), ")");
+}
+
+/// Checks that the coefficients a table computed from its values (spline, bicubic derivatives) are
+/// finite: values that change by much over a tiny spacing give slopes beyond the double range.
+inline void check_finite_coefficients(const char* table, const std::vector<double>& block, std::size_t from) {
+  for (std::size_t i = from; i < block.size(); ++i)
+    if (!std::isfinite(block[i]))
+      throw_invalid(table, ": the interpolant's coefficients overflow double (the values change too fast for the "
+                           "node spacing; rescale the values or the nodes)");
+}
+
+/// The number of nodes n_0 x n_1 x ... of a grid with the axis sizes `sizes`.
+/// @throws invalid_input naming the table if the product overflows std::size_t.
+template <class Sizes>
+std::size_t grid_node_count(const char* table, const Sizes& sizes) {
+  std::size_t total = 1;
+  for (const std::size_t n : sizes) {
+    if (n != 0 && total > std::numeric_limits<std::size_t>::max() / n) {
+      std::string text;
+      for (const std::size_t m : sizes) text += (text.empty() ? "" : " x ") + std::to_string(m);
+      throw_invalid(table, ": the grid's node count ", text, " overflows std::size_t");
+    }
+    total *= n;
+  }
+  return total;
 }
 
 }  // namespace detail
