@@ -23,7 +23,11 @@ atomic_output_file::atomic_output_file(std::string path) : path_(std::move(path)
     mcubes::detail::throw_invalid("--json: ", ex.what());
   }
   stream_ = t.stream;
-  if (stream_) return;
+  if (stream_) {  // opened at the end (a FIFO's open waits for its reader): its permission checked now
+    if (::access(path_.c_str(), W_OK) != 0)
+      mcubes::detail::throw_invalid("--json: cannot write '", path_, "': ", std::strerror(errno));
+    return;
+  }
   std::string tmp;
   const int fd = make_temporary_beside(t.path, tmp);
   if (fd < 0)

@@ -12,8 +12,8 @@ namespace mcubes::cli {
 /// An output file written by write_file_atomically at each write().
 class atomic_output_file {
  public:
-  /// Resolves `path` (resolve_output) and, for a file, checks that one can be created beside its
-  /// final target, without touching `path`.
+  /// Resolves `path` (resolve_output) and checks, without touching `path`, that a file can be
+  /// created beside its final target, or that a stream may be written (access(2)).
   /// @throws invalid_input naming the path and the reason (a directory, a socket, a block
   ///         device, a folder that does not exist or cannot be written, ...).
   explicit atomic_output_file(std::string path);
