@@ -3,7 +3,9 @@
 /// one-line error messages of every bad input (the catalogue tests/cli/bad_inputs.tsv, path in
 /// MCUBES_BAD_INPUTS), `mcubes list`, the text report (rows, result, status and iterations lines),
 /// the JSON record (keys, exact round trip of doubles, null for non-finite values) and thread-count
-/// invariance of the result. Every run is seeded; total run time is a few seconds.
+/// invariance of the result; --json to what is not a regular file (/dev/null, a FIFO, links,
+/// /dev/stdout), failing record writes and a failed run's record. Every run is seeded; total run
+/// time is a few seconds.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -3,7 +3,8 @@
 /// the COUNTs, grid order, the last parameter fastest), the JSON record (one object per point with
 /// its parameters, seed batch_seed(seed, k), estimate, error, status, iterations, exact value, pull),
 /// rows reproduced bit for bit by `mcubes integrate` with their seeds, pulls against the exact values,
-/// and SIGINT/SIGTERM keeping every integral's completed iterations. Bad inputs are in the catalogue
+/// SIGINT/SIGTERM keeping every integral's completed iterations, and a failing grid point (suite or
+/// --expr) becoming a "failed" row while the others are kept. Bad inputs are in the catalogue
 /// tests/cli/bad_inputs.tsv (run by test_cli). Every run is seeded and runs on the CPU.
 #include <gtest/gtest.h>
 
@@ -275,7 +276,7 @@ TEST(Scan, TheNumberOfIntegralsIsTheProductOfTheCounts) {
 
 using mcubes_test::child;
 
-/// Waits until the scan's JSON record (status "running", replaced after every round) reports at
+/// Waits until the scan's JSON record (status "running", rewritten during the scan) reports at
 /// least `rounds` rounds (or the child ended, or 60 s passed).
 void wait_for_rounds(const child& c, const std::string& path, int rounds) {
   mcubes_test::wait_while_running(
