@@ -117,8 +117,10 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
       ->capture_default_str();
   a.json_opt = sub.add_option("--json", a.json,
                                 "Write a JSON record of the run to FILE ('-': stdout, which then carries only the "
-                                "JSON), replaced atomically after every iteration (status \"running\" until the end); "
-                                "non-finite numbers are written as null")
+                                "JSON); a file is replaced atomically during the run (status \"running\"; at the first "
+                                "iteration, then at most once a second) and at the end; a link's target is replaced, "
+                                "a device or FIFO (/dev/null, /dev/stdout) gets the final record only; non-finite "
+                                "numbers are written as null")
                     ->type_name("FILE");
   a.max_memory_opt = sub.add_option("--max-memory", a.max_memory,
                                       "Refuse a run whose memory estimate exceeds this (bytes, or e.g. 512M, 8G; "

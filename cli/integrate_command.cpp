@@ -6,6 +6,7 @@
 #include "integrate_command.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,11 @@
 namespace mcubes::cli {
 
 namespace {
+
+/// Seconds on the monotonic clock (record_schedule's clock).
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 /// Checks that standard output took everything (a full disk, a closed pipe).
 /// @throws mcubes::error naming the reason.
@@ -126,8 +132,9 @@ int run_integrate(const integrate_args& a) {
                  "measured); --dry-run shows the plan, Ctrl-C stops at the next iteration boundary\n",
                  format_duration(first_seconds).c_str(), static_cast<unsigned long long>(report.plan.n_eval), rate);
 
-  // 4. The run: each iteration's row printed and flushed as it completes, the JSON record replaced
-  // atomically after each, the progress line on a terminal, SIGINT/SIGTERM honoured at the next
+  // 4. The run: each iteration's row printed and flushed as it completes, the JSON record (a file)
+  // replaced atomically by the rule of record_schedule (output_file.hpp; a failing write warns once
+  // and the run goes on), the progress line on a terminal, SIGINT/SIGTERM honoured at the next
   // iteration boundary. With --json - stdout carries only the JSON.
   const bool text = !json_stdout;
   const bool rows = text && !a.quiet;
@@ -141,17 +148,37 @@ int run_integrate(const integrate_args& a) {
   }
   progress_line progress(!a.no_progress && isatty(fileno(stderr)));
   install_interrupt_handlers();
+  record_schedule schedule;
+  bool warned = false;
+  result last;  // the completed iterations (a failed run's record), O(1) per iteration: no copy of so_far
   rq.on_iteration = [&](const iteration_record& rec, const result& so_far) {
     progress.clear();
+    last.records.push_back(rec);
+    last.iterations = so_far.iterations;
+    last.accumulated = so_far.accumulated;
+    last.dof = so_far.dof;
+    last.n_eval = so_far.n_eval;
+    last.seed = so_far.seed;
+    last.seconds = so_far.seconds;
+    last.backend = so_far.backend;
     if (rows) {
       print_iteration_row(stdout, rec);
       check_stdout();
     }
-    if (json_file) {
-      run_report partial = report;
-      partial.res = so_far;
-      partial.run_state = "running";
-      json_file->write(to_json(partial).dump(2) + "\n", false);
+    if (json_file && !json_file->stream() && schedule.due(seconds_now())) {
+      const double started = seconds_now();
+      try {
+        run_report partial = report;
+        partial.res = so_far;
+        partial.run_state = "running";
+        json_file->write(to_json(partial).dump(2) + "\n", false);
+      } catch (const std::exception& ex) {
+        if (!warned)
+          std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the final record is written at the end)\n",
+                       ex.what());
+        warned = true;
+      }
+      schedule.wrote(started, seconds_now());
     }
     progress.update(so_far, opts.max_iterations);
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
@@ -161,6 +188,9 @@ int run_integrate(const integrate_args& a) {
   } catch (const std::exception& ex) {
     progress.clear();
     if (json_file) {  // the record says what happened; an existing file is replaced only by a complete one
+      report.res = last;  // the iterations completed before the failure (no estimate: to_json)
+      report.res.options = opts;
+      report.res.seed = opts.seed;
       report.run_state = "failed";
       report.failure = ex.what();
       try {

@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mcubes/atomic_file.hpp>
@@ -15,18 +14,34 @@ namespace mcubes::cli {
 
 atomic_output_file::atomic_output_file(std::string path) : path_(std::move(path)) {
   MCUBES_EXPECTS(!path_.empty(), "--json needs a file name (or '-' for standard output)");
-  struct stat st;
-  if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    mcubes::detail::throw_invalid("--json: '", path_, "' is a directory");
+  output_target t;
+  try {
+    t = resolve_output(path_);
+  } catch (const invalid_input& ex) {
+    mcubes::detail::throw_invalid("--json: ", ex.what());
+  } catch (const error& ex) {
+    mcubes::detail::throw_invalid("--json: ", ex.what());
+  }
+  stream_ = t.stream;
+  if (stream_) {  // opened at the end (a FIFO's open waits for its reader): its permission checked now
+    if (::access(path_.c_str(), W_OK) != 0)
+      mcubes::detail::throw_invalid("--json: cannot write '", path_, "': ", std::strerror(errno));
+    return;
+  }
   std::string tmp;
-  const int fd = make_temporary_beside(path_, tmp);
-  if (fd < 0) mcubes::detail::throw_invalid("--json: cannot create a file beside '", path_, "': ", std::strerror(errno));
+  const int fd = make_temporary_beside(t.path, tmp);
+  if (fd < 0)
+    mcubes::detail::throw_invalid("--json: cannot create a file beside '", t.path, "': ", std::strerror(errno));
   close(fd);
   unlink(tmp.c_str());
 }
 
 void atomic_output_file::write(const std::string& content, bool durable) const {
-  write_file_atomically(path_, content, durable);
+  try {
+    write_file_atomically(path_, content, durable);
+  } catch (const invalid_input& ex) {  // the path changed during the run: a runtime failure
+    throw error(ex.what());
+  }
 }
 
 }  // namespace mcubes::cli

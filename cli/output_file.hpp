@@ -1,27 +1,60 @@
 #pragma once
 /// @file cli/output_file.hpp
-/// The command's output files (--json): a path checked up front, then replaced atomically at each
-/// write by the library's write_file_atomically (include/mcubes/atomic_file.hpp).
+/// The command's output files (--json): a path checked up front, then written at each write() by
+/// the library's write_file_atomically (include/mcubes/atomic_file.hpp: a file, or a link's final
+/// target, replaced atomically; a character device, a FIFO or /dev/stdout written straight
+/// through); and the rule for rewriting a running command's record (record_schedule).
 
 #include <string>
 
 namespace mcubes::cli {
 
-/// An output file replaced atomically at each write().
+/// An output file written by write_file_atomically at each write().
 class atomic_output_file {
  public:
-  /// Checks that a file can be created in the directory of `path` (and that `path` is not a
-  /// directory) without touching `path`. @throws invalid_input naming the path and the reason.
+  /// Resolves `path` (resolve_output) and checks, without touching `path`, that a file can be
+  /// created beside its final target, or that a stream may be written (access(2)).
+  /// @throws invalid_input naming the path and the reason (a directory, a socket, a block
+  ///         device, a folder that does not exist or cannot be written, ...).
   explicit atomic_output_file(std::string path);
-  /// Replaces the file by `content` (temporary file, rename; fsync first when `durable`, e.g. the
+  /// Writes `content` (for a file: temporary file, rename; fsync first when `durable`, e.g. the
   /// final record: the intermediate ones survive the process, not a crash of the machine).
-  /// @throws mcubes::error naming the path and the system's reason; the previous content is then
-  /// still in place.
+  /// @throws mcubes::error (never invalid_input: the path was checked before the run) naming the
+  ///         path and the reason; a file's previous content is then still in place.
   void write(const std::string& content, bool durable) const;
   const std::string& path() const noexcept { return path_; }
+  /// Whether the path is a stream (character device, FIFO, /dev/stdout): it takes the final record
+  /// only, since a reader cannot tell one record from the next.
+  bool stream() const noexcept { return stream_; }
 
  private:
   std::string path_;
+  bool stream_ = false;
+};
+
+/// When a running command rewrites its record (status "running"): at the first step, then at a
+/// step once at least `interval` seconds (1 s) and at least 20 times the duration of the last
+/// write have passed since that write ended; the final record is always written, apart from this
+/// rule. The writes then take at most 1/20 of the run's time whatever the number of steps, so a
+/// step costs O(1) amortised even though a record grows with the iterations.
+class record_schedule {
+ public:
+  static constexpr double interval = 1.0;         ///< seconds between writes, at least
+  static constexpr double duration_factor = 20;   ///< times the last write's duration, at least
+  /// Whether a write is due at time `now` (seconds, any monotonic origin).
+  bool due(double now) const noexcept {
+    return !written_ || (now - last_end_ >= interval && now - last_end_ >= duration_factor * last_duration_);
+  }
+  /// Records a write that ran from `start` to `end` (seconds, the clock of due()).
+  void wrote(double start, double end) noexcept {
+    written_ = true;
+    last_end_ = end;
+    last_duration_ = end - start;
+  }
+
+ private:
+  bool written_ = false;
+  double last_end_ = 0, last_duration_ = 0;
 };
 
 }  // namespace mcubes::cli

@@ -263,10 +263,13 @@ nlohmann::ordered_json to_json(const run_report& r) {
     j["source"] = std::move(u["source"]);
     j["compile"] = std::move(u["compile"]);
   }
-  j["estimate"] = json_number(res.estimate);
-  j["error"] = json_number(res.error);
-  j["chi2_dof"] = json_number(res.chi2_dof);
-  j["q"] = json_number(res.q);
+  // A failed run has no result: its estimate, error, chi2_dof, q (and what follows from them) are null.
+  const bool failed = r.run_state == "failed";
+  const auto value = [failed](double x) { return failed ? json(nullptr) : json_number(x); };
+  j["estimate"] = value(res.estimate);
+  j["error"] = value(res.error);
+  j["chi2_dof"] = value(res.chi2_dof);
+  j["q"] = value(res.q);
   j["dof"] = res.dof;
   j["inverse_variance_estimate"] = json_number(res.inverse_variance_estimate);
   j["inverse_variance_error"] = json_number(res.inverse_variance_error);
@@ -276,7 +279,7 @@ nlohmann::ordered_json to_json(const run_report& r) {
                        : r.run_state == "failed" ? r.failure
                                                   : std::string(describe(res.status));
   if (r.signal != 0) j["signal"] = r.signal;
-  j["result_text"] = format_with_error(res.estimate, res.error);
+  j["result_text"] = failed ? json(nullptr) : json(format_with_error(res.estimate, res.error));
   j["n_eval"] = res.n_eval;
   j["n_iterations"] = res.iterations;
   j["evaluations_per_iteration"] = r.plan.n_eval;
@@ -289,8 +292,8 @@ nlohmann::ordered_json to_json(const run_report& r) {
   j["threads"] = r.threads;
   j["options"] = options_json(o);
   j["exact"] = json_number(a.exact);
-  j["true_rel_error"] = json_number(a.true_rel_error);
-  j["pull"] = json_number(a.pull);
+  j["true_rel_error"] = value(a.true_rel_error);
+  j["pull"] = value(a.pull);
   j["seconds"] = json_number(res.seconds);
   j["evals_per_second"] = json_number(evals_per_second(res));
   return j;

@@ -108,6 +108,10 @@ void print_quiet_result(std::FILE* out, const run_report& r);
 /// vegas_options field; threads 0 = all cores), exact, true_rel_error, pull, seconds,
 /// evals_per_second.
 ///
+/// A failed run (run_state "failed": status "failed", status_detail the failure) has null
+/// estimate, error, chi2_dof, q, result_text, true_rel_error and pull; its iterations are those
+/// completed before the failure.
+///
 /// Doubles are written by nlohmann::json as the shortest decimal that parses back to the same
 /// double (exact round trip). A non-finite double (error = inf when the status is "not
 /// resolved", an undefined pull or relative error) is written as null, since JSON has no

@@ -206,8 +206,11 @@ int run_scan(const scan_args& sa) {
   check_memory(report.host_bytes, on_cuda);
 
   // 2. The header, then the batch: one progress line per round on a terminal, the JSON record
-  // (status "running", the progress) replaced atomically after each round, SIGINT/SIGTERM honoured
-  // at the next round boundary. With --json - stdout carries only the JSON.
+  // (status "running", the progress; a file) replaced atomically by the rule of record_schedule
+  // (output_file.hpp; a failing write warns once and the scan goes on), SIGINT/SIGTERM honoured at
+  // the next round boundary. An integral that fails leaves the batch (vegas_batch_with's failures:
+  // the others' bits are unchanged) and gets a "failed" row. With --json - stdout carries only the
+  // JSON.
   const bool text = !json_stdout;
   if (text && !a.quiet) {
     print_scan_header(stdout, report);
@@ -223,18 +226,31 @@ int run_scan(const scan_args& sa) {
   rq.compiled = compiled.get();
   rq.lower = lower;
   rq.upper = upper;
+  batch_failures failures;
+  rq.failures = &failures;
   scan_progress_line progress(!a.no_progress && isatty(fileno(stderr)));
   install_interrupt_handlers();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  record_schedule schedule;
+  bool warned = false;
   rq.on_round = [&](const batch_progress& p) {
     report.progress = p;
     report.seconds = elapsed();
     progress.update(p, report.seconds);
-    if (json_file) {
-      scan_report partial = report;
-      partial.run_state = "running";
-      json_file->write(scan_json_text(partial, user_report), false);
+    if (json_file && !json_file->stream() && schedule.due(elapsed())) {
+      const double started = elapsed();
+      try {
+        scan_report partial = report;
+        partial.run_state = "running";
+        json_file->write(scan_json_text(partial, user_report), false);
+      } catch (const std::exception& ex) {
+        if (!warned)
+          std::fprintf(stderr, "mcubes: warning: %s; the scan goes on (the final record is written at the end)\n",
+                       ex.what());
+        warned = true;
+      }
+      schedule.wrote(started, elapsed());
     }
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
@@ -265,8 +281,21 @@ int run_scan(const scan_args& sa) {
   progress.clear();
   report.seconds = elapsed();
   report.progress.finished = report.results.size();
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    if (!failures[k]) continue;
+    report.failures.resize(report.results.size());
+    try {
+      std::rethrow_exception(failures[k]);
+    } catch (const std::exception& ex) {
+      report.failures[k] = ex.what();
+    } catch (...) {
+      report.failures[k] = "an exception that is not a std::exception";
+    }
+  }
   bool interrupted = false;
-  for (const result& res : report.results) interrupted = interrupted || res.status == status::interrupted;
+  for (std::size_t k = 0; k < report.results.size(); ++k)  // a failed integral's status is interrupted too
+    interrupted = interrupted ||
+                  (report.results[k].status == status::interrupted && (k >= failures.size() || !failures[k]));
   report.signal = interrupted ? interrupt_signal() : 0;
 
   // 3. The rows in grid order, the summary, the final record.
@@ -286,7 +315,10 @@ int run_scan(const scan_args& sa) {
     json_file->write(dumped, true);
   }
   if (report.signal != 0) return 128 + report.signal;
-  return scan_exit_code(report.results);
+  if (const std::size_t n = failed_count(report); n > 0)
+    std::fprintf(stderr, "mcubes: error: %zu of %zu integrals failed (status \"failed\"; the others are complete)\n", n,
+                 report.results.size());
+  return scan_exit_code(report);
 }
 
 /// Registers the options of `scan` on `sub`: integrate's (bound to sa.run, whose resolvers read
@@ -355,8 +387,9 @@ void add_scan_options(CLI::App& sub, scan_args& sa) {
       ->capture_default_str();
   a.json_opt = sub.add_option("--json", a.json,
                               "Write a JSON record of the scan to FILE ('-': stdout, which then carries only the JSON): "
-                              "one object per grid point in 'results'; replaced atomically after every round (status "
-                              "\"running\" until the end); non-finite numbers are written as null")
+                              "one object per grid point in 'results'; a file is replaced atomically during the scan (status "
+                              "\"running\"; at the first round, then at most once a second) and at the end; non-finite "
+                              "numbers are written as null")
                    ->type_name("FILE");
   sub.add_flag("--json-iterations", sa.json_iterations, "Add every integral's iterations to the JSON record");
   a.max_memory_opt = sub.add_option("--max-memory", a.max_memory,
@@ -377,7 +410,8 @@ std::function<int()> add_scan_command(CLI::App& app) {
       "batch: every integral has its own map, iterations and result, and integral k the seed batch_seed(seed, k), so "
       "'mcubes integrate NAME --param ... --seed SEED' (--expr ... for a text) reproduces its row bit for bit. Prints one row per grid point "
       "(parameters, estimate, error, exact value, pull, status, iterations, seed); exit code 0 all converged, 1 some "
-      "did not, 2 bad input, 3 runtime failure, 130/143 interrupted by SIGINT/SIGTERM (at the next round; completed "
+      "did not, 2 bad input, 3 runtime failure (or an integral failed: its row says why, the others are kept), "
+      "130/143 interrupted by SIGINT/SIGTERM (at the next round; completed "
       "iterations kept). Options marked [paper] default to the integrand's settings in the m-Cubes paper.");
   add_scan_options(*sub, *sa);
   return [sa] { return run_scan(*sa); };

@@ -25,7 +25,7 @@ std::vector<result> scan_integrand_cuda(const scan_request& rq) {
     vegas_options o = rq.options;
     o.backend = backend_kind::cuda;
     std::vector<result> rs = mcubes::vegas_batch<D>(typename Desc::functor{}, region<D>::cube(Desc::lower, Desc::upper),
-                                                    params, o, rq.on_round);
+                                                    params, o, rq.on_round, rq.failures);
     for (result& r : rs) r.options.backend = rq.backend.requested;
     return rs;
   };

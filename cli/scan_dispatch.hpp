@@ -33,6 +33,9 @@ struct scan_request {
   vegas_options options;                      ///< options of every integral; integral k's seed is batch_seed(seed, k)
   backend_choice backend;                     ///< resolved backend (run_backend.hpp)
   batch_callback on_round;                    ///< called after every round (may stop every integral); may be empty
+  /// Where the failures of single integrals go (vegas_batch_with's failures: a failing integral
+  /// leaves the batch, the others go on, unchanged); null: a failure ends the scan (batch_error)
+  batch_failures* failures = nullptr;
   /// --expr/--body: the integrand compiled for method vegas_batch (user_integrand.hpp), null for the suite
   const jit::compiled_integrand* compiled = nullptr;
   std::vector<double> lower, upper;           ///< --expr/--body: the region (empty: [0, 1]^dim)

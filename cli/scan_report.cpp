@@ -40,14 +40,26 @@ double pull_of(const result& res, double exact) {
   return (res.error > 0 && std::isfinite(res.error)) ? (res.estimate - exact) / res.error : nan_value;
 }
 
-/// Number of integrals per status, in the order of mcubes::status.
-std::map<std::string, std::size_t> status_counts(const std::vector<result>& results) {
+/// Number of integrals per status (row_status), by name.
+std::map<std::string, std::size_t> status_counts(const scan_report& r) {
   std::map<std::string, std::size_t> counts;
-  for (const result& res : results) ++counts[to_string(res.status)];
+  for (std::uint64_t k = 0; k < r.results.size(); ++k) ++counts[row_status(r, k)];
   return counts;
 }
 
+bool failed_at(const scan_report& r, std::uint64_t k) { return k < r.failures.size() && !r.failures[k].empty(); }
+
 }  // namespace
+
+std::string row_status(const scan_report& r, std::uint64_t k) {
+  return failed_at(r, k) ? std::string("failed") : std::string(to_string(r.results[k].status));
+}
+
+std::size_t failed_count(const scan_report& r) {
+  std::size_t n = 0;
+  for (const std::string& f : r.failures) n += !f.empty();
+  return n;
+}
 
 double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const vegas_plan& plan, int cpu_threads,
                        bool on_cuda) {
@@ -65,17 +77,20 @@ double scan_device_bytes(std::uint64_t K, int d, int n_bins) {
   return static_cast<double>(K) * (8.0 * dd * (n + 1) + 16.0 * dd * n + 200.0);
 }
 
-std::string overall_status(const std::vector<result>& results) {
+std::string overall_status(const scan_report& r) {
   bool all = true;
-  for (const result& res : results) {
-    if (res.status == status::interrupted) return "interrupted";
-    all = all && res.status == status::converged;
+  for (std::uint64_t k = 0; k < r.results.size(); ++k) {
+    if (failed_at(r, k)) continue;
+    if (r.results[k].status == status::interrupted) return "interrupted";
+    all = all && r.results[k].status == status::converged;
   }
+  if (failed_count(r) > 0) return "failed";
   return all ? "converged" : "not converged";
 }
 
-int scan_exit_code(const std::vector<result>& results) {
-  for (const result& res : results)
+int scan_exit_code(const scan_report& r) {
+  if (failed_count(r) > 0) return 3;
+  for (const result& res : r.results)
     if (res.status != status::converged) return 1;
   return 0;
 }
@@ -138,18 +153,23 @@ void print_scan_row_header(std::FILE* out, const scan_report& r) {
 void print_scan_row(std::FILE* out, const scan_report& r, std::uint64_t k) {
   const result& res = r.results[k];
   const double exact = (*r.exact)[k];
-  const double pull = pull_of(res, exact);
+  const bool failed = failed_at(r, k);
+  const double pull = failed ? nan_value : pull_of(res, exact);
   std::fprintf(out, "%6llu", static_cast<unsigned long long>(k));
   for (const double v : (*r.points)[k]) std::fprintf(out, " %12s", number(v).c_str());
-  char pull_text[32] = "-";
+  char pull_text[32] = "-", estimate_text[40] = "-", error_text[32] = "-";
   if (std::isfinite(pull)) std::snprintf(pull_text, sizeof pull_text, "%.2f", pull);
-  std::fprintf(out, " %24.17g %10.3g %24.17g %7s %-13s %5d %20llu\n", res.estimate, res.error, exact, pull_text,
-               to_string(res.status), res.iterations, static_cast<unsigned long long>(res.seed));
+  if (!failed) {
+    std::snprintf(estimate_text, sizeof estimate_text, "%.17g", res.estimate);
+    std::snprintf(error_text, sizeof error_text, "%.3g", res.error);
+  }
+  std::fprintf(out, " %24s %10s %24.17g %7s %-13s %5d %20llu\n", estimate_text, error_text, exact, pull_text,
+               row_status(r, k).c_str(), res.iterations, static_cast<unsigned long long>(res.seed));
 }
 
 void print_scan_summary(std::FILE* out, const scan_report& r) {
   std::string counts;
-  for (const auto& [name, n] : status_counts(r.results)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  for (const auto& [name, n] : status_counts(r)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + name;
   std::uint64_t warned = 0;
   for (const result& res : r.results) warned += res.warnings != 0;
   if (warned != 0) counts += " (" + std::to_string(warned) + " with a warning on the error: the JSON's \"warnings\")";
@@ -158,6 +178,11 @@ void print_scan_summary(std::FILE* out, const scan_report& r) {
                static_cast<unsigned long long>(r.results.size()), counts.c_str(),
                static_cast<unsigned long long>(n_eval), r.seconds,
                r.seconds > 0 ? static_cast<double>(n_eval) / r.seconds : 0.0);
+  for (std::uint64_t k = 0; k < r.results.size(); ++k)
+    if (failed_at(r, k))
+      std::fprintf(out, "failed: integral %llu (%s; seed %llu): %s\n", static_cast<unsigned long long>(k),
+                   suite::params_text(*r.entry, (*r.points)[k]).c_str(),
+                   static_cast<unsigned long long>(r.results[k].seed), r.failures[k].c_str());
   if (r.signal != 0)
     std::fprintf(out, "status: interrupted: stopped by signal %s after round %d; every integral keeps its completed "
                       "iterations\n",
@@ -202,17 +227,21 @@ nlohmann::ordered_json scan_to_json(const scan_report& r) {
   j["backend_description"] = r.backend_description;
   j["threads"] = r.threads;
   j["memory"] = {{"host_bytes", json_number(r.host_bytes)}, {"device_bytes", json_number(r.device_bytes)}};
-  const std::string state = r.run_state.empty() ? overall_status(r.results) : r.run_state;
+  const std::string state = r.run_state.empty() ? overall_status(r) : r.run_state;
   j["status"] = state;
   j["status_detail"] = state == "running"       ? std::string("the scan is in progress; results come at the end")
-                       : state == "failed"      ? r.failure
+                       : state == "failed"      ? (r.failure.empty() ? std::to_string(failed_count(r)) + " of " +
+                                                              std::to_string(r.results.size()) +
+                                                              " integrals failed (status \"failed\", see their "
+                                                              "failure); the others are complete"
+                                                        : r.failure)
                        : state == "interrupted" ? std::string("stopped early; every integral keeps its completed "
                                                               "iterations (status interrupted where it had not ended)")
                        : state == "converged"   ? std::string("every integral converged")
                                                 : std::string("some integrals did not converge (see their status)");
   if (r.signal != 0) j["signal"] = r.signal;
   json counts = json::object();
-  for (const auto& [name, n] : status_counts(r.results)) counts[name] = n;
+  for (const auto& [name, n] : status_counts(r)) counts[name] = n;
   j["counts"] = std::move(counts);
   j["progress"] = {{"round", r.progress.round}, {"finished", r.progress.finished}, {"n_eval", r.progress.n_eval}};
   const std::uint64_t n_eval = total_evaluations(r);
@@ -223,26 +252,29 @@ nlohmann::ordered_json scan_to_json(const scan_report& r) {
   for (std::size_t k = 0; k < r.results.size(); ++k) {
     const result& res = r.results[k];
     const double exact = (*r.exact)[k];
+    const bool failed = failed_at(r, k);
+    const auto value = [failed](double x) { return failed ? json(nullptr) : json_number(x); };
     json params = json::object();
     for (std::size_t p = 0; p < e.parameters.size(); ++p) params[e.parameters[p].name] = json_number((*r.points)[k][p]);
     json o = {{"index", k},
               {"params", std::move(params)},
               {"seed", res.seed},
-              {"estimate", json_number(res.estimate)},
-              {"error", json_number(res.error)},
-              {"chi2_dof", json_number(res.chi2_dof)},
-              {"q", json_number(res.q)},
+              {"estimate", value(res.estimate)},
+              {"error", value(res.error)},
+              {"chi2_dof", value(res.chi2_dof)},
+              {"q", value(res.q)},
               {"dof", res.dof},
-              {"status", to_string(res.status)},
+              {"status", row_status(r, k)},
               {"warnings", warnings_json(res)},
               {"n_iterations", res.iterations},
               {"accumulated", res.accumulated},
               {"n_eval", res.n_eval},
               {"exact", json_number(exact)},
-              {"true_rel_error", json_number(exact != 0 ? std::fabs(res.estimate - exact) / std::fabs(exact) : nan_value)},
-              {"pull", json_number(pull_of(res, exact))},
+              {"true_rel_error", value(exact != 0 ? std::fabs(res.estimate - exact) / std::fabs(exact) : nan_value)},
+              {"pull", value(pull_of(res, exact))},
               {"seconds", json_number(res.seconds)},
               {"reproduce", reproduce_command(r, k, res.seed)}};
+    if (failed) o["failure"] = r.failures[k];
     if (r.json_iterations) {
       json its = json::array();
       for (const iteration_record& it : res.records) its.push_back(iteration_json(it));

@@ -34,6 +34,9 @@ struct scan_report {
   double host_bytes = 0;                                      ///< memory estimate of the host (scan_host_bytes)
   double device_bytes = 0;                                    ///< device memory of the batch (cuda; 0 on the cpu)
   std::vector<result> results;                                ///< result k of point k (empty until the end)
+  /// The failure of integral k (its exception's message), empty where it did not fail; empty
+  /// vector: none failed. A failed integral's row has status "failed" and no estimate.
+  std::vector<std::string> failures;
   batch_progress progress;                                    ///< the last round's progress
   double seconds = 0;                                         ///< wall time of the batch so far
   /// Overrides the JSON "status" while the scan runs ("running") or after a failure ("failed");
@@ -61,13 +64,19 @@ double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const veg
 /// levels, 256 d n bytes, only for an integral whose terms reach them, are not counted).
 double scan_device_bytes(std::uint64_t K, int d, int n_bins);
 
-/// The overall status: "interrupted" if any integral was, else "converged" if every one converged,
-/// else "not converged".
-std::string overall_status(const std::vector<result>& results);
+/// The status of integral k: "failed" if it failed (r.failures), else its result's status.
+std::string row_status(const scan_report& r, std::uint64_t k);
 
-/// Exit code of a finished scan: 0 every integral converged, 1 otherwise (interruption: 128 + signal,
-/// chosen by the command).
-int scan_exit_code(const std::vector<result>& results);
+/// Number of integrals that failed.
+std::size_t failed_count(const scan_report& r);
+
+/// The overall status: "interrupted" if any integral was, else "failed" if any failed, else
+/// "converged" if every one converged, else "not converged".
+std::string overall_status(const scan_report& r);
+
+/// Exit code of a finished scan: 3 if an integral failed, else 0 if every integral converged, else
+/// 1 (interruption: 128 + signal, chosen by the command).
+int scan_exit_code(const scan_report& r);
 
 /// The command that integrates point k alone, bitwise as the scan did (same backend and build):
 /// "mcubes integrate f4 --dim 4 --param a=8 --param u=0.7 --seed SEED --backend cpu" plus every
@@ -82,10 +91,12 @@ void print_scan_header(std::FILE* out, const scan_report& r);
 void print_scan_row_header(std::FILE* out, const scan_report& r);
 
 /// Prints the row of point k: k, the parameter values, estimate (17 significant digits: the exact
-/// double), error, exact value, pull = (estimate - exact)/error, status, iterations, seed.
+/// double), error, exact value, pull = (estimate - exact)/error, status, iterations, seed (a failed
+/// integral: "-" for estimate, error and pull, status "failed").
 void print_scan_row(std::FILE* out, const scan_report& r, std::uint64_t k);
 
-/// Prints the summary: integrals per status, evaluations, time, and the signal if one stopped the scan.
+/// Prints the summary: integrals per status, evaluations, time, one line per failed integral
+/// ("failed: integral k (a = 1, u = 0.5; seed S): <reason>"), and the signal if one stopped the scan.
 void print_scan_summary(std::FILE* out, const scan_report& r);
 
 /// The JSON record of a scan. Keys: command ("scan"), version, integrand {name, formula, dim, any_dim,
@@ -93,12 +104,14 @@ void print_scan_summary(std::FILE* out, const scan_report& r);
 /// count}], defaults {name: value}}, options (every vegas_options field; seed = the run's seed),
 /// seed_rule, evaluations_per_iteration, grid {g, sub_cubes, samples_per_cube}, backend,
 /// backend_description, threads, memory {host_bytes, device_bytes}, status ("converged", "not
-/// converged", "interrupted"; "running" during the scan, "failed" after a failure), status_detail,
+/// converged", "interrupted", "failed" if an integral failed; "running" during the scan, "failed"
+/// after a failure of the whole scan), status_detail,
 /// signal (if any), counts {status: number}, progress {round, finished, n_eval} (while running),
 /// n_eval, seconds, evals_per_second, results: one object per point in grid order {index, params
 /// {name: value}, seed, estimate, error, chi2_dof, q, dof, status, n_iterations, accumulated, n_eval,
 /// exact, true_rel_error, pull, seconds, reproduce, and with --json-iterations iterations (the
-/// fields of integrate's record)}. Doubles are the shortest decimals that read back exactly;
+/// fields of integrate's record)}; a failed integral has status "failed", failure (the reason) and
+/// null estimate, error, chi2_dof, q, true_rel_error and pull (its iterations: those completed). Doubles are the shortest decimals that read back exactly;
 /// non-finite values are null.
 nlohmann::ordered_json scan_to_json(const scan_report& r);
 

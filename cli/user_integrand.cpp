@@ -269,7 +269,7 @@ result run_user_integrand(const run_request& rq) {
 std::vector<result> run_user_scan(const scan_request& rq) {
   MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
   jit::box region = rq.lower.empty() ? jit::box::unit(rq.dim) : jit::box{rq.lower, rq.upper};
-  std::vector<result> rs = rq.compiled->vegas_batch(region, *rq.points, rq.options, rq.on_round);
+  std::vector<result> rs = rq.compiled->vegas_batch(region, *rq.points, rq.options, rq.on_round, rq.failures);
   for (result& r : rs) r.options.backend = rq.backend.requested;
   return rs;
 }

@@ -290,6 +290,7 @@ struct run_context {
   vegas_options options;
   std::string backend;
   std::exception_ptr failure;             ///< what the callback threw (rethrown after the run)
+  batch_failures* batch_failed = nullptr;  ///< a batch's per-integral failures (vegas_batch's failures)
 };
 
 inline iteration_record from_c(const mcubes_jit_record& c) {
@@ -407,6 +408,22 @@ extern "C" inline void on_batch_record_trampoline(void* context, uint64_t integr
   }
 }
 
+/// A batch's failing integral (mcubes_jit_batch_call::on_failure): its failure as the exception
+/// throw_run_failure makes of it, kept in the context's batch_failed.
+extern "C" inline void on_batch_failure_trampoline(void* context, uint64_t integral, const mcubes_jit_call* failure) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    const std::vector<double> point(failure->error_point, failure->error_point + failure->dim);
+    try {
+      throw_run_failure(*failure, point);
+    } catch (...) {
+      c.batch_failed->at(static_cast<std::size_t>(integral)) = std::current_exception();
+    }
+  } catch (...) {
+    if (!c.failure) c.failure = std::current_exception();
+  }
+}
+
 }  // namespace detail
 
 /// An integrand compiled and loaded (compile()): runs its method any number of times, over any
@@ -447,8 +464,12 @@ class compiled_integrand {
   /// size than P, or an object of another method; batch_error naming the lowest-index failing
   /// integral with the failure nested (the types vegas() throws: non_finite_integrand,
   /// index_out_of_range, ...); what on_round throws.
+  /// With `failures` (non-null), a failing integral leaves the batch instead, as vegas_batch_with
+  /// does with its `failures`: (*failures)[k] is its exception (the type vegas() would throw),
+  /// result k the iterations it completed (status interrupted); the others are unchanged.
   std::vector<result> vegas_batch(const box& region, const std::vector<std::vector<double>>& params,
-                                  const vegas_options& opt = {}, const batch_callback& on_round = {}) const {
+                                  const vegas_options& opt = {}, const batch_callback& on_round = {},
+                                  batch_failures* failures = nullptr) const {
     MCUBES_EXPECTS(method_ == jit::method::vegas_batch, "this integrand was compiled for ", to_string(method_),
                    ", not vegas_batch");
     validate(opt, dim());
@@ -472,6 +493,11 @@ class compiled_integrand {
     call->on_round = ctx.on_round != nullptr ? &detail::on_round_trampoline : nullptr;
     call->on_batch_record = &detail::on_batch_record_trampoline;
     call->results = summaries.data();
+    if (failures != nullptr) {
+      failures->assign(params.size(), nullptr);
+      ctx.batch_failed = failures;
+      call->on_failure = &detail::on_batch_failure_trampoline;
+    }
     const int rc = object_->run_batch(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);
     if (rc != mcubes_jit_ok) detail::throw_run_failure(call->call, point);

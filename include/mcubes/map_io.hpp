@@ -13,7 +13,8 @@
 /// samples the saved one would have drawn next.
 ///
 /// Files are replaced atomically (atomic_file.hpp): an interrupted save leaves the old file or the
-/// new one, never a part.
+/// new one, never a part; a symbolic link's final target is replaced (the link stays), a character
+/// device or a FIFO is written straight through, a directory or a socket is refused.
 /// Include this header explicitly (it needs nlohmann/json.hpp, Debian nlohmann-json3-dev).
 
 #include <nlohmann/json.hpp>
@@ -141,9 +142,11 @@ void map_from_json(Integrator& integ, const nlohmann::json& j, bool with_state =
   }
 }
 
-/// Writes the integrator's map to `path` (format above), replacing the file atomically and durably
+/// Writes the integrator's map to `path` (format above), replacing the file (or a link's final
+/// target) atomically and durably, or straight through to a character device or FIFO
 /// (write_file_atomically, atomic_file.hpp).
-/// @throws error if the file cannot be written (with the path and the reason).
+/// @throws unwritable_output (an invalid_input) for a directory, a socket, a block device or a
+///         link chain too long; error if the file cannot be written (with the path and the reason).
 template <class Integrator>
 void save_map(const Integrator& integ, const std::string& path) {
   write_file_atomically(path, map_to_json(integ).dump(1) + "\n", true);

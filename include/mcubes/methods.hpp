@@ -302,16 +302,19 @@ result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, co
 /// const`, P trivially copyable (for CUDA, f trivially copyable with a __host__ __device__ operator).
 /// Result k is bitwise vegas(with_parameters<F, P>{f, params[k]}, region_k, opt with
 /// seed = batch_seed(opt.seed, k)), whatever K, the other members, the threads or the block size.
+/// With `failures` (non-null), a failing integral leaves the batch instead of ending it
+/// (vegas_batch_with: (*failures)[k] its exception, the others unchanged).
 /// @throws invalid_input for bad options or sizes; batch_error (failure nested) if an integral
-///         fails; as on_backend.
+///         fails and `failures` is null; as on_backend.
 template <int D, class F, class P>
 std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>& regions, const std::vector<P>& params,
-                                const vegas_options& opt = {}, const batch_callback& on_round = {}) {
+                                const vegas_options& opt = {}, const batch_callback& on_round = {},
+                                batch_failures* failures = nullptr) {
   static_assert(std::is_trivially_copyable_v<P>, "mcubes: the parameters of a batch must be trivially copyable");
   if constexpr (check_integrand_here<D, with_parameters<F, P>>()) {
     validate(opt, D);
     validate_batch(params.size(), regions.size());
-    return on_backend(opt, [&](auto& backend) { return vegas_batch_with<D>(f, regions, params, opt, backend, on_round); });
+    return on_backend(opt, [&](auto& backend) { return vegas_batch_with<D>(f, regions, params, opt, backend, on_round, failures); });
   } else {
     return {};
   }
@@ -320,8 +323,9 @@ std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>
 /// vegas_batch with one region for every integral.
 template <int D, class F, class P>
 std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const std::vector<P>& params,
-                                const vegas_options& opt = {}, const batch_callback& on_round = {}) {
-  return vegas_batch<D>(f, std::vector<mcubes::region<D>>{reg}, params, opt, on_round);
+                                const vegas_options& opt = {}, const batch_callback& on_round = {},
+                                batch_failures* failures = nullptr) {
+  return vegas_batch<D>(f, std::vector<mcubes::region<D>>{reg}, params, opt, on_round, failures);
 }
 
 /// Integrates the vector-valued f (`mcubes::values<N> operator()(const mcubes::point<D>&) const`,

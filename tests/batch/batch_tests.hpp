@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -204,6 +205,56 @@ inline void failure_names_the_integral(const mcubes::execution& ex) {
   auto ps = members(4);
   ps[2].a = -1;
   expect_nan_failure_of(ps, 2, batch_options(ex));
+}
+
+/// With `failures`, the members of nan_for_negative_a with a < 0 (`failing`) leave the batch:
+/// failures[k] holds their non_finite_integrand (the NaN and its point), their results the
+/// completed iterations (status interrupted, their seeds); every other member is its single run,
+/// bit for bit, and has no failure.
+inline void failures_leave_the_batch(const mcubes::vegas_options& o, int K, const std::vector<int>& failing) {
+  auto ps = members(K);
+  for (int k : failing) ps[k].a = -1;
+  const auto reg = mcubes::region<4>::unit();
+  mcubes::batch_failures failures;
+  const auto rs = mcubes::vegas_batch<4>(nan_for_negative_a{}, reg, ps, o, {}, &failures);
+  ASSERT_EQ(rs.size(), static_cast<std::size_t>(K));
+  ASSERT_EQ(failures.size(), static_cast<std::size_t>(K));
+  for (int k = 0; k < K; ++k) {
+    const bool fails = std::find(failing.begin(), failing.end(), k) != failing.end();
+    SCOPED_TRACE("integral " + std::to_string(k));
+    EXPECT_EQ(rs[k].seed, mcubes::batch_seed(o.seed, k));
+    if (fails) {
+      ASSERT_TRUE(failures[k]);
+      try {
+        std::rethrow_exception(failures[k]);
+      } catch (const mcubes::non_finite_integrand& e) {
+        EXPECT_GT(e.point()[0], 0.5);
+        EXPECT_TRUE(std::isnan(e.value()));
+      } catch (...) {
+        ADD_FAILURE() << "another exception";
+      }
+      EXPECT_EQ(rs[k].status, mcubes::status::interrupted);
+      continue;
+    }
+    EXPECT_FALSE(failures[k]);
+    if (k % 37 != 0 && K > 8) continue;  // a sample of a large batch
+    mcubes::vegas_options solo = o;
+    solo.seed = mcubes::batch_seed(o.seed, k);
+    expect_identical(rs[k],
+                     mcubes::vegas<4>(mcubes::with_parameters<nan_for_negative_a, gauss_params>{nan_for_negative_a{}, ps[k]},
+                                      reg, solo),
+                     "integral " + std::to_string(k));
+  }
+}
+
+inline void failures_leave_the_batch(const mcubes::execution& ex) {
+  failures_leave_the_batch(batch_options(ex), 4, {2});
+  failures_leave_the_batch(batch_options(ex), 1, {0});  // the single-run path
+  failures_leave_the_batch(batch_options(ex), 1, {});
+  mcubes::vegas_options o = batch_options(ex);  // a large batch (host pool; two lanes on CUDA)
+  o.calls_per_iteration = 400;
+  o.n_bins = 16;
+  failures_leave_the_batch(o, static_cast<int>(mcubes::batch_pipeline_min) + 44, {0, 5, 150, 299});
 }
 
 /// A callback that stops after two rounds: every member interrupted, its completed iterations kept.

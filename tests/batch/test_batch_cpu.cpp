@@ -25,6 +25,7 @@ TEST(BatchCpu, MembersReachingTheOverflowLevelsAreTheirSingleRuns) {
 TEST(BatchCpu, ResultKDoesNotDependOnTheOtherMembers) { batch_tests::independent_of_other_members(cpu(2)); }
 TEST(BatchCpu, EveryMemberWithinFourSigma) { batch_tests::accurate_with_regions(cpu(0)); }
 TEST(BatchCpu, FailureNamesTheIntegral) { batch_tests::failure_names_the_integral(cpu(2)); }
+TEST(BatchCpu, WithFailuresAFailingMemberLeavesTheBatch) { batch_tests::failures_leave_the_batch(cpu(2)); }
 TEST(BatchCpu, StopInterruptsEveryMember) { batch_tests::stop_interrupts_every_member(cpu(2)); }
 TEST(BatchCpu, ManyMembersAreTheirSingleRuns) { batch_tests::many_members(cpu(2)); }
 TEST(BatchCpu, LargeBatchFailureAndStop) { batch_tests::large_batch_failure_and_stop(cpu(2)); }

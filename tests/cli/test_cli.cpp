@@ -3,8 +3,12 @@
 /// one-line error messages of every bad input (the catalogue tests/cli/bad_inputs.tsv, path in
 /// MCUBES_BAD_INPUTS), `mcubes list`, the text report (rows, result, status and iterations lines),
 /// the JSON record (keys, exact round trip of doubles, null for non-finite values) and thread-count
-/// invariance of the result. Every run is seeded; total run time is a few seconds.
+/// invariance of the result; --json to what is not a regular file (/dev/null, a FIFO, links,
+/// /dev/stdout), failing record writes and a failed run's record. Every run is seeded; total run
+/// time is a few seconds.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +21,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -722,6 +728,128 @@ TEST(Cli, DimensionDefaultsAndFixedDimensionsAreAccepted) {
   const json ja = json::parse(a.out);
   EXPECT_EQ(ja.at("integrand").at("dim").get<int>(), 6);
   EXPECT_EQ(ja.at("options").at("calls_per_iteration").get<std::uint64_t>(), 10000u);  // "1e4" accepted
+}
+
+// --json to what is not a regular file. Run as root (as in a container) the command could replace
+// any file it names, so each check is on what the path is afterwards: /dev/null and a FIFO stay
+// what they are and get the final record only (written straight through); a link stays a link
+// and its final target gets the record; a dangling link creates its target; /dev/stdout carries
+// the record after the text.
+mode_t lstat_type(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & S_IFMT;
+}
+
+const std::string short_run =
+    "integrate f4 --dim 2 --calls-per-iter 1e4 --max-iterations 4 --skip 0 --min-iterations 1 --rel-tol 1e-12 --seed 3 "
+    "--backend cpu";
+
+/// A fresh folder in the test temporary folder.
+std::string fresh_folder() {
+  std::string pattern = ::testing::TempDir() + "mcubes_cli_XXXXXX";
+  EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+  return pattern;
+}
+
+TEST(Cli, JsonToDevNullLeavesItACharacterDevice) {
+  const cli_run r = run_cli(short_run + " --quiet --json /dev/null");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(lstat_type("/dev/null"), S_IFCHR);
+}
+
+TEST(Cli, JsonToAFifoSendsTheFinalRecordOnce) {
+  const std::string dir = fresh_folder(), fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = read_file(fifo); });  // opens when the command opens it for the final record
+  const cli_run r = run_cli(short_run + " --quiet --json '" + fifo + "'");
+  const int release = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // a reader still waiting (no record) gets EOF
+  if (release >= 0) ::close(release);
+  reader.join();
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_EQ(lstat_type(fifo), S_IFIFO);
+  const json j = json::parse(got);  // one document, not one per iteration
+  EXPECT_NE(j.at("status"), "running");
+  EXPECT_EQ(j.at("n_iterations").get<int>(), static_cast<int>(j.at("iterations").size()));
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST(Cli, JsonThroughALinkReplacesItsTargetAndKeepsTheLink) {
+  const std::string dir = fresh_folder();
+  ASSERT_EQ(::mkdir((dir + "/records").c_str(), 0755), 0);
+  { std::ofstream(dir + "/records/run.json") << "previous content"; }
+  ASSERT_EQ(::symlink("records/run.json", (dir + "/latest.json").c_str()), 0);  // relative target
+  const cli_run r = run_cli(short_run + " --quiet --json '" + dir + "/latest.json'");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  EXPECT_EQ(lstat_type(dir + "/latest.json"), S_IFLNK);
+  EXPECT_EQ(lstat_type(dir + "/records/run.json"), S_IFREG);
+  const json j = json::parse(read_file(dir + "/records/run.json"));
+  EXPECT_NE(j.at("status"), "running");
+  // a dangling link in an existing folder: its target is created, the link stays
+  ASSERT_EQ(::symlink("records/new.json", (dir + "/next.json").c_str()), 0);
+  const cli_run n = run_cli(short_run + " --quiet --json '" + dir + "/next.json'");
+  EXPECT_TRUE(n.exit_code == 0 || n.exit_code == 1) << n.err;
+  EXPECT_EQ(lstat_type(dir + "/next.json"), S_IFLNK);
+  EXPECT_EQ(json::parse(read_file(dir + "/records/new.json")).at("estimate"), j.at("estimate"));
+  // nothing else was left in the folders (no temporary file)
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir + "' | wc -l) -eq 3").c_str()), 0);  // latest.json next.json records
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir + "/records' | wc -l) -eq 2").c_str()), 0);  // run.json new.json
+  (void)std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST(Cli, JsonToDevStdoutFollowsTheText) {
+  const cli_run r = run_cli(short_run + " --quiet --json /dev/stdout");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const std::size_t brace = r.out.find('{');
+  ASSERT_NE(brace, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("result: ", 0), 0u) << r.out;  // the --quiet line first, then the record
+  EXPECT_NE(json::parse(r.out.substr(brace)).at("status"), "running");
+}
+
+// A record that cannot be written during the run (here: a file size limit below the record's size,
+// as a full disk) warns once and the run goes on to its end: every row and the result are printed;
+// the final record's failure is then the runtime failure (exit 3), after the result.
+TEST(Cli, FailingRecordWritesNeitherStopTheRunNorLoseItsResult) {
+  const std::string dir = fresh_folder(), path = dir + "/run.json";
+  // stdout and stderr go through a pipe (no size limit); SIGXFSZ ignored: a write past the limit fails with EFBIG
+  const cli_run r = mcubes_test::run_captured(
+      "sh -c \"trap '' XFSZ; prlimit --fsize=600 '" + std::string(MCUBES_CLI_PATH) + "' " + short_run +
+          " --json '" + path + "' 2>&1; echo exit=\\$?\" | cat",
+      "mcubes_cli");
+  const std::vector<std::string> out = lines(r.out);
+  static const std::regex row(R"(^\s*\d+ [a-][*-][r-][o-][u-] )");  // a row of the iteration table
+  int rows = 0, warnings = 0;
+  std::size_t result_at = out.size(), error_at = out.size();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].rfind("mcubes: warning: ", 0) == 0) ++warnings;
+    if (out[i].rfind("result: ", 0) == 0) result_at = i;
+    if (out[i].rfind("mcubes: error: ", 0) == 0) error_at = i;
+    if (std::regex_search(out[i], row)) ++rows;
+  }
+  EXPECT_EQ(warnings, 1) << r.out;
+  EXPECT_EQ(rows, 4) << r.out;  // --max-iterations 4: every row
+  ASSERT_LT(result_at, out.size()) << r.out;
+  ASSERT_LT(error_at, out.size()) << r.out;
+  EXPECT_LT(result_at, error_at) << r.out;
+  EXPECT_NE(out[error_at].find("cannot write '" + path + "'"), std::string::npos) << out[error_at];
+  EXPECT_EQ(out.back(), "exit=3") << r.out;
+  (void)std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+// A failed run's record has no result: null estimate, error, chi2_dof and q (not 0 and 1).
+TEST(Cli, AFailedRunsRecordHasNullEstimates) {
+  const std::string path = temp_path(".json");
+  const cli_run r = run_cli("integrate f6 --dim 28 --backend cpu --calls-per-iter 1e5 --json '" + path + "'");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j.at("status"), "failed");
+  for (const char* key : {"estimate", "error", "chi2_dof", "q", "result_text", "pull", "true_rel_error"})
+    EXPECT_TRUE(j.at(key).is_null()) << key << ": " << j.at(key);
+  EXPECT_EQ(j.at("iterations").size(), j.at("n_iterations").get<std::size_t>());
+  std::remove(path.c_str());
 }
 
 }  // namespace

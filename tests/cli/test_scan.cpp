@@ -3,10 +3,12 @@
 /// the COUNTs, grid order, the last parameter fastest), the JSON record (one object per point with
 /// its parameters, seed batch_seed(seed, k), estimate, error, status, iterations, exact value, pull),
 /// rows reproduced bit for bit by `mcubes integrate` with their seeds, pulls against the exact values,
-/// and SIGINT/SIGTERM keeping every integral's completed iterations. Bad inputs are in the catalogue
+/// SIGINT/SIGTERM keeping every integral's completed iterations, and a failing grid point (suite or
+/// --expr) becoming a "failed" row while the others are kept. Bad inputs are in the catalogue
 /// tests/cli/bad_inputs.tsv (run by test_cli). Every run is seeded and runs on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -273,7 +276,7 @@ TEST(Scan, TheNumberOfIntegralsIsTheProductOfTheCounts) {
 
 using mcubes_test::child;
 
-/// Waits until the scan's JSON record (status "running", replaced after every round) reports at
+/// Waits until the scan's JSON record (status "running", rewritten during the scan) reports at
 /// least `rounds` rounds (or the child ended, or 60 s passed).
 void wait_for_rounds(const child& c, const std::string& path, int rounds) {
   mcubes_test::wait_while_running(
@@ -332,6 +335,83 @@ TEST(Scan, ResultsDoNotDependOnTheThreadCount) {
     EXPECT_TRUE(same_bits(j.at("results")[k].at("estimate"), two[k].at("estimate"))) << k;
     EXPECT_TRUE(same_bits(j.at("results")[k].at("error"), two[k].at("error"))) << k;
   }
+}
+
+/// The row's failure reason, or "" ("failure" is present only in failed rows).
+std::string failure_of(const json& row) { return row.contains("failure") ? row.at("failure").get<std::string>() : ""; }
+
+/// Checks a scan whose rows `failing` failed (status "failed", the reason containing `why`, null
+/// estimate, error, chi2_dof, q, pull) and whose other rows are complete and reproduced bit for bit
+/// by their "reproduce" commands (row `check`): exit 3 after every row and the summary.
+void expect_failed_rows(const cli_run& s, const json& j, std::size_t K, const std::vector<std::size_t>& failing,
+                        const std::string& why, std::size_t check) {
+  EXPECT_EQ(s.exit_code, 3) << s.out << s.err;
+  EXPECT_EQ(j.at("status"), "failed");
+  EXPECT_EQ(j.at("counts").at("failed").get<std::size_t>(), failing.size());
+  const json& results = j.at("results");
+  ASSERT_EQ(results.size(), K);
+  for (std::size_t k = 0; k < K; ++k) {
+    const json& row = results[k];
+    const bool fails = std::find(failing.begin(), failing.end(), k) != failing.end();
+    SCOPED_TRACE("row " + std::to_string(k));
+    if (fails) {
+      EXPECT_EQ(row.at("status"), "failed");
+      EXPECT_NE(failure_of(row).find(why), std::string::npos) << failure_of(row);
+      for (const char* key : {"estimate", "error", "chi2_dof", "q", "pull", "true_rel_error"})
+        EXPECT_TRUE(row.at(key).is_null()) << key << ": " << row.at(key);
+      EXPECT_NE(s.out.find("failed: integral " + std::to_string(k) + " ("), std::string::npos) << s.out;
+    } else {
+      EXPECT_NE(row.at("status"), "failed");
+      EXPECT_FALSE(row.contains("failure"));
+      EXPECT_TRUE(row.at("estimate").is_number());
+      EXPECT_TRUE(row.at("error").is_number());
+    }
+  }
+  EXPECT_NE(s.out.find("scan: " + std::to_string(K) + " integrals: "), std::string::npos) << s.out;
+  EXPECT_NE(s.err.find("mcubes: error: " + std::to_string(failing.size()) + " of " + std::to_string(K) +
+                       " integrals failed"),
+            std::string::npos)
+      << s.err;
+  // a kept row is its single run, bit for bit (the failing ones left the batch without touching it)
+  std::string command = results[check].at("reproduce").get<std::string>().substr(7);
+  const std::string single = temp_path(".json");
+  const cli_run r = run_cli(command + " --threads 1 --json '" + single + "'");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << command << "\n" << r.err;
+  expect_same_result(results[check], json::parse(read_file(single)), "row " + std::to_string(check));
+  std::remove(single.c_str());
+}
+
+// One grid point whose integrand overflows (f6 with a = 200 in d = 1: f^2 beyond the double range)
+// fails alone: its row says "failed" and why, the other rows are kept, complete; exit 3 at the end.
+TEST(Scan, AFailingGridPointIsAFailedRowAndTheOthersAreKept) {
+  const std::string path = temp_path(".json");
+  const cli_run s = run_cli("scan f6 --dim 1 --param a=1:200:3 --seed 9 --calls-per-iter 1e4 --max-iterations 6 "
+                            "--adapt-iterations 4 --skip 1 --min-iterations 2 --backend cpu --threads 2 "
+                            "--json-iterations --json '" + path + "'");
+  const json j = json::parse(read_file(path));
+  std::remove(path.c_str());
+  expect_failed_rows(s, j, 3, {2}, "overflow", 1);
+  EXPECT_EQ(j.at("results")[2].at("params").at("a").get<double>(), 200.0);
+}
+
+// The same through an integrand compiled at run time (the batch's per-integral failures cross
+// the compiled object's interface): NaN where p0 > 1.
+TEST(Scan, AFailingGridPointOfAnExpressionIsAFailedRow) {
+  const std::string path = temp_path(".json");
+  const cli_run s = run_cli("scan --expr 'x[0] > 0.5 ? log(1 - p[0]) : x[0]' --dim 2 --param p0=0.5:2:3 --seed 4 " +
+                            small_options + " --threads 2 --json-iterations --json '" + path + "'");
+  const json j = json::parse(read_file(path));
+  std::remove(path.c_str());
+  expect_failed_rows(s, j, 3, {1, 2}, "integrand returned ", 0);
+}
+
+// --json /dev/null: the device stays a device (it gets the final record, straight through).
+TEST(Scan, JsonToDevNullLeavesItACharacterDevice) {
+  const cli_run s = run_cli(small_scan + " --quiet --json /dev/null");
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  struct stat st;
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 }  // namespace

@@ -198,6 +198,33 @@ TEST(Jit, AFailingIntegralOfABatchIsNamedWithItsFailureNested) {
       EXPECT_GE(n.point()[0], 2.0 / 3);
     }
   }
+  // with `failures`: integrals 2 and 3 leave the batch with their typed failures, 0 and 1 are complete
+  mcubes::batch_failures failures;
+  const std::vector<mcubes::result> rs =
+      batch.vegas_batch(jit::box::unit(2), {{1.0}, {1.5}, {3.0}, {3.0}}, small_vegas(), {}, &failures);
+  ASSERT_EQ(rs.size(), 4u);
+  ASSERT_EQ(failures.size(), 4u);
+  EXPECT_FALSE(failures[0]);
+  EXPECT_FALSE(failures[1]);
+  const std::vector<mcubes::result> alone = batch.vegas_batch(jit::box::unit(2), {{1.0}, {1.5}}, small_vegas());
+  for (std::size_t k : {0u, 1u}) {
+    EXPECT_EQ(std::memcmp(&rs[k].estimate, &alone[k].estimate, sizeof(double)), 0) << k;  // the same bits
+    EXPECT_EQ(rs[k].iterations, alone[k].iterations) << k;
+  }
+  for (std::size_t k : {2u, 3u}) {
+    ASSERT_TRUE(failures[k]) << k;
+    EXPECT_EQ(rs[k].status, mcubes::status::interrupted) << k;
+    EXPECT_EQ(rs[k].seed, mcubes::batch_seed(small_vegas().seed, k)) << k;
+    try {
+      std::rethrow_exception(failures[k]);
+    } catch (const jit::index_out_of_range& n) {
+      EXPECT_EQ(n.index(), 2);
+      ASSERT_EQ(n.point().size(), 2u);
+      EXPECT_GE(n.point()[0], 2.0 / 3);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << k << ": another exception: " << e.what();
+    }
+  }
 }
 
 TEST(Jit, PlainMonteCarloAndTheMidpointRule) {

@@ -73,6 +73,30 @@ struct batch_progress {
 /// result.
 using batch_callback = std::function<run_control(const batch_progress&)>;
 
+/// Per-integral failures of a batch (vegas_batch_with's `failures`): entry k is integral k's
+/// exception (non_finite_integrand, overflow_error, numerical_error, ...), null if it did not fail.
+using batch_failures = std::vector<std::exception_ptr>;
+
+namespace detail {
+/// The result of integral k that failed: the iterations it completed (vegas_run::finish after a
+/// stop, status interrupted), or, where the run cannot summarise them, only its seed, options and
+/// backend.
+template <class Run>
+result failed_member_result(Run& run, const std::string& backend_name) {
+  try {
+    run.stop();
+    return run.finish();
+  } catch (...) {
+    result r;
+    r.seed = run.options().seed;
+    r.options = run.options();
+    r.backend = backend_name;
+    r.status = status::interrupted;
+    return r;
+  }
+}
+}  // namespace detail
+
 /// Host threads that process the integrals' results after a round (at most 8, and one per 128
 /// integrals of the batch; rounds of fewer than 256 integrals use the calling thread alone).
 inline std::size_t batch_host_threads() {
@@ -170,33 +194,68 @@ inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
 /// k = 0..K-1 with m-Cubes on `backend`, as a batch (see the file comment for the rounds and the
 /// determinism contract). `opt` applies to every integral, except its seed: integral k uses
 /// batch_seed(opt.seed, k). Returns the K results in order.
-/// @throws invalid_input for bad options or sizes (before any sampling); batch_error (with the
-///         failure nested) for the lowest-index integral that fails in a round; whatever
-///         `on_round` throws.
+///
+/// With `failures` (non-null), a failing integral does not end the batch: it leaves it (its later
+/// passes are not sampled), (*failures)[k] holds its exception, and result k holds the iterations
+/// it completed before the failure, with status interrupted (its estimate is not a result: the
+/// failure says why). The other integrals' results are unchanged, bit for bit (the determinism
+/// contract: no integral depends on another). failures is resized to K, null where none failed.
+/// An exception thrown by `on_round` still ends the batch.
+/// @throws invalid_input for bad options or sizes (before any sampling); without `failures`,
+///         batch_error (with the failure nested) for the lowest-index integral that fails in a
+///         round; whatever `on_round` throws.
 template <int D, class F, class P, class Backend>
 std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
-                                     const vegas_options& opt, Backend& backend, const batch_callback& on_round = {}) {
+                                     const vegas_options& opt, Backend& backend, const batch_callback& on_round = {},
+                                     batch_failures* failures = nullptr) {
   validate(opt, D);
   validate_batch(params.size(), regions.size());
   const std::size_t K = params.size();
+  if (failures != nullptr) failures->assign(K, nullptr);
   if (K == 1) {  // one integral: the single-run path (the same bits by the contract, without the batch's buffers)
     vegas_options o = opt;
     o.seed = batch_seed(opt.seed, 0);
+    result so_far_kept;  // with `failures`: the iterations completed before a failure
+    so_far_kept.seed = o.seed;
+    so_far_kept.options = o;
+    so_far_kept.backend = backend.name();
+    bool callback_threw = false;
     try {
       iteration_callback each;
-      if (on_round)
-        each = [&](const iteration_record&, const result& so_far) {
+      if (on_round || failures != nullptr)
+        each = [&](const iteration_record& rec, const result& so_far) {
+          if (failures != nullptr) {  // the summary and this record (O(1) per iteration)
+            so_far_kept.estimate = so_far.estimate;
+            so_far_kept.error = so_far.error;
+            so_far_kept.chi2_dof = so_far.chi2_dof;
+            so_far_kept.q = so_far.q;
+            so_far_kept.dof = so_far.dof;
+            so_far_kept.iterations = so_far.iterations;
+            so_far_kept.accumulated = so_far.accumulated;
+            so_far_kept.n_eval = so_far.n_eval;
+            so_far_kept.records.push_back(rec);
+          }
+          if (!on_round) return run_control::proceed;
           batch_progress p;
           p.integrals = 1;
           p.round = so_far.iterations;
           p.n_eval = so_far.n_eval;
-          return on_round(p);
+          try {
+            return on_round(p);
+          } catch (...) {
+            callback_threw = true;
+            throw;
+          }
         };
       return {vegas_with<D>(with_parameters<F, P>{f, params[0]}, regions[0], o, backend, each)};
     } catch (const invalid_input&) {
       throw;
     } catch (const std::exception& e) {
-      std::throw_with_nested(batch_error(0, e.what()));
+      if (callback_threw && failures != nullptr) throw;
+      if (failures == nullptr) std::throw_with_nested(batch_error(0, e.what()));
+      (*failures)[0] = std::current_exception();
+      so_far_kept.status = status::interrupted;
+      return {std::move(so_far_kept)};
     }
   }
   detail::round_pool pool(std::min<std::size_t>(batch_host_threads(), K / 128));
@@ -333,8 +392,16 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     };
     on_pool(n, take);
     std::size_t first_failed = n;
-    for (std::size_t i = 0; i < n; ++i)
-      if (failed[i] && (first_failed == n || passes[i].integral < passes[first_failed].integral)) first_failed = i;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!failed[i]) continue;
+      if (failures != nullptr) {  // the integral leaves the batch (below: done), its failure kept
+        const std::size_t k = L.first + passes[i].integral;
+        (*failures)[k] = failed[i];
+        out[k] = detail::failed_member_result(*runs[k], backend_name);
+      } else if (first_failed == n || passes[i].integral < passes[first_failed].integral) {
+        first_failed = i;
+      }
+    }
     if (first_failed < n) {
       try {
         std::rethrow_exception(failed[first_failed]);

@@ -152,6 +152,11 @@ typedef int (*mcubes_jit_round_fn)(void* context, const mcubes_jit_batch_progres
 /// mcubes_jit_run_batch returns.
 typedef void (*mcubes_jit_batch_record_fn)(void* context, uint64_t integral, const mcubes_jit_record* record);
 
+/// With on_failure set, once per integral that failed (in order of k), before mcubes_jit_run_batch
+/// returns: `failure` is a call whose error fields describe its failure (error_point: the call's
+/// buffer, valid during the callback only). Must not throw.
+typedef void (*mcubes_jit_batch_failure_fn)(void* context, uint64_t integral, const mcubes_jit_call* failure);
+
 /// One parameter batch (method vegas_batch): integral k = 0..n_integrals-1 integrates the integrand
 /// with the parameters params + k * n_params over the call's region, with the call's options and
 /// the seed batch_seed(options.seed, k). The call's on_iteration, on_record and result are unused;
@@ -162,6 +167,10 @@ typedef struct mcubes_jit_batch_call {
   mcubes_jit_round_fn on_round;             ///< may be null
   mcubes_jit_batch_record_fn on_batch_record;  ///< may be null
   mcubes_jit_summary* results;              ///< K summaries, provided by the program; valid on success
+  /// May be null: a failing integral then fails the batch (the call's error fields). Else a failing
+  /// integral leaves the batch (vegas_batch_with's failures): its summary holds the iterations it
+  /// completed (status interrupted) and on_failure reports it; the batch succeeds.
+  mcubes_jit_batch_failure_fn on_failure;
 } mcubes_jit_batch_call;
 
 typedef const mcubes_jit_object* (*mcubes_jit_object_info_fn)(void);

@@ -423,7 +423,9 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
         return batch->on_round(batch->call.context, &c) == 0 ? run_control::proceed : run_control::stop;
       };
     auto backend = object_backend<Backend>(call->options);
-    const std::vector<result> rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round);
+    batch_failures failures;
+    const std::vector<result> rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round,
+                                                       batch->on_failure != nullptr ? &failures : nullptr);
     for (std::size_t k = 0; k < rs.size(); ++k) batch->results[k] = to_c(rs[k]);
     if (batch->on_batch_record != nullptr)
       for (std::size_t k = 0; k < rs.size(); ++k)
@@ -431,6 +433,20 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
           const mcubes_jit_record c = to_c(rec);
           batch->on_batch_record(call->context, k, &c);
         }
+    for (std::size_t k = 0; k < failures.size(); ++k) {
+      if (!failures[k]) continue;
+      mcubes_jit_call one = *call;  // the inputs, and error fields of its own
+      one.error_in_batch = 0;
+      one.error_integral = k;
+      try {
+        std::rethrow_exception(failures[k]);
+      } catch (...) {
+        fail_with_current(&one, [&](const std::vector<double>& x) {
+          return index_met_at<D>(functor_of<F, P>(call->params + k * P), x);
+        });
+      }
+      batch->on_failure(call->context, k, &one);
+    }
     return mcubes_jit_ok;
   } catch (...) {
     return fail_with_current(call, [&](const std::vector<double>& x) {
