@@ -842,7 +842,7 @@ TEST(Cli, FailingRecordWritesNeitherStopTheRunNorLoseItsResult) {
 // A failed run's record has no result: null estimate, error, chi2_dof and q (not 0 and 1).
 TEST(Cli, AFailedRunsRecordHasNullEstimates) {
   const std::string path = temp_path(".json");
-  const cli_run r = run_cli("integrate f6 --dim 28 --backend cpu --calls-per-iter 1e5 --json '" + path + "'");
+  const cli_run r = run_cli("integrate f6 --dim 1 --param a=72 --param u=1 --backend cpu --calls-per-iter 1e5 --json '" + path + "'");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const json j = json::parse(read_file(path));
   EXPECT_EQ(j.at("status"), "failed");
