@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <mcubes/error.hpp>
@@ -101,6 +102,8 @@ int run_integrate(const integrate_args& a) {
     rq.compiled = compiled.get();
     report.user = report_of(a, *compiled);
   }
+  std::optional<integrand_guard> guard;  // a crash or an exit() of the compiled integrand is reported
+  if (user) guard.emplace();
   const bool on_cuda = rq.backend.used == backend_kind::cuda;
   const int cpu_threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   report.threads = on_cuda ? opts.cuda_threads_per_block : cpu_threads;
@@ -117,8 +120,16 @@ int run_integrate(const integrate_args& a) {
                                   " with every overflow bin level, above the ",
                                   a.max_memory_opt->count() ? "--max-memory limit " : "free memory ",
                                   format_bytes(limit), " (use fewer --bins or --threads)");
+  // From here a signal stops the run (interrupt.hpp): the CPU backend abandons a pass between
+  // tiles; a CUDA pass, or an integrand call that does not return, is waited for (the notice says so).
+  install_interrupt_handlers();
+  rq.options.stop = &interrupt_stop();
+  const pass_stop how = on_cuda ? pass_stop::at_end : pass_stop::abandoned;
   double rate = 0;
-  if (a.dry_run || opts.calls_per_iteration > (1u << 17)) rate = calibrate(rq, run);
+  if (a.dry_run || opts.calls_per_iteration > (1u << 17)) {
+    const pass_stop_scope calibrating(how);
+    rate = calibrate(rq, run);
+  }
   const double first_seconds = rate > 0 ? static_cast<double>(report.plan.n_eval) / rate : 0;
   if (a.dry_run) {
     if (report.user) print_compile_line(stdout, *report.user);
@@ -129,13 +140,14 @@ int run_integrate(const integrate_args& a) {
   if (first_seconds > 60)
     std::fprintf(stderr,
                  "mcubes: warning: the first iteration will take about %s (%llu evaluations at %.3g evaluations/s "
-                 "measured); --dry-run shows the plan, Ctrl-C stops at the next iteration boundary\n",
+                 "measured); --dry-run shows the plan, Ctrl-C stops the run and keeps the completed iterations\n",
                  format_duration(first_seconds).c_str(), static_cast<unsigned long long>(report.plan.n_eval), rate);
 
   // 4. The run: each iteration's row printed and flushed as it completes, the JSON record (a file)
   // replaced atomically by the rule of record_schedule (output_file.hpp; a failing write warns once
-  // and the run goes on), the progress line on a terminal, SIGINT/SIGTERM honoured at the next
-  // iteration boundary. With --json - stdout carries only the JSON.
+  // and the run goes on), the progress line on a terminal, SIGINT/SIGTERM honoured at once (the
+  // pass under way abandoned on the CPU) or at the end of the pass. With --json - stdout carries
+  // only the JSON.
   const bool text = !json_stdout;
   const bool rows = text && !a.quiet;
   if (rows) {
@@ -147,7 +159,6 @@ int run_integrate(const integrate_args& a) {
     check_stdout();
   }
   progress_line progress(!a.no_progress && isatty(fileno(stderr)));
-  install_interrupt_handlers();
   record_schedule schedule;
   bool warned = false;
   result last;  // the completed iterations (a failed run's record), O(1) per iteration: no copy of so_far
@@ -184,6 +195,7 @@ int run_integrate(const integrate_args& a) {
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
   try {
+    const pass_stop_scope running(how);
     report.res = on_cuda && !user ? run_suite_on_cuda(rq) : run(rq);
   } catch (const std::exception& ex) {
     progress.clear();
@@ -233,9 +245,10 @@ std::function<int()> add_integrate_command(CLI::App& app) {
       "Integrate a test integrand of the suite (see 'mcubes list'), or one given as C++ text with --expr or --body "
       "(compiled at run time and run with your rights), with m-Cubes. Prints one row per iteration as it "
       "completes and the result; exit code 0 converged, 1 not converged, not resolved or underflow, 2 bad input, "
-      "3 runtime failure, 130/143 interrupted by SIGINT/SIGTERM (at the next iteration boundary; a second signal "
-      "stops at once). Options marked [paper] default to the integrand's settings in the m-Cubes paper. Integers are "
-      "decimal; counts also take 1e6; reals must be finite.");
+      "3 runtime failure, 130/143 interrupted by SIGINT/SIGTERM (the completed iterations kept; on the CPU the "
+      "iteration under way is abandoned, on CUDA it is finished first; a second signal aborts at once). Options "
+      "marked [paper] default to the integrand's settings in the m-Cubes paper. Integers are decimal; integers and "
+      "counts also take 1e6 when that is an exact integer; reals must be finite.");
   add_integrate_options(*sub, *a);
   return [a] { return run_integrate(*a); };
 }

@@ -7,7 +7,9 @@
 ///   3  runtime failure: any other mcubes::error (non-finite integrand, numerical error, no CUDA
 ///      backend) or other exception
 /// Errors are one line on stderr: "mcubes: error: <message>".
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <new>
@@ -39,6 +41,18 @@ void print_error(std::string message) {
   std::fprintf(stderr, "mcubes: error: %s\n", message.c_str());
 }
 
+/// The exit code of a command that ended normally with `code`, once standard output is known to
+/// have taken everything: a write error (a full disk, /dev/full) is a runtime failure with one
+/// line, never a silent success.
+int with_stdout_checked(int code) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  const int err = errno;  // 0 when the write that failed was an earlier one (its reason is gone)
+  std::fprintf(stderr, "mcubes: error: cannot write to standard output%s%s\n", err != 0 ? ": " : "",
+               err != 0 ? std::strerror(err) : "");
+  return exit_runtime_failure;
+}
+
 /// For a parse error: if the first argument names no subcommand, a clearer message than CLI11's
 /// "A subcommand is required" ("unknown command 'x' (commands: integrate, list, pi)"); else "".
 std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
@@ -67,11 +81,11 @@ int main(int argc, char** argv) {
     };
     app.parse(argc, argv);
     for (const auto& [name, run] : commands)
-      if (run && app.got_subcommand(name)) return run();
+      if (run && app.got_subcommand(name)) return with_stdout_checked(run());
     print_error("no command to run");
     return exit_bad_input;
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) return with_stdout_checked(app.exit(e));  // --help, --version
     const std::string unknown = unknown_command_message(app, argc, argv);
     print_error(unknown.empty() ? e.what() : unknown);
     return exit_bad_input;

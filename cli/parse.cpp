@@ -26,6 +26,21 @@ long long parse_int(const std::string& text, const std::string& option, long lon
   const bool negative = !text.empty() && text[0] == '-';
   if (negative) ++i;
   if (i == text.size()) return bad();
+  if (text.find_first_of(".eE") != std::string::npos) {  // "1e9", "2.5e3": the count forms, an exact integer
+    std::uint64_t m = 0;
+    try {
+      m = parse_count(text.substr(i), option);
+    } catch (const invalid_input&) {
+      return bad();
+    }
+    const std::uint64_t top = std::uint64_t(1) << 63;  // |value| of the most negative long long
+    if (m > top || (!negative && m == top)) return bad();
+    const long long value = !negative ? static_cast<long long>(m)
+                            : m == top ? std::numeric_limits<long long>::min()
+                                       : -static_cast<long long>(m);
+    if (value < min || value > max) return bad();
+    return value;
+  }
   unsigned long long v = 0;
   const unsigned long long limit = 1ULL << 63;  // |value| of the most negative long long
   for (; i < text.size(); ++i) {

@@ -3,8 +3,9 @@
 /// The one number grammar of every `mcubes` command. Every numeric option is taken as text and
 /// read here, so that `integrate` and `pi` (and any later command) accept exactly the same forms:
 ///
-///  - integers (parse_int): an optional '-', then decimal digits only: "10", "-3". A leading zero
-///    is decimal ("010" is ten, never octal); no hexadecimal, no exponent, no spaces, no '+';
+///  - integers (parse_int): an optional '-', then decimal digits: "10", "-3", or the forms of a
+///    count when the value is an exact integer: "1e9", "2.5e3", "-1e2". A leading zero is decimal
+///    ("010" is ten, never octal); no hexadecimal, no spaces, no '+';
 ///  - counts (parse_count: calls, samples, seeds): a non-negative integer written as decimal digits,
 ///    optionally with a fraction and a decimal exponent, as long as the value is an exact integer
 ///    below 2^64: "1000000", "1e6", "2.5e6", "18446744073709551615";

@@ -149,7 +149,7 @@ void print_result(std::FILE* out, const run_report& r) {
     why = "stopped at max_iterations (" + std::to_string(res.options.max_iterations) + ") without meeting the tolerance";
   if (res.status == status::interrupted && r.signal != 0)
     why = std::string("stopped by signal ") + (r.signal == 2 ? "SIGINT" : r.signal == 15 ? "SIGTERM" : std::to_string(r.signal)) +
-          " at an iteration boundary; the estimate is that of the completed iterations";
+          "; the estimate is that of the completed iterations";
   std::fprintf(out, "status: %s: %s\n", to_string(res.status), why.c_str());
   for (const warning w : all_warnings)
     if (res.has_warning(w)) std::fprintf(out, "warning: %s: %s\n", to_string(w), describe(w));

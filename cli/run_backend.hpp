@@ -85,7 +85,7 @@ result run_on_backend(const F& f, const region<D>& reg, const vegas_options& opt
   switch (choice.used) {
     case backend_kind::cpu:
       validate(o, D);
-      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads), on_iteration);
+      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop), on_iteration);
       break;
     default:
       throw error(std::string("backend ") + to_string(choice.used) + " is not available in this build");

@@ -128,6 +128,41 @@ std::string scan_json_text(const scan_report& report, const std::optional<user_i
   return j.dump(2) + "\n";
 }
 
+/// Warns on stderr when a round of the scan (one pass of each of the K integrals, n_eval
+/// evaluations each) will take more than a minute, from a quick calibration as integrate's: a batch
+/// of min(K, 64) copies of the first point, two iterations of at most 2^16 evaluations each, timed
+/// whole (run state and adaptation included), scaled to K integrals of n_eval evaluations. Made
+/// only for rounds above 2^20 evaluations. A signal during the calibration stops it (no warning).
+void warn_long_rounds(const scan_request& rq, scan_runner run, std::uint64_t K, std::uint64_t n_eval) {
+  const double round_evals = static_cast<double>(K) * static_cast<double>(n_eval);
+  if (round_evals <= static_cast<double>(1u << 20)) return;
+  scan_request c = rq;
+  const std::vector<std::vector<double>> copies(std::min<std::uint64_t>(K, 64), rq.points->front());
+  c.points = &copies;
+  c.on_round = nullptr;
+  c.options.calls_per_iteration = std::min<std::uint64_t>(rq.options.calls_per_iteration, 1u << 16);
+  c.options.max_iterations = 2;
+  c.options.adapt_iterations = 2;
+  c.options.skip = 0;
+  c.options.min_iterations = 1;
+  c.options.rel_tol = 1e-300;  // never converges: both iterations run
+  c.options.abs_tol = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<result> rs = c.backend.used == backend_kind::cuda ? run_scan_on_cuda(c) : run(c);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rs.empty() || rs.front().records.size() < 2 || !(seconds > 0)) return;
+  const double calls = static_cast<double>(rs.front().records.back().n_eval);
+  const double per_integral_round = seconds / (2.0 * static_cast<double>(copies.size()));  // two rounds
+  const double round_seconds =
+      static_cast<double>(K) * per_integral_round * std::max(1.0, static_cast<double>(n_eval) / calls);
+  if (round_seconds > 60)
+    std::fprintf(stderr,
+                 "mcubes: warning: each round of the scan will take about %s (K = %llu integrals x %llu evaluations, "
+                 "from a calibration); Ctrl-C stops the scan and keeps the completed iterations\n",
+                 format_duration(round_seconds).c_str(), static_cast<unsigned long long>(K),
+                 static_cast<unsigned long long>(n_eval));
+}
+
 int run_scan(const scan_args& sa) {
   const integrate_args& a = sa.run;
   // 1. Everything that is bad input, before anything is printed or run.
@@ -166,7 +201,7 @@ int run_scan(const scan_args& sa) {
           a.max_memory_opt->count() ? "--max-memory limit " : "free memory ", format_bytes(limit),
           " (use fewer --bins or --max-iterations, a coarser grid, or split the scan)");
   };
-  check_memory(scan_host_bytes(grid.size, dim, opts, plan, cpu_threads, true), true);
+  check_memory(scan_host_bytes(grid.size, dim, opts, plan, cpu_threads, true, sa.json_iterations), true);
   std::vector<double> exact;
   const std::vector<std::vector<double>> points = check_scan_points(grid, dim, exact);
   const bool json_stdout = a.json_opt->count() && a.json == "-";
@@ -188,6 +223,8 @@ int run_scan(const scan_args& sa) {
     }
     user_report = report_of(a, *compiled);
   }
+  std::optional<integrand_guard> guard;  // a crash or an exit() of the compiled integrand is reported
+  if (user) guard.emplace();
 
   scan_report report;
   report.entry = e;
@@ -200,7 +237,7 @@ int run_scan(const scan_args& sa) {
   report.backend_description = backend.description;
   report.threads = on_cuda ? opts.cuda_threads_per_block : cpu_threads;
   report.plan = on_cuda ? plan_vegas(dim, opts, 1) : plan;
-  report.host_bytes = scan_host_bytes(grid.size, dim, opts, report.plan, cpu_threads, on_cuda);
+  report.host_bytes = scan_host_bytes(grid.size, dim, opts, report.plan, cpu_threads, on_cuda, sa.json_iterations);
   report.device_bytes = on_cuda ? scan_device_bytes(grid.size, dim, opts.n_bins) : 0;
   report.json_iterations = sa.json_iterations;
   check_memory(report.host_bytes, on_cuda);
@@ -229,7 +266,12 @@ int run_scan(const scan_args& sa) {
   batch_failures failures;
   rq.failures = &failures;
   scan_progress_line progress(!a.no_progress && isatty(fileno(stderr)));
+  // A signal stops the scan (interrupt.hpp): the CPU backend abandons the round under way; a CUDA
+  // round, or an integrand call that does not return, is waited for (the notice says so).
   install_interrupt_handlers();
+  rq.options.stop = &interrupt_stop();
+  std::optional<pass_stop_scope> running(std::in_place, on_cuda ? pass_stop::at_end : pass_stop::abandoned);
+  warn_long_rounds(rq, run, grid.size, report.plan.n_eval);
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   record_schedule schedule;
@@ -278,6 +320,7 @@ int run_scan(const scan_args& sa) {
     }
     throw;
   }
+  running.reset();
   progress.clear();
   report.seconds = elapsed();
   report.progress.finished = report.results.size();

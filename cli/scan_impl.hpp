@@ -41,7 +41,7 @@ std::vector<result> scan_integrand(const scan_request& rq) {
     constexpr int D = decltype(dim)::value;
     vegas_options o = rq.options;
     o.backend = backend_kind::cpu;
-    cpu_backend backend(o.threads);
+    cpu_backend backend(o.threads, o.stop);
     std::vector<result> rs = vegas_batch_with<D>(typename Desc::functor{}, {region<D>::cube(Desc::lower, Desc::upper)},
                                                  params, o, backend, rq.on_round, rq.failures);
     for (result& r : rs) r.options.backend = rq.backend.requested;

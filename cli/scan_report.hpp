@@ -49,14 +49,18 @@ struct scan_report {
 
 /// Host memory of a scan of K integrals in d dimensions with n = n_bins bins per axis on T CPU
 /// threads (the figure checked against the free memory), in bytes:
-///   CPU: K (8 d (n + 1) + 16 d n (1 + W) + I sizeof(iteration_record) + sizeof(result) + 160)
-///   GPU: K (I sizeof(iteration_record) + sizeof(result) + 160)
-/// with the maps (8 d (n + 1)), the bin sums of one round (one array of 16-byte sums per worker and
-/// pass, W = min(T, tiles of 1024 chunks in a pass), and the merged one; overflow levels, rarely
-/// used, are not counted), the results (I = max_iterations records) and the grid point. On the GPU
-/// the maps and bins are in device memory (scan_device_bytes).
+///   CPU: K (R + max(8 d (n + 1) + 8 (4 n + 1) + 8 d n + 16 d n (1 + W) + 2048, J))
+///   GPU: K (R + max(2048, J)),  R = C(I) sizeof(iteration_record) + sizeof(result) + 160,
+///        J = 2048 [+ 1536 I with --json-iterations]
+/// with the results R (I = max_iterations records in a vector of capacity C(I), the power of two
+/// >= I, and the grid point), and the larger of what the batch holds while it runs (the maps,
+/// 8 d (n + 1), and the scratch of their adaptation, 8 (4 n + 1) + 8 d n; the bin sums of one round,
+/// one array of 16-byte sums per worker and pass, W = min(T, tiles of 1024 chunks in a pass), and
+/// the merged one, overflow levels, rarely used, not counted; the run state of an integral, 2 KB)
+/// and the JSON record built after it (J). The constants were measured (peak resident memory). On
+/// the GPU the maps and bins are in device memory (scan_device_bytes).
 double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const vegas_plan& plan, int cpu_threads,
-                       bool on_cuda);
+                       bool on_cuda, bool json_iterations);
 
 /// Device memory of a scan on the GPU (backend/cuda.cuh, cuda_backend::batch_bytes), in bytes:
 ///   K (8 d (n + 1) + 16 d n + about 200)

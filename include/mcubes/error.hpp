@@ -111,6 +111,15 @@ class table_out_of_range : public non_finite_integrand {
   std::vector<double> argument_, lower_, upper_;
 };
 
+/// A sampling pass abandoned mid-way because a stop was requested (execution::stop,
+/// stop_request): thrown by the CPU backend's pass between tiles, its partial sums discarded. The
+/// Vegas methods catch it and end the run with status interrupted and the completed iterations; it
+/// reaches a caller only who calls a backend's sample operations directly.
+class pass_abandoned : public error {
+ public:
+  pass_abandoned() : error("the sampling pass was abandoned: a stop was requested") {}
+};
+
 /// A numerical failure that is not the integrand's fault: a quantity of the algorithm that is not
 /// representable in double precision (an iteration variance or a running sum that overflows, an
 /// estimate too large for an error estimate). The message names the iteration.

@@ -10,6 +10,7 @@
 /// reduce over the same fixed tree (core/fixed_tree.hpp), and agree bitwise where the integrand
 /// uses only +, -, *, /, sqrt and the CUDA code is built with --fmad=false (backend/cuda.cuh).
 
+#include <atomic>
 #include <string>
 
 #include "error.hpp"
@@ -36,6 +37,34 @@ inline void validate_block_size(int tpb, const char* what = "cuda_threads_per_bl
                  tpb);
 }
 
+/// A request to stop a run before its end, shared by the run (execution::stop) and whoever asks
+/// for the stop: another thread, or a signal handler (request() is one relaxed store to a lock-free
+/// atomic, async-signal-safe). Once requested it stays requested until clear().
+///
+/// What a run does with it: mcubes::vegas, integrator::integrate and vegas_batch (and vegas_continue,
+/// vegas_batch_with) look at it before every sampling pass, and the CPU backend's workers look at it
+/// between tiles of a pass (about a millisecond of work each), so that a run on the CPU stops within
+/// about that time even in the middle of a long pass. A pass stopped mid-way is abandoned whole: its
+/// partial sums are never used, no partial iteration enters a result. The run then ends with status
+/// interrupted and the iterations completed before it (bitwise those of a run without the stop), and
+/// its vegas_state is left at the abandoned iteration, so that an integrator continues exactly where
+/// an uninterrupted run would have. A CUDA pass (one kernel) and an integrand call that does not
+/// return cannot be abandoned: the run stops at the end of that pass. The other methods (plain Monte
+/// Carlo, the midpoint rule, pi, vegas_vector) do not look at it.
+class stop_request {
+ public:
+  /// Asks the runs that hold this request to stop (async-signal-safe).
+  void request() noexcept { requested_.store(true, std::memory_order_relaxed); }
+  /// Whether a stop was requested (a relaxed load: cheap enough for a check per tile).
+  bool requested() const noexcept { return requested_.load(std::memory_order_relaxed); }
+  /// Withdraws the request (for the next run that shares this object).
+  void clear() noexcept { requested_.store(false, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> requested_{false};
+  static_assert(std::atomic<bool>::is_always_lock_free, "stop_request needs a lock-free atomic (signal handlers)");
+};
+
 /// The execution options of every method.
 struct execution {
   backend_kind backend = backend_kind::cpu;  ///< who computes: cpu, cuda (nvcc translation units), or automatic
@@ -45,6 +74,9 @@ struct execution {
   /// Points per call of a device array integrand on the CUDA backend (integrand.hpp; whole tiles,
   /// at least one); 0: the default, 2^22. Memory: (D + 1) x 8 bytes per point. Never changes the result.
   unsigned long long cuda_array_points = 0;
+  /// A stop request that the run honours (stop_request: when and how), or null: never stopped this
+  /// way. Not owned; it must outlive the run. Never changes the completed iterations.
+  const stop_request* stop = nullptr;
 };
 
 /// Checks every field of `ex`. (That a CUDA device exists is checked when the backend is made.)

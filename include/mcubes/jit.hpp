@@ -28,17 +28,21 @@
 /// flags are the Release build's; tests/jit/test_jit.cpp checks it), for any number of threads.
 ///
 /// Errors: bad text is a compile_error (an invalid_input: position and the compiler's message
-/// against the user's text); a missing compiler, headers not found, a compiler past its time limit
-/// or an object that cannot be loaded is a toolchain_error; a run throws the same exception types
+/// against the user's text); a missing compiler, headers not found, a compiler past its time limit,
+/// a compiler that could not write its output (no space left on the device, a quota) or an object
+/// that cannot be loaded is a toolchain_error; a run throws the same exception types
 /// as the ahead-of-time method (non_finite_integrand with its point, overflow_error, ...; a CUDA
 /// failure as mcubes::error), and index_out_of_range for x[i] with i outside 0..D-1 met at run time.
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <new>
@@ -49,7 +53,9 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "algorithm/midpoint.hpp"
@@ -168,6 +174,60 @@ struct compile_info {
 
 namespace detail {
 
+/// Removes the files of a build folder (it has no subfolders) and the folder; errors are ignored.
+inline void remove_build_folder(const std::string& path) {
+  if (DIR* d = ::opendir(path.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") ::unlink((path + "/" + n).c_str());
+    }
+    ::closedir(d);
+  }
+  ::rmdir(path.c_str());
+}
+
+/// The file of a build folder in the cache that names the compilation's process: "<pid> <host>".
+inline constexpr const char build_owner_file[] = "owner";
+
+/// This host's name ("" if unknown).
+inline std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+/// Writes build_owner_file into the build folder `path` (this process on this host).
+inline void mark_build_folder(const std::string& path) {
+  std::ofstream(path + "/" + build_owner_file) << ::getpid() << " " << host_name() << "\n";
+}
+
+/// Removes the build folders "build.XXXXXX" of the cache folder `dir` that compilations ended
+/// outright left behind (killed by SIGKILL, a crash, a power cut): a folder whose owner names a
+/// process of this host that no longer runs, and a folder without an owner, or of another host,
+/// last changed more than a day ago. The folder of a running compilation is left alone.
+inline void remove_stale_build_folders(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> stale;
+  const std::string host = host_name();
+  const std::time_t now = std::time(nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.compare(0, 6, "build.") != 0) continue;
+    const std::string path = dir + "/" + n;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    long pid = 0;
+    std::string owner_host;
+    std::ifstream(path + "/" + build_owner_file) >> pid >> owner_host;
+    const bool old = now - st.st_mtime > 24 * 3600;
+    const bool ours = pid > 0 && !host.empty() && owner_host == host;
+    if (ours ? (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) : old) stale.push_back(path);
+  }
+  ::closedir(d);
+  for (const std::string& path : stale) remove_build_folder(path);
+}
+
 /// Removes a build folder and its files at the end of a scope.
 class build_folder {
  public:
@@ -175,15 +235,7 @@ class build_folder {
   build_folder(const build_folder&) = delete;
   build_folder& operator=(const build_folder&) = delete;
   ~build_folder() {
-    if (path_.empty()) return;
-    if (DIR* d = ::opendir(path_.c_str())) {
-      while (const dirent* e = ::readdir(d)) {
-        const std::string n = e->d_name;
-        if (n != "." && n != "..") ::unlink((path_ + "/" + n).c_str());
-      }
-      ::closedir(d);
-    }
-    ::rmdir(path_.c_str());
+    if (!path_.empty()) remove_build_folder(path_);
   }
   const std::string& path() const noexcept { return path_; }
 
@@ -262,6 +314,16 @@ inline std::shared_ptr<loaded_object> load(const std::string& path, const std::s
   if (r.signal != 0)
     throw toolchain_error("the compiler (" + c.path + ") was killed by signal " + std::to_string(r.signal) + ": " +
                           r.output.substr(0, r.output.find('\n')));
+  for (const char* full : {"No space left on device", "Disk quota exceeded", "File too large"})
+    if (r.output.find(full) != std::string::npos) {  // the disk, not the text: a runtime failure
+      const std::size_t at = r.output.find(full);
+      const std::size_t from = r.output.rfind('\n', at);
+      const std::size_t to = r.output.find('\n', at);
+      const std::size_t begin = from == std::string::npos ? 0 : from + 1;
+      throw toolchain_error("the compiler (" + c.path + ") could not write its output (" + full +
+                            "; free space in the cache folder, or set XDG_CACHE_HOME or TMPDIR elsewhere): " +
+                            r.output.substr(begin, to == std::string::npos ? std::string::npos : to - begin));
+    }
   std::vector<diagnostic> d = user_diagnostics(r.output, src.name(), src.dim);
   if (d.empty() && (r.output.find("control reaches end of non-void function") != std::string::npos ||
                     r.output.find("non-void function does not return a value") != std::string::npos)) {
@@ -566,6 +628,7 @@ class compiled_integrand {
     o.threads = ex.threads;
     o.cuda_threads_per_block = ex.cuda_threads_per_block;
     o.device = ex.device;
+    o.stop = ex.stop;
     return o;
   }
 
@@ -641,8 +704,10 @@ inline compiled_integrand compile(const integrand_source& src, method m, backend
   const std::string dir = opt.use_cache ? cache_folder(base) : std::string();
   const char* tmp_env = std::getenv("TMPDIR");
   const std::string tmp_root = tmp_env != nullptr && tmp_env[0] == '/' ? tmp_env : "/tmp";
+  if (opt.use_cache) detail::remove_stale_build_folders(dir);
   detail::build_folder build(detail::make_temporary_folder(opt.use_cache ? dir : tmp_root,
                                                            opt.use_cache ? "build." : "mcubes-jit."));
+  if (opt.use_cache) detail::mark_build_folder(build.path());
 
   // The backend and its compiler.
   bool cuda = backend == backend_kind::cuda;

@@ -84,7 +84,7 @@ decltype(auto) on_backend(const execution& ex, Fn&& fn) {
 #else
   (void)uses_cuda(ex);
 #endif
-  cpu_backend backend(ex.threads);
+  cpu_backend backend(ex.threads, ex.stop);
   return fn(backend);
 }
 
@@ -221,6 +221,7 @@ class integrator {
 #if defined(__CUDACC__)
     if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, on_iteration);
 #endif
+    cpu_->stop = opt.stop;  // this call's stop request (execution::stop)
     if constexpr (is_device_array_integrand_v<F>) {
       throw invalid_input("a device array integrand (its values computed by device code, e.g. a PyTorch or CuPy "
                           "function) runs on the CUDA backend only; this integrator's backend is " + backend_name());

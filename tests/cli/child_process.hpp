@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -64,6 +65,21 @@ void wait_while_running(const child& c, Pred done, const std::string& what) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   FAIL() << "no " << what << " within 60 s";
+}
+
+/// Waits at most `seconds` for the child to end and returns its waitpid status; after that the
+/// child is killed (SIGKILL), the test fails and -1 is returned.
+inline int wait_for_exit(const child& c, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(c.pid, &status, WNOHANG) == c.pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(c.pid, SIGKILL);
+  waitpid(c.pid, &status, 0);
+  ADD_FAILURE() << "the program did not end within " << seconds << " s (killed):\n" << read_file(c.out) << read_file(c.err);
+  return -1;
 }
 
 /// Removes the child's output files.

@@ -1,6 +1,6 @@
 /// @file tests/cli/test_interrupt.cpp
-/// Nothing lost: `mcubes integrate` interrupted by SIGINT or SIGTERM stops at the next iteration
-/// boundary, prints the completed iterations and the result with status "interrupted", writes
+/// Nothing lost: `mcubes integrate` interrupted by SIGINT or SIGTERM stops at once (the pass under
+/// way abandoned on the CPU, even a pass of days), prints the completed iterations and the result with status "interrupted", writes
 /// them to --json and exits 130 / 143; killed outright (SIGKILL) it leaves a complete JSON record
 /// of the iterations so far (status "running"); an existing --json file is never left truncated.
 /// The program runs as a child process (fork/exec), its stdout in a file that is polled.
@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/wait.h>
@@ -112,6 +113,34 @@ TEST(Interrupt, SigkillLeavesACompleteRecordOfTheIterationsSoFar) {
   remove_outputs(c);
 }
 
+// One very long pass (an iteration of 10^15 evaluations, days on any machine): SIGTERM abandons
+// the pass mid-way on the CPU and the run ends at once (well before the 60 s limit of the test)
+// with status interrupted, its record written, exit 143; the time warning was printed, the notice
+// of a pass that cannot be abandoned was not.
+TEST(Interrupt, SigtermAbandonsAVeryLongPass) {
+  const std::string path = temp_path(".json");
+  const child c = start({"integrate", "f4", "--calls-per-iter", "1e15", "--max-iterations", "1", "--skip", "0",
+                         "--min-iterations", "1", "--threads", "2", "--backend", "cpu", "--json", path});
+  mcubes_test::wait_while_running(c, [&] { return read_file(c.out).find("backend: ") != std::string::npos; },
+                                  "the table header");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the pass
+  ASSERT_EQ(kill(c.pid, SIGTERM), 0);
+  const int status = mcubes_test::wait_for_exit(c, 60);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  const std::string out = read_file(c.out), err = read_file(c.err);
+  EXPECT_NE(out.find("status: interrupted"), std::string::npos) << out;
+  EXPECT_EQ(count_rows(out), 0);
+  EXPECT_NE(err.find("mcubes: warning: the first iteration will take about"), std::string::npos) << err;
+  EXPECT_EQ(err.find("cannot be abandoned"), std::string::npos) << err;
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j.at("status"), "interrupted");
+  EXPECT_EQ(j.at("signal"), SIGTERM);
+  EXPECT_EQ(j.at("n_iterations").get<int>(), 0);
+  std::remove(path.c_str());
+  remove_outputs(c);
+}
+
 /// Runs to completion and returns the exit code.
 int run_to_end(const std::vector<std::string>& args, child& c) {
   c = start(args);
@@ -146,6 +175,24 @@ TEST(Interrupt, FullStdoutIsARuntimeFailure) {
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
+// Every command, --help and --version included, checks that standard output took everything: on
+// /dev/full each exits 3 with one line, never 0.
+TEST(Interrupt, FullStdoutFailsEveryCommand) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+  const std::string err = temp_path(".err");
+  for (const char* args : {"list", "--help", "--version", "integrate --help", "scan --help",
+                           "pi --method mc --samples 1000 --backend cpu", "pi --method midpoint --samples 999 --backend cpu"}) {
+    const std::string cmd = std::string("'") + MCUBES_CLI_PATH + "' " + args + " >/dev/full 2>'" + err + "'";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << args;
+    EXPECT_EQ(WEXITSTATUS(status), 3) << args;
+    const std::string e = read_file(err);
+    EXPECT_EQ(e.rfind("mcubes: error: cannot write to standard output", 0), 0u) << args << ": " << e;
+    EXPECT_EQ(e.find('\n'), e.size() - 1) << args << ": " << e;  // one line
+  }
+  std::remove(err.c_str());
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +324,75 @@ void expect_interrupted(int sig, int expected_exit) {
 TEST(Scan, SigintKeepsEveryIntegralsCompletedIterations) { expect_interrupted(SIGINT, 130); }
 
 TEST(Scan, SigtermKeepsEveryIntegralsCompletedIterations) { expect_interrupted(SIGTERM, 143); }
+
+// A scan of very long rounds (2 integrals x 10^10 evaluations per pass): the time warning on
+// stderr (as integrate's), and SIGTERM in the middle of the first round ends it at once (well
+// before the 60 s limit of the test) with every integral interrupted, exit 143.
+TEST(Scan, WarnsAboutLongRoundsAndSigtermAbandonsTheRound) {
+  const std::string path = temp_path(".json");
+  const child c = mcubes_test::start("mcubes_scan", {"scan", "f4", "--dim", "4", "--param", "u=0.4:0.6:2",
+                                                     "--calls-per-iter", "1e10", "--max-iterations", "2", "--skip", "0",
+                                                     "--min-iterations", "1", "--threads", "2", "--backend", "cpu",
+                                                     "--json", path});
+  mcubes_test::wait_while_running(
+      c, [&] { return read_file(c.err).find("mcubes: warning: each round of the scan will take about") != std::string::npos; },
+      "the time warning");
+  ASSERT_EQ(kill(c.pid, SIGTERM), 0);
+  const int status = mcubes_test::wait_for_exit(c, 60);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j.at("status"), "interrupted");
+  EXPECT_EQ(j.at("signal"), SIGTERM);
+  ASSERT_EQ(j.at("results").size(), 2u);
+  for (const json& r : j.at("results")) EXPECT_EQ(r.at("status"), "interrupted");
+  EXPECT_EQ(read_file(c.err).find("cannot be abandoned"), std::string::npos) << read_file(c.err);
+  std::remove(path.c_str());
+  mcubes_test::remove_outputs(c);
+}
+
+/// Runs `mcubes scan args... --json FILE` to its end; returns its peak resident memory (bytes, from
+/// wait4) and sets `estimate` to the record's memory.host_bytes.
+double scan_peak_rss(const std::vector<std::string>& args, double& estimate) {
+  const std::string path = temp_path(".json");
+  std::vector<std::string> all = args;
+  all.insert(all.end(), {"--json", path, "--no-progress"});
+  const child c = mcubes_test::start("mcubes_scan", all);
+  int status = 0;
+  rusage usage{};
+  EXPECT_EQ(wait4(c.pid, &status, 0, &usage), c.pid);
+  EXPECT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) << read_file(c.err);
+  const json j = json::parse(read_file(path));
+  estimate = j.at("memory").at("host_bytes").get<double>();
+  std::remove(path.c_str());
+  mcubes_test::remove_outputs(c);
+  return static_cast<double>(usage.ru_maxrss) * 1024;
+}
+
+// The host memory estimate in the header (checked against --max-memory) is that of the scan: the
+// growth of the peak resident memory from 2 to 10,000 integrals is within a factor 1.5 of the
+// growth of the estimate, with small maps (where the per-integral state dominates) and default
+// ones, and with each integral's iterations in the JSON record.
+TEST(Scan, TheMemoryEstimateIsWithinAFactor1Point5OfThePeak) {
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--bins", "10"}, std::vector<std::string>{"--bins", "500"},
+        std::vector<std::string>{"--bins", "10", "--json-iterations"}}) {
+    const auto args = [&](const std::string& a_points) {
+      std::vector<std::string> v{"scan",   "f4",           "--dim",   "4",       "--param", "a=" + a_points,
+                                 "--param", "u=0.2:0.8:2", "--calls-per-iter", "1e3", "--max-iterations", "8",
+                                 "--skip",  "0",           "--min-iterations", "1", "--threads", "2",
+                                 "--backend", "cpu"};
+      v.insert(v.end(), extra.begin(), extra.end());
+      return v;
+    };
+    double small_estimate = 0, large_estimate = 0;
+    const double small_peak = scan_peak_rss(args("5"), small_estimate);
+    const double large_peak = scan_peak_rss(args("5:20:5000"), large_estimate);
+    const double measured = large_peak - small_peak, estimated = large_estimate - small_estimate;
+    EXPECT_GT(estimated, measured / 1.5) << extra.back() << ": estimated " << estimated << ", measured " << measured;
+    EXPECT_LT(estimated, measured * 1.5) << extra.back() << ": estimated " << estimated << ", measured " << measured;
+  }
+}
 
 // The CPU scan runs on any thread count with the same bits (the batch's contract, through the command).
 TEST(Scan, ResultsDoNotDependOnTheThreadCount) {

@@ -203,6 +203,16 @@ TEST(JitCli, AMissingCompilerIsARuntimeFailureThatSaysWhatToInstall) {
             "apt-get install g++)\n");
 }
 
+// A CXX that is set but names no compiler is refused, not silently replaced by c++.
+TEST(JitCli, ACxxThatIsNotFoundIsRefused) {
+  const cli_run r = run_cli("integrate --expr 'x[0]' --dim 1 --backend cpu", "CXX=clang++-99");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err,
+            "mcubes: error: the C++ compiler of $CXX, 'clang++-99', was not found (an executable path, or a program on "
+            "PATH): install it, or unset CXX to use c++ or g++\n");
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(JitCli, AHangingCompilerIsStoppedAfterTheCompileTimeout) {
   const std::string dir = fresh_folder("jit_cli_hang");
   const std::string cxx = dir + "/hanging-c++";
@@ -309,6 +319,162 @@ TEST(JitCli, SigintDuringTheCompilationStopsTheCompiler) {
   in >> compiler;
   ASSERT_GT(compiler, 0);
   EXPECT_TRUE(wait_until([&] { return ::kill(compiler, 0) != 0; })) << "the compiler outlived the command";
+}
+
+}  // namespace
+
+namespace {
+
+// An integrand that never returns: the pass cannot be abandoned. The first SIGINT says so at once
+// on stderr (one line: the run stops at the end of the current pass, a second signal aborts), the
+// second ends the program at once.
+TEST(JitCli, AnIntegrandThatNeverReturnsIsAbortedByTheSecondSignal) {
+  // p0 = 0 returns (the warm-up compiles the object into the cache), p0 = 1 spins for ever
+  const std::string body = "volatile int spin = 1; while (spin && p[0] > 0) {} return x[0];";
+  const cli_run warm = run_cli("integrate --body '" + body + "' --param p0=0 --dim 2 --backend cpu --calls-per-iter 1e3 "
+                               "--max-iterations 1 --skip 0 --min-iterations 1 -q");
+  if (warm.exit_code == 3 && warm.err.find("no C++ compiler") != std::string::npos)
+    GTEST_SKIP() << "no C++ compiler for the run-time compilation: " << warm.err;
+  ASSERT_TRUE(warm.exit_code == 0 || warm.exit_code == 1) << warm.err;
+  const child c = start({"integrate", "--body", body, "--param", "p0=1", "--dim", "2", "--backend", "cpu",
+                         "--calls-per-iter", "1e4", "--threads", "1"});
+  ASSERT_TRUE(wait_until([&] { return read_file(c.out).find("backend: ") != std::string::npos; }))
+      << read_file(c.out) << read_file(c.err);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into the integrand
+  ::kill(c.pid, SIGINT);
+  const std::string notice =
+      "mcubes: interrupt: the run stops at the end of the current pass (it cannot be abandoned mid-way); a second "
+      "SIGINT or SIGTERM aborts at once\n";
+  ASSERT_TRUE(wait_until([&] { return read_file(c.err).find(notice) != std::string::npos; })) << read_file(c.err);
+  int status = 0;
+  EXPECT_EQ(::waitpid(c.pid, &status, WNOHANG), 0) << "the program ended after the first signal";
+  ::kill(c.pid, SIGINT);
+  EXPECT_EQ(c.wait(), 128 + SIGINT);
+  EXPECT_EQ(read_file(c.err), notice);
+}
+
+}  // namespace
+
+namespace {
+
+bool no_compiler() {
+  const cli_run probe = run_cli("integrate --expr 'x[0]' --dim 1 --backend cpu --calls-per-iter 1e3 "
+                                "--max-iterations 1 --skip 0 --min-iterations 1 -q");
+  return probe.exit_code == 3 && probe.err.find("no C++ compiler") != std::string::npos;
+}
+
+// An integrand that crashes or calls abort() does not end the program silently: one line names
+// the signal, and the program ends by that signal (the shell's 128 + signal).
+TEST(JitCli, AnIntegrandThatCrashesIsNamedOnStderr) {
+  if (no_compiler()) GTEST_SKIP() << "no C++ compiler for the run-time compilation";
+  const std::string common =
+      " --dim 1 --backend cpu --calls-per-iter 1e3 --max-iterations 1 --skip 0 --min-iterations 1 --threads 2";
+  const cli_run segv = run_cli("integrate --body 'volatile double* p = nullptr; return *p + x[0];'" + common);
+  EXPECT_EQ(segv.exit_code, 128 + SIGSEGV) << segv.err;
+  // (the shell that ran it may add its own report of the signal after the line)
+  EXPECT_EQ(segv.err.substr(0, segv.err.find('\n') + 1),
+            "mcubes: error: the integrand crashed (signal SIGSEGV: invalid memory access)\n");
+  const cli_run abrt = run_cli("integrate --body 'std::abort(); return x[0];'" + common);
+  EXPECT_EQ(abrt.exit_code, 128 + SIGABRT) << abrt.err;
+  EXPECT_EQ(abrt.err.substr(0, abrt.err.find('\n') + 1),
+            "mcubes: error: the integrand crashed (signal SIGABRT: abort() called)\n");
+}
+
+// An integrand that calls exit(0) is a runtime failure (exit 3, one line), not a silent success.
+TEST(JitCli, AnIntegrandThatCallsExitIsARuntimeFailure) {
+  if (no_compiler()) GTEST_SKIP() << "no C++ compiler for the run-time compilation";
+  const cli_run r = run_cli("integrate --body 'std::exit(0); return x[0];' --dim 1 --backend cpu --calls-per-iter 1e3 "
+                            "--max-iterations 1 --skip 0 --min-iterations 1 --threads 2");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err, "mcubes: error: the integrand called exit() during the run\n");
+  EXPECT_EQ(r.out.find("result"), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+// A compiler that cannot write its output for want of space is a runtime failure (exit 3) that
+// says so, not bad input (the text is not at fault); nothing is stored in the cache, so the next
+// run compiles again.
+TEST(JitCli, ACompilerOnAFullDiskIsARuntimeFailure) {
+  const std::string dir = fresh_folder("jit_cli_full");
+  const std::string cxx = dir + "/full-disk-c++";
+  std::ofstream(cxx) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'g++ (full disk) 1.0'; exit 0; fi\n"
+                        "echo '/usr/bin/ld: final link failed: No space left on device' >&2\n"
+                        "echo 'collect2: error: ld returned 1 exit status' >&2\nexit 1\n";
+  ::chmod(cxx.c_str(), 0755);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const cli_run r = run_cli("integrate --expr 'x[0] * 3' --dim 1 --backend cpu", "CXX='" + cxx + "'");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("could not write its output (No space left on device"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("final link failed"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Build folders left in the cache by compilations killed outright (SIGKILL) are removed by the
+// next compilation: one whose owner process has ended, one without an owner older than a day;
+// the folder of a running compilation (its owner alive) stays.
+TEST(JitCli, StaleBuildFoldersAreRemovedByTheNextCompilation) {
+  const std::string jit_dir = cache_home() + "/mcubes/jit";
+  const cli_run first = run_cli("integrate --expr 'x[0] + 2' --dim 1 --backend cpu --calls-per-iter 1e3 "
+                                "--max-iterations 1 --skip 0 --min-iterations 1 -q");
+  if (first.exit_code == 3 && first.err.find("no C++ compiler") != std::string::npos)
+    GTEST_SKIP() << "no C++ compiler for the run-time compilation";
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string dead = jit_dir + "/build.dead01", orphan = jit_dir + "/build.orph01", live = jit_dir + "/build.live01";
+  for (const std::string& d : {dead, orphan, live}) ASSERT_EQ(::mkdir(d.c_str(), 0700), 0) << d;
+  std::ofstream(dead + "/owner") << "999999999 " << host << "\n";  // beyond any pid_max: not running
+  std::ofstream(dead + "/integrand.so") << "partial";
+  std::ofstream(orphan + "/integrand.so") << "partial";
+  const timespec old_times[2] = {{std::time(nullptr) - 3 * 24 * 3600, 0}, {std::time(nullptr) - 3 * 24 * 3600, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, orphan.c_str(), old_times, 0), 0);
+  std::ofstream(live + "/owner") << ::getpid() << " " << host << "\n";
+  const cli_run r = run_cli("integrate --expr 'x[0] + 4' --dim 1 --backend cpu --calls-per-iter 1e3 "
+                            "--max-iterations 1 --skip 0 --min-iterations 1 -q");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  struct stat st;
+  EXPECT_NE(::stat(dead.c_str(), &st), 0) << "the folder of an ended compilation is still there";
+  EXPECT_NE(::stat(orphan.c_str(), &st), 0) << "the old folder without an owner is still there";
+  EXPECT_EQ(::stat(live.c_str(), &st), 0) << "the folder of a running compilation was removed";
+  ::unlink((live + "/owner").c_str());
+  ::rmdir(live.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+// Killed outright (SIGKILL) during the compilation, the command takes the compiler with it: the
+// compiler driver and what the driver started (here a `sleep` standing for cc1plus).
+TEST(JitCli, SigkillDuringTheCompilationEndsTheCompilersChildrenToo) {
+  const std::string dir = fresh_folder("jit_cli_sigkill");
+  const std::string cxx = dir + "/slow-c++";
+  std::ofstream(cxx) << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'g++ (slow) 1.0'; exit 0; fi\n"
+                        "sleep 30 &\necho $! > '" << dir << "/worker.tmp'\nmv '" << dir << "/worker.tmp' '" << dir
+                     << "/worker'\nwait\n";
+  ::chmod(cxx.c_str(), 0755);
+  const child c = start({"integrate", "--expr", "x[0] + 5", "--dim", "1", "--backend", "cpu"}, {{"CXX", cxx}});
+  ASSERT_TRUE(wait_until([&] { return ::access((dir + "/worker").c_str(), F_OK) == 0; })) << read_file(c.err);
+  std::ifstream in(dir + "/worker");
+  pid_t worker = 0;
+  in >> worker;
+  ASSERT_GT(worker, 0);
+  ::kill(c.pid, SIGKILL);
+  EXPECT_EQ(c.wait(), 128 + SIGKILL);
+  const auto ended = [&] {  // gone, or a zombie that nobody reaped yet
+    if (::kill(worker, 0) != 0) return true;
+    const std::string stat = read_file("/proc/" + std::to_string(worker) + "/stat");
+    const std::size_t paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+  };
+  EXPECT_TRUE(wait_until(ended)) << "the compiler's child outlived the command";
 }
 
 }  // namespace

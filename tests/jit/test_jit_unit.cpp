@@ -319,8 +319,20 @@ TEST(JitToolchain, AMissingCompilerNamesWhereItLookedAndWhatToInstall) {
     jit::find_cxx("", 5, empty + "/v");
     ADD_FAILURE() << "a compiler was found on an empty PATH";
   } catch (const jit::toolchain_error& e) {
-    EXPECT_NE(std::string(e.what()).find("$CXX ('my-cxx', not found)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the C++ compiler of $CXX, 'my-cxx', was not found"), std::string::npos)
+        << e.what();
   }
+  // A $CXX that is set but not found is refused even where c++ is on PATH (never another compiler).
+  ::setenv("PATH", saved_path.c_str(), 1);
+  ::setenv("CXX", "clang++-99", 1);
+  try {
+    const jit::compiler c = jit::find_cxx("", 5, empty + "/v");
+    ADD_FAILURE() << "$CXX=clang++-99 gave " << c.path;
+  } catch (const jit::toolchain_error& e) {
+    EXPECT_NE(std::string(e.what()).find("$CXX, 'clang++-99', was not found"), std::string::npos) << e.what();
+  }
+  ::setenv("PATH", empty.c_str(), 1);
+  ::setenv("CXX", "my-cxx", 1);
   ::setenv("CUDACXX", "/nonexistent/nvcc", 1);
   if (jit::find_program("/usr/local/cuda/bin/nvcc").empty()) {
     EXPECT_THROW(jit::find_nvcc("", 5, empty + "/v"), jit::toolchain_error);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -18,9 +19,32 @@
 
 #include <mcubes/error.hpp>
 
+#include "parse.hpp"
 #include "pi_command.hpp"
 
 namespace {
+
+// The integer options read the count forms when the value is an exact integer, so that a refusal
+// of "1e9" for a range that holds 10^9 never says it is out of range; values outside the range,
+// fractions and other text are refused with the range.
+TEST(ParseInt, TakesTheCountFormsOfAnExactIntegerInRange) {
+  using mcubes::cli::parse_int;
+  EXPECT_EQ(parse_int("1e9", "--max-iterations", 1, 1000000000), 1000000000);
+  EXPECT_EQ(parse_int("2.5e1", "--dim", 1, 32), 25);
+  EXPECT_EQ(parse_int("-1e2", "--x", -1000, 0), -100);
+  EXPECT_EQ(parse_int("1E0", "--x", 1, 1), 1);
+  EXPECT_EQ(parse_int("-9.223372036854775808e18", "--x", std::numeric_limits<long long>::min(), 0),
+            std::numeric_limits<long long>::min());
+  for (const char* bad : {"2e9", "1e10", "2.5", "1e-1", "1e", "e3", ".e1", "1e+", "-", "9.3e18"}) {
+    try {
+      parse_int(bad, "--max-iterations", 1, 1000000000);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const mcubes::invalid_input& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("--max-iterations must be an integer in [1, 1000000000], got '") + bad + "'");
+    }
+  }
+}
 
 /// Parses `args` (after "mcubes") with only the pi subcommand registered and runs it.
 int run_in_process(const std::string& args) {

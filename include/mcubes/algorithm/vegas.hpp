@@ -208,9 +208,12 @@ class vegas_run {
     }
   }
 
-  /// Ends the run where it stands (an external stop: status interrupted unless already ended).
+  /// Ends the run where it stands (an external stop: status interrupted unless already ended). The
+  /// iteration under way, if any, is dropped, and the state's next iteration index is set back to
+  /// it, so that a later run continues as this one would have.
   void stop() {
     if (phase_ == phase::done) return;
+    state_.next_iteration = it_;
     stopped_ = true;
     phase_ = phase::done;
   }
@@ -404,7 +407,9 @@ class vegas_run {
 /// (result::inverse_variance_estimate), and result::warnings flags the signs of an underestimated
 /// error (result.hpp: warning). The run stops as converged at the first iteration where at least
 /// min_iterations are accumulated, error <= max(abs_tol, rel_tol |estimate|) and
-/// chi2/dof <= max_chi2_dof; as interrupted when `on_iteration` returns run_control::stop; otherwise
+/// chi2/dof <= max_chi2_dof; as interrupted when `on_iteration` returns run_control::stop or
+/// opt.stop is requested (execution.hpp's stop_request: looked at before every pass; the CPU
+/// backend abandons a pass mid-way, which never contributes a partial iteration); otherwise
 /// after max_iterations as not_converged, or (nothing accumulated) as not_resolved when no sample
 /// was non-zero and as underflow when non-zero samples gave only underflowing estimates (result.hpp).
 ///
@@ -434,7 +439,17 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
   };
   const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
   while (!run.done()) {
-    iteration_sums sums = backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
+    if (opt.stop != nullptr && opt.stop->requested()) {  // execution::stop: before every pass
+      run.stop();
+      break;
+    }
+    iteration_sums sums;
+    try {
+      sums = backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
+    } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
+      run.stop();
+      break;
+    }
     run.take(sums, fail, adapt, on_iteration);
   }
   return run.finish(on_iteration);

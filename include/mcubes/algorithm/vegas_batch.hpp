@@ -193,7 +193,10 @@ inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
 /// Integrates f(., params[k]) over regions[k] (regions.size() == 1: the same region for all) for
 /// k = 0..K-1 with m-Cubes on `backend`, as a batch (see the file comment for the rounds and the
 /// determinism contract). `opt` applies to every integral, except its seed: integral k uses
-/// batch_seed(opt.seed, k). Returns the K results in order.
+/// batch_seed(opt.seed, k). Returns the K results in order. A stop requested through opt.stop
+/// (execution.hpp's stop_request; looked at after every round, and between tiles by a CPU backend
+/// made with it, which abandons the round whole) ends every active integral with status
+/// interrupted and its completed iterations, as on_round's stop does.
 ///
 /// With `failures` (non-null), a failing integral does not end the batch: it leaves it (its later
 /// passes are not sampled), (*failures)[k] holds its exception, and result k holds the iterations
@@ -422,15 +425,36 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     if (!L.active.empty()) start(L);
   };
 
+  // Ends every active integral with status interrupted, its completed iterations kept (the passes
+  // already started are not taken).
+  const auto stop_all = [&] {
+    drain();
+    for (lane& L : lanes) {
+      for (const std::size_t k : L.active) {
+        runs[k]->stop();
+        out[k] = runs[k]->finish();
+      }
+      L.active.clear();
+    }
+  };
   try {
     for (lane& L : lanes) start(L);
     for (;;) {
-      bool any = false;
+      bool any = false, abandoned = false;
       for (lane& L : lanes)
         if (L.in_flight) {
-          round_of(L);
+          try {
+            round_of(L);
+          } catch (const pass_abandoned&) {  // execution::stop mid-pass: the round is discarded whole
+            abandoned = true;
+            break;
+          }
           any = true;
         }
+      if (abandoned || (any && opt.stop != nullptr && opt.stop->requested())) {
+        stop_all();
+        break;
+      }
       if (!any) break;
       ++progress.round;
       std::size_t active = 0;
@@ -440,14 +464,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
         for (const lane& L : lanes)
           for (const std::size_t k : L.active) now.n_eval += runs[k]->evaluations();
         if (on_round(now) == run_control::stop) {
-          drain();  // the passes already started are not taken: the completed iterations are the result
-          for (lane& L : lanes) {
-            for (const std::size_t k : L.active) {
-              runs[k]->stop();
-              out[k] = runs[k]->finish();
-            }
-            L.active.clear();
-          }
+          stop_all();
           break;
         }
       }

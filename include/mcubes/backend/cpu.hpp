@@ -35,6 +35,7 @@
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
 #include "../error.hpp"
+#include "../execution.hpp"
 #include "cpu/array_path.hpp"
 #include "cpu/fast_path.hpp"
 #include "cpu/vector_pass.hpp"
@@ -57,7 +58,8 @@ struct cpu_pass {
 class cpu_backend {
  public:
   /// @param threads number of worker threads; 0 = std::thread::hardware_concurrency().
-  explicit cpu_backend(int threads = 0) {
+  /// @param stop_on the stop request (execution::stop) that sample passes honour, or null.
+  explicit cpu_backend(int threads = 0, const stop_request* stop_on = nullptr) : stop(stop_on) {
     MCUBES_EXPECTS(threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", threads);
     threads_ = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   }
@@ -66,6 +68,12 @@ class cpu_backend {
   /// Test hook: true runs every chunk through core/sampler.hpp's sample_chunk (the code the CUDA
   /// kernels share) instead of the batched CPU fast path; the results are bitwise the same.
   bool serial_sampler = false;
+  /// The stop request that sample(), sample_passes() and sample_batch() honour, or null: the
+  /// workers look at it (a relaxed load) before each tile and, for scalar integrands, before each
+  /// batch of 64 samples; once it is requested they stop, and a pass during which it was requested
+  /// throws pass_abandoned, its partial sums discarded. (An array integrand's tile, and a call of
+  /// the integrand, are finished first.)
+  const stop_request* stop = nullptr;
 
   /// Runs V-Sample (adapt = true) or V-Sample-No-Adjust over chunks 0, stride, 2*stride, ...
   /// (stride > 1 only for the bin-scale probe, whose sums are not used).
@@ -81,7 +89,8 @@ class cpu_backend {
   /// pool of work: threads take (pass, tile) pairs in pass-major order. Pass i's sums are bitwise
   /// those of sample() for it alone (the same tiles, the same trees, exact integer bins).
   /// `integrand(i)` returns pass i's integrand (a functor, by value or reference).
-  /// @throws the first exception an integrand throws.
+  /// @throws the first exception an integrand throws; pass_abandoned when `stop` was requested
+  ///         before the last tile was taken.
   template <int D, class IntegrandOf>
   std::vector<iteration_sums> sample_passes(const cpu_pass<D>* passes, std::size_t n_passes,
                                             const IntegrandOf& integrand) const {
@@ -122,6 +131,7 @@ class cpu_backend {
     };
     std::vector<std::vector<worker_pass>> per_worker(n_workers, std::vector<worker_pass>(n_passes));
     std::atomic<std::uint64_t> next{0};
+    std::atomic<bool> abandoned{false};
     std::exception_ptr failure;
     std::mutex failure_mutex;
 
@@ -131,6 +141,11 @@ class cpu_backend {
         cpu_detail::array_workspace<D> buffers;  // used by array integrands only
         std::size_t i = 0;  // the pass of the current unit (units are claimed in increasing order)
         for (std::uint64_t u = next++; u < n_units; u = next++) {
+          if (stop != nullptr && stop->requested()) {  // abandon the pass: no further tile
+            abandoned = true;
+            next = n_units;
+            break;
+          }
           while (u >= plan[i].first_unit + plan[i].n_tiles) ++i;
           const pass_plan& pl = plan[i];
           const cpu_pass<D>& ps = passes[i];
@@ -153,19 +168,34 @@ class cpu_backend {
           } else if (ps.stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
             if (ps.adapt)
               cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
-                                           sink);
+                                           sink, stop);
             else
               cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
-                                           none);
+                                           none, stop);
           } else {
             for (std::uint64_t c = 0; c < count; ++c) {
+              if (stop != nullptr && stop->requested()) break;  // abandoned below
               const std::uint64_t chunk = (first + c) * ps.stride;
+              if (!serial_sampler) {  // the probe's chunks one at a time on the fast path (same bits)
+                if (ps.adapt)
+                  cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
+                                               wp.flags, sink, stop);
+                else
+                  cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
+                                               wp.flags, none, stop);
+                continue;
+              }
               const chunk_partial part = ps.adapt ? sample_chunk<D>(f, sp, ps.map, chunk, sink)
                                                   : sample_chunk<D>(f, sp, ps.map, chunk, none);
               est[c] = part.estimate;
               var[c] = part.variance;
               merge_flags(wp.flags, part);
             }
+          }
+          if (stop != nullptr && stop->requested()) {  // during the tile: its sums may be incomplete
+            abandoned = true;
+            next = n_units;
+            break;
           }
           tile_est[u] = pairwise_sum(est.data(), count, pl.tile);
           tile_var[u] = pairwise_sum(var.data(), count, pl.tile);
@@ -185,6 +215,7 @@ class cpu_backend {
       for (auto& th : pool) th.join();
     }
     if (failure) std::rethrow_exception(failure);
+    if (abandoned) throw pass_abandoned();
 
     std::vector<iteration_sums> out(n_passes);
     for (std::size_t i = 0; i < n_passes; ++i) {

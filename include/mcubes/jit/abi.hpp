@@ -66,6 +66,9 @@ typedef struct mcubes_jit_options {
   uint64_t samples;     ///< plain Monte Carlo: N
   uint64_t n_per_axis;  ///< midpoint rule: points per axis
   int32_t threads, cuda_threads_per_block, device;
+  /// execution::stop: an mcubes::stop_request (execution.hpp: one lock-free std::atomic<bool>, the
+  /// same object in the program and the object, both compiled with the same headers), or null.
+  const void* stop;
 } mcubes_jit_options;
 
 /// mcubes::iteration_record.

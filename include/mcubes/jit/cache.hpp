@@ -7,7 +7,9 @@
 ///       <key>.so    the object (a shared library)
 ///       <key>.cpp   (.cu for nvcc) the generated source it was compiled from, for reading
 ///       <key>.key   the key text, then "object-sha256 <hex>": written last
-///       build.XXXXXX/   a compilation in progress (removed when it ends)
+///       build.XXXXXX/   a compilation in progress (removed when it ends; its file `owner` names
+///                       the process and host; one left by a compilation killed outright is
+///                       removed by the next compilation, jit.hpp's remove_stale_build_folders)
 ///
 /// <key> is the hex SHA-256 of the key text, which names everything that decides the object's
 /// bits: the mcubes version and ABI, the backend, the compiler (resolved path and its --version),

@@ -197,6 +197,7 @@ void set_execution(execution& ex, const mcubes_jit_options& o) {
   ex.threads = o.threads;
   ex.cuda_threads_per_block = o.cuda_threads_per_block;
   ex.device = o.device;
+  ex.stop = static_cast<const stop_request*>(o.stop);
 }
 
 /// The vegas_options of the call (a single run's, or every integral's of a batch).
@@ -230,7 +231,7 @@ auto object_backend(const mcubes_jit_options& o) {
   return cuda_backend(policy, o.device);
 #else
   static_assert(Backend == mcubes_jit_cpu, "an object compiled by a C++ compiler runs on the CPU backend");
-  return cpu_backend(o.threads);
+  return cpu_backend(o.threads, static_cast<const stop_request*>(o.stop));
 #endif
 }
 

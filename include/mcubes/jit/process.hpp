@@ -3,7 +3,9 @@
 /// Running a compiler (POSIX): find a program on PATH, run it with a time limit and collect its
 /// output. The child runs in its own process group, so that a timeout or a cancellation kills it
 /// with everything it started (the compiler driver's cc1plus, as, ld; nvcc's cicc, ptxas); on Linux
-/// it also dies with the thread that started it (PR_SET_PDEATHSIG). Its messages are in English
+/// it also dies with the thread that started it, with everything it started: the child is a
+/// supervisor that runs the compiler and, told by PR_SET_PDEATHSIG that the thread that started it
+/// died (even by SIGKILL), kills its process group. Its messages are in English
 /// (LC_ALL=C), so that they can be read back (jit/source.hpp). Host only.
 
 #include <cerrno>
@@ -56,6 +58,13 @@ inline std::string find_program(const std::string& name) {
   return {};
 }
 
+namespace detail {
+
+/// SIGHUP handler of run_process's supervisor (the parent died): kills its process group.
+extern "C" inline void kill_own_group(int) { ::kill(0, SIGKILL); }
+
+}  // namespace detail
+
 /// What a child process did.
 struct process_result {
   int exit_code = -1;      ///< its exit status, or -1 if it did not exit normally
@@ -105,14 +114,41 @@ inline process_result run_process(const std::vector<std::string>& argv, const st
   if (pid == 0) {  // the child
     ::setpgid(0, 0);
 #if defined(__linux__)
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-#else
-    (void)parent;
-#endif
+    // A supervisor: when the thread that started it dies (even by SIGKILL), it gets SIGHUP and
+    // kills its whole process group, the compiler driver's own children (cc1plus, as, ld) included;
+    // otherwise it waits for the compiler and ends as it did.
+    {
+      struct sigaction sa;
+      std::memset(&sa, 0, sizeof sa);
+      sa.sa_handler = &detail::kill_own_group;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(SIGHUP, &sa, nullptr);
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGHUP);
+    if (::getppid() != parent) ::_exit(127);
+    const pid_t compiler = ::fork();
+    if (compiler > 0) {
+      int st = 0;
+      while (::waitpid(compiler, &st, 0) < 0 && errno == EINTR) {
+      }
+      if (WIFEXITED(st)) ::_exit(WEXITSTATUS(st));
+      const int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
+      ::signal(sig, SIG_DFL);
+      ::prctl(PR_SET_PDEATHSIG, 0);
+      ::kill(::getpid(), sig);  // end as the compiler did
+      ::_exit(128 + sig);
+    }
+    if (compiler < 0) ::_exit(127);
+    ::signal(SIGHUP, SIG_DFL);  // the compiler: the default actions
+#else
+    (void)parent;
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+#endif
     ::signal(SIGPIPE, SIG_DFL);
     if (in >= 0) ::dup2(in, 0);
     ::dup2(out, 1);

@@ -102,8 +102,10 @@ inline std::string env_or_empty(const char* name) {
 }  // namespace detail
 
 /// The C++ compiler: `requested` if not empty (a path or a name on PATH), else $CXX, else c++, else
-/// g++ on PATH. `scratch` is a file the --version output may be written to.
-/// @throws toolchain_error naming where it looked and what to install when none is found.
+/// g++ on PATH. A $CXX that is set but names no executable program is refused (never silently
+/// replaced by another compiler). `scratch` is a file the --version output may be written to.
+/// @throws toolchain_error naming where it looked and what to install when none is found, or the
+///         $CXX that was not found.
 inline compiler find_cxx(const std::string& requested, double timeout, const std::string& scratch) {
   if (!requested.empty()) {
     const std::string p = find_program(requested);
@@ -112,6 +114,10 @@ inline compiler find_cxx(const std::string& requested, double timeout, const std
   }
   const std::string env = detail::env_or_empty("CXX");
   std::string p = env.empty() ? std::string() : find_program(env);
+  if (!env.empty() && p.empty())
+    throw toolchain_error("the C++ compiler of $CXX, '" + env +
+                          "', was not found (an executable path, or a program on PATH): install it, or unset CXX "
+                          "to use c++ or g++");
   if (p.empty()) p = find_program("c++");
   if (p.empty()) p = find_program("g++");
   if (p.empty())
@@ -122,7 +128,8 @@ inline compiler find_cxx(const std::string& requested, double timeout, const std
 }
 
 /// The CUDA compiler: `requested` if not empty, else $CUDACXX, else nvcc on PATH, else
-/// /usr/local/cuda/bin/nvcc. @throws toolchain_error naming where it looked and what to install.
+/// /usr/local/cuda/bin/nvcc. A $CUDACXX that is set but names no executable program is refused.
+/// @throws toolchain_error naming where it looked and what to install, or the $CUDACXX not found.
 inline compiler find_nvcc(const std::string& requested, double timeout, const std::string& scratch) {
   if (!requested.empty()) {
     const std::string p = find_program(requested);
@@ -131,6 +138,10 @@ inline compiler find_nvcc(const std::string& requested, double timeout, const st
   }
   const std::string env = detail::env_or_empty("CUDACXX");
   std::string p = env.empty() ? std::string() : find_program(env);
+  if (!env.empty() && p.empty())
+    throw toolchain_error("the CUDA compiler of $CUDACXX, '" + env +
+                          "', was not found (an executable path, or a program on PATH): install it, or unset "
+                          "CUDACXX to use nvcc");
   if (p.empty()) p = find_program("nvcc");
   if (p.empty()) p = find_program("/usr/local/cuda/bin/nvcc");
   if (p.empty())

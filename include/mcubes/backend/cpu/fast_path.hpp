@@ -38,6 +38,7 @@
 #include "../../core/sampler.hpp"
 #include "../../core/stratification.hpp"
 #include "../../error.hpp"
+#include "../../execution.hpp"
 
 namespace mcubes {
 
@@ -504,10 +505,12 @@ struct sample_accumulator {
 /// Work saved: Philox and the map run vectorised over a batch of samples (SSE2, or AVX2 when the
 /// CPU has it); sub-cube coordinates come from small per-axis tables or runs, with no division
 /// after the first sub-cube; the point is built in place for f; chunk boundaries restart nothing.
+/// `stop` (execution::stop, or null) is looked at before each batch of 64 samples: once it is
+/// requested the call returns at once, its sums incomplete (the caller abandons the pass).
 template <int D, class F, class Bins>
 inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                           const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count, double* est,
-                          double* var, chunk_partial& flags, Bins& bins) {
+                          double* var, chunk_partial& flags, Bins& bins, const stop_request* stop = nullptr) {
   const std::uint64_t cube_begin = first * sp.chunk_cubes;
   std::uint64_t cube_end = (first + count) * sp.chunk_cubes;
   if (cube_end > sp.n_cubes) cube_end = sp.n_cubes;
@@ -518,6 +521,7 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   int bin[D][batch];  // bin of each sample, axis-major
   point<D> xs[batch];
   for (;;) {
+    if (stop != nullptr && stop->requested()) return;
     const std::uint64_t index0 = gen.index();
     const int n = gen.next(xs, jac, bin);
     if (n == 0) break;
