@@ -20,16 +20,22 @@ double available_memory_bytes() {
   return 0;
 }
 
+vegas_options calibration_options(const vegas_options& o) {
+  vegas_options c = o;
+  c.calls_per_iteration = std::min<std::uint64_t>(o.calls_per_iteration, 1u << 16);
+  c.max_iterations = 2;
+  c.adapt_iterations = 2;
+  c.skip = 0;
+  c.min_iterations = 1;
+  c.rel_tol = 1e-300;  // never converges: both iterations run
+  c.abs_tol = 0;
+  return c;
+}
+
 double calibrate(const run_request& rq, runner run) {
   run_request c = rq;
   c.on_iteration = nullptr;
-  c.options.calls_per_iteration = std::min<std::uint64_t>(rq.options.calls_per_iteration, 1u << 16);
-  c.options.max_iterations = 2;
-  c.options.adapt_iterations = 2;
-  c.options.skip = 0;
-  c.options.min_iterations = 1;
-  c.options.rel_tol = 1e-300;  // never converges: both iterations run
-  c.options.abs_tol = 0;
+  c.options = calibration_options(rq.options);
   const result r = c.backend.used == backend_kind::cuda && c.compiled == nullptr ? run_suite_on_cuda(c) : run(c);
   if (r.records.empty()) return 0;  // stopped by a signal (execution::stop) before one iteration
   const iteration_record& last = r.records.back();

@@ -140,13 +140,7 @@ void warn_long_rounds(const scan_request& rq, scan_runner run, std::uint64_t K, 
   const std::vector<std::vector<double>> copies(std::min<std::uint64_t>(K, 64), rq.points->front());
   c.points = &copies;
   c.on_round = nullptr;
-  c.options.calls_per_iteration = std::min<std::uint64_t>(rq.options.calls_per_iteration, 1u << 16);
-  c.options.max_iterations = 2;
-  c.options.adapt_iterations = 2;
-  c.options.skip = 0;
-  c.options.min_iterations = 1;
-  c.options.rel_tol = 1e-300;  // never converges: both iterations run
-  c.options.abs_tol = 0;
+  c.options = calibration_options(rq.options);
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<result> rs = c.backend.used == backend_kind::cuda ? run_scan_on_cuda(c) : run(c);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
