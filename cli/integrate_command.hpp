@@ -4,7 +4,7 @@
 /// per-iteration table and the result (or only the result with --quiet), optionally a JSON record.
 /// Exit codes: 0 converged, 1 not converged / not resolved / underflow (result still printed),
 /// 2 bad input, 3 runtime failure (exceptions propagate to main, which maps them), 130 / 143 when
-/// SIGINT / SIGTERM stopped the run at an iteration boundary (result and JSON written).
+/// SIGINT / SIGTERM stopped the run (the completed iterations kept; result and JSON written).
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
