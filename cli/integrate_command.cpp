@@ -159,8 +159,7 @@ int run_integrate(const integrate_args& a) {
     check_stdout();
   }
   progress_line progress(!a.no_progress && isatty(fileno(stderr)));
-  record_schedule schedule;
-  bool warned = false;
+  running_record record;
   result last;  // the completed iterations (a failed run's record), O(1) per iteration: no copy of so_far
   rq.on_iteration = [&](const iteration_record& rec, const result& so_far) {
     progress.clear();
@@ -176,21 +175,13 @@ int run_integrate(const integrate_args& a) {
       print_iteration_row(stdout, rec);
       check_stdout();
     }
-    if (json_file && !json_file->stream() && schedule.due(seconds_now())) {
-      const double started = seconds_now();
-      try {
+    if (json_file)
+      record.step(*json_file, seconds_now, [&] {
         run_report partial = report;
         partial.res = so_far;
         partial.run_state = "running";
-        json_file->write(to_json(partial).dump(2) + "\n", false);
-      } catch (const std::exception& ex) {
-        if (!warned)
-          std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the final record is written at the end)\n",
-                       ex.what());
-        warned = true;
-      }
-      schedule.wrote(started, seconds_now());
-    }
+        return to_json(partial).dump(2) + "\n";
+      }, "run");
     progress.update(so_far, opts.max_iterations);
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };

@@ -5,6 +5,8 @@
 /// target, replaced atomically; a character device, a FIFO or /dev/stdout written straight
 /// through); and the rule for rewriting a running command's record (record_schedule).
 
+#include <cstdio>
+#include <exception>
 #include <string>
 
 namespace mcubes::cli {
@@ -55,6 +57,33 @@ class record_schedule {
  private:
   bool written_ = false;
   double last_end_ = 0, last_duration_ = 0;
+};
+
+/// A command's running record: written by record_schedule's rule at each step; a failing write
+/// warns once on stderr ("the <what> goes on") and is otherwise ignored (only the final record's
+/// write is an error). Streams (a device, a FIFO) get the final record only.
+class running_record {
+ public:
+  /// One step: `now()` gives seconds on a monotonic clock, `text()` the record's text (built only
+  /// when a write is due); `what` names the work ("run", "scan") in the warning.
+  template <class Clock, class Text>
+  void step(const atomic_output_file& file, const Clock& now, const Text& text, const char* what) {
+    if (file.stream() || !schedule_.due(now())) return;
+    const double started = now();
+    try {
+      file.write(text(), false);
+    } catch (const std::exception& ex) {
+      if (!warned_)
+        std::fprintf(stderr, "mcubes: warning: %s; the %s goes on (the final record is written at the end)\n", ex.what(),
+                     what);
+      warned_ = true;
+    }
+    schedule_.wrote(started, now());
+  }
+
+ private:
+  record_schedule schedule_;
+  bool warned_ = false;
 };
 
 }  // namespace mcubes::cli

@@ -268,26 +268,17 @@ int run_scan(const scan_args& sa) {
   warn_long_rounds(rq, run, grid.size, report.plan.n_eval);
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  record_schedule schedule;
-  bool warned = false;
+  running_record record;
   rq.on_round = [&](const batch_progress& p) {
     report.progress = p;
     report.seconds = elapsed();
     progress.update(p, report.seconds);
-    if (json_file && !json_file->stream() && schedule.due(elapsed())) {
-      const double started = elapsed();
-      try {
+    if (json_file)
+      record.step(*json_file, elapsed, [&] {
         scan_report partial = report;
         partial.run_state = "running";
-        json_file->write(scan_json_text(partial, user_report), false);
-      } catch (const std::exception& ex) {
-        if (!warned)
-          std::fprintf(stderr, "mcubes: warning: %s; the scan goes on (the final record is written at the end)\n",
-                       ex.what());
-        warned = true;
-      }
-      schedule.wrote(started, elapsed());
-    }
+        return scan_json_text(partial, user_report);
+      }, "scan");
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
   try {
