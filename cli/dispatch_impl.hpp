@@ -1,9 +1,11 @@
 #pragma once
 /// @file cli/dispatch_impl.hpp
 /// The definition of run_integrand<Desc> (integrand_dispatch.hpp): every dimension of the
-/// integrand (suite::visit_dimension) runs mcubes::vegas_with over its region on the chosen backend
-/// (run_backend.hpp). Each (integrand, D) pair is a separate instantiation of the whole sampling
-/// loop (about 0.65 s of g++ -O3 each); included only by the one-line files cli/dispatch_<name>.cpp.
+/// integrand in suite::precompiled_dims (suite::visit_precompiled_dimension) runs mcubes::vegas_with
+/// over its region on the chosen backend (run_backend.hpp); the command compiles the others at run
+/// time (user_integrand.hpp, suite_compiled_at_run_time). Each (integrand, D) pair is a separate
+/// instantiation of the whole sampling loop (about 0.65 s of g++ -O3 each); included only by the
+/// one-line files cli/dispatch_<name>.cpp.
 
 #include <array>
 #include <type_traits>
@@ -44,13 +46,14 @@ auto integrand_at(const std::vector<double>& values) {
 }
 
 /// Calls run(f, region) with the integrand's functor at the run's parameters (rq.params; empty: the
-/// paper's; integrand_at) and its region [lower, upper]^D for the run's dimension D: every dimension
-/// of Desc is compiled in (suite::visit_dimension). Shared by the CPU runners and the CUDA ones
+/// paper's; integrand_at) and its region [lower, upper]^D for the run's dimension D: the dimensions
+/// of Desc in suite::precompiled_dims are compiled in (suite::visit_precompiled_dimension; any
+/// other d is invalid_input here: the command routes it to the run-time compiler before). Shared by the CPU runners and the CUDA ones
 /// (integrate_cuda_impl.cuh). The parameters change only the functor, never the seed or the plan.
 template <class Desc, class Run>
 result run_in_dimension(const run_request& rq, Run&& run) {
   const auto f = integrand_at<Desc>(rq.params);
-  return suite::visit_dimension<Desc, result>(rq.dim, [&](auto dim) {
+  return suite::visit_precompiled_dimension<Desc, result>(rq.dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
     return run(f, region_of<D, Desc>(rq));
   });

@@ -60,9 +60,11 @@ int run_integrate(const integrate_args& a) {
   const suite::entry* e = user ? &user_entry(a, n_user_params) : suite::find(a.name);
   MCUBES_EXPECTS(e != nullptr, "unknown integrand '", a.name, "' (known: ", known_names(), ")");
   MCUBES_EXPECTS(user || a.compile_timeout_opt->count() == 0, "--compile-timeout applies to --expr and --body only");
-  const runner run = user ? &run_user_integrand : find_runner(e->name);
-  if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   const int dim = user ? user_dim : resolve_dim(a, *e);
+  // A suite integrand outside suite::precompiled_dims is compiled at run time (the same bits).
+  const bool suite_jit = !user && suite_compiled_at_run_time(*e, dim);
+  const runner run = user || suite_jit ? &run_user_integrand : find_runner(e->name);
+  if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   const vegas_options opts = resolve_options(a, *e, dim);
   const std::vector<double> params = resolve_params(a, *e, dim);
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
@@ -78,7 +80,7 @@ int run_integrate(const integrate_args& a) {
   rq.dim = dim;
   rq.params = params;
   rq.options = opts;
-  rq.backend = user ? choose_user_backend(opts.backend) : choose_backend(opts.backend, e->name, dim);
+  rq.backend = user || suite_jit ? choose_user_backend(opts.backend) : choose_backend(opts.backend, e->name, dim);
   rq.lower = lower;
   rq.upper = upper;
 
@@ -103,7 +105,7 @@ int run_integrate(const integrate_args& a) {
     report.user = report_of(a, *compiled);
   }
   std::optional<integrand_guard> guard;  // a crash or an exit() of the compiled integrand is reported
-  if (user) guard.emplace();
+  if (user || suite_jit) guard.emplace();
   const bool on_cuda = rq.backend.used == backend_kind::cuda;
   const int cpu_threads = opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   report.threads = on_cuda ? opts.cuda_threads_per_block : cpu_threads;
@@ -123,6 +125,16 @@ int run_integrate(const integrate_args& a) {
   // From here a signal stops the run (interrupt.hpp): the CPU backend abandons a pass between
   // tiles; a CUDA pass, or an integrand call that does not return, is waited for (the notice says so).
   install_interrupt_handlers();
+  if (suite_jit) {  // after the checks of the plan: a refused run compiles nothing
+    try {
+      compiled = compile_suite_integrand(*e, dim, false, rq.backend, !a.no_progress && isatty(fileno(stderr)));
+    } catch (const jit::compile_cancelled&) {
+      std::fprintf(stderr, "mcubes: interrupted during the compilation of the integrand\n");
+      return 128 + interrupt_signal();
+    }
+    rq.compiled = compiled.get();
+    report.compiled = report_of(*e, *compiled);
+  }
   rq.options.stop = &interrupt_stop();
   const pass_stop how = on_cuda ? pass_stop::at_end : pass_stop::abandoned;
   double rate = 0;
@@ -133,6 +145,7 @@ int run_integrate(const integrate_args& a) {
   const double first_seconds = rate > 0 ? static_cast<double>(report.plan.n_eval) / rate : 0;
   if (a.dry_run) {
     if (report.user) print_compile_line(stdout, *report.user);
+    if (report.compiled) print_compile_line(stdout, *report.compiled);
     print_plan(report, opts, on_cuda, available, rate);
     check_stdout();
     return 0;
@@ -153,6 +166,7 @@ int run_integrate(const integrate_args& a) {
   if (rows) {
     print_header(stdout, report);
     if (report.user) print_compile_line(stdout, *report.user);
+    if (report.compiled) print_compile_line(stdout, *report.compiled);
     std::fprintf(stdout, "backend: %s, %d thread%s%s\n", report.backend_description.c_str(), report.threads,
                  report.threads == 1 ? "" : "s", on_cuda ? " per block" : "");
     print_table_header(stdout);
@@ -187,7 +201,7 @@ int run_integrate(const integrate_args& a) {
   };
   try {
     const pass_stop_scope running(how);
-    report.res = on_cuda && !user ? run_suite_on_cuda(rq) : run(rq);
+    report.res = on_cuda && rq.compiled == nullptr ? run_suite_on_cuda(rq) : run(rq);
   } catch (const std::exception& ex) {
     progress.clear();
     if (json_file) {  // the record says what happened; an existing file is replaced only by a complete one

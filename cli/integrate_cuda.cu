@@ -1,7 +1,8 @@
 /// @file cli/integrate_cuda.cu
 /// The CUDA side of `mcubes integrate` (compiled only when CMake enables CUDA): device queries and
 /// the dispatch from a suite integrand's name to its CUDA runner (integrate_cuda_<name>.cu), both
-/// from the suite registry: the CUDA backend offers every integrand in the dimensions the CPU does.
+/// from the suite registry: the CUDA backend offers every integrand in the dimensions the CPU does
+/// (suite::precompiled_dims; the command compiles the others at run time for either backend).
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
@@ -21,12 +22,12 @@ bool cli_cuda_supports(const std::string& name, int dim) {
   bool ok = false;
   suite::for_each_integrand([&](auto d) {
     using Desc = decltype(d);
-    if (name == Desc::name) ok = dim >= Desc::min_dim && dim <= Desc::max_dim;
+    if (name == Desc::name) ok = dim >= Desc::min_dim && dim <= Desc::max_dim && suite::is_precompiled_dim(dim);
   });
   return ok;
 }
 
-std::string cli_cuda_dims() { return "the dimensions of the CPU backend"; }
+std::string cli_cuda_dims() { return "the dimensions of the CPU backend (suite::precompiled_dims)"; }
 
 result run_suite_on_cuda(const run_request& rq) {
   return suite::visit_integrand<result>(rq.entry->name,

@@ -1,11 +1,13 @@
 #pragma once
 /// @file cli/integrate_cuda_impl.cuh
 /// The definition of run_integrand_cuda<Desc> (integrand_dispatch.hpp): every dimension of the
-/// integrand (run_in_dimension, the same dimensions as the CPU) runs mcubes::vegas with backend
-/// cuda. Each (integrand, D) pair instantiates the V-Sample kernels (adapting and not, for
-/// blocks of up to 256 and up to 1024 threads), several seconds of nvcc each, so the instantiations
-/// are split over one translation unit per integrand (cli/integrate_cuda_<name>.cu) that a parallel
-/// build compiles together.
+/// integrand (run_in_dimension, the same dimensions as the CPU) runs mcubes::vegas_with on a
+/// cuda_backend made for the run: the library entered at the algorithm layer, as the CPU runners
+/// do (run_backend.hpp), so that these units compile the CUDA engine alone (mcubes::vegas would
+/// instantiate the CPU engine too). Each (integrand, D) pair instantiates the V-Sample kernels
+/// (adapting and not, for blocks of up to 256 and up to 1024 threads), several seconds of nvcc
+/// each, so the instantiations are split over one translation unit per integrand
+/// (cli/integrate_cuda_<name>.cu) that a parallel build compiles together.
 
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
@@ -20,7 +22,7 @@ result run_integrand_cuda(const run_request& rq) {
     constexpr int D = std::decay_t<decltype(reg)>::dim;
     vegas_options o = rq.options;
     o.backend = backend_kind::cuda;
-    result r = mcubes::vegas<D>(f, reg, o, rq.on_iteration);
+    result r = vegas_with<D>(f, reg, o, cuda_backend(launch_policy_of(o), o.device), rq.on_iteration);
     r.options.backend = rq.backend.requested;
     return r;
   });

@@ -263,6 +263,7 @@ nlohmann::ordered_json to_json(const run_report& r) {
     j["source"] = std::move(u["source"]);
     j["compile"] = std::move(u["compile"]);
   }
+  if (r.compiled) j["compile"] = std::move(user_integrand_json(*r.compiled)["compile"]);
   // A failed run has no result: its estimate, error, chi2_dof, q (and what follows from them) are null.
   const bool failed = r.run_state == "failed";
   const auto value = [failed](double x) { return failed ? json(nullptr) : json_number(x); };

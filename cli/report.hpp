@@ -18,9 +18,9 @@ namespace mcubes::cli {
 
 /// An integrand given as text (--expr, --body) and what its compilation did (jit::compile_info).
 struct user_integrand_report {
-  std::string option;            ///< "--expr" or "--body"
-  std::string kind;              ///< "expression" or "body"
-  std::string text;              ///< the user's text
+  std::string option;            ///< "--expr" or "--body" (empty for a suite integrand)
+  std::string kind;              ///< "expression", "body", or "suite" (a suite integrand compiled at run time)
+  std::string text;              ///< the user's text (the suite integrand's name)
   bool cache_hit = false;        ///< the object came from the cache
   double compile_seconds = 0;    ///< the compiler's wall time (0 on a cache hit)
   double total_seconds = 0;      ///< the whole compilation step (key, lookup or compiler, load)
@@ -44,6 +44,9 @@ struct run_report {
   std::vector<double> lower, upper;     ///< the region per axis when --region/--lower/--upper replaced the
                                         ///< integrand's (its exact value then does not apply); empty: entry's
   std::optional<user_integrand_report> user;  ///< --expr/--body (no exact value); empty for the suite
+  /// A suite integrand compiled at run time (a dimension outside suite::precompiled_dims): what
+  /// the compilation did (kind "suite"; the JSON's "compile"); empty otherwise.
+  std::optional<user_integrand_report> compiled;
 };
 
 /// estimate(error) with the digits the error supports: two significant digits of the error, the

@@ -117,14 +117,17 @@ const suite::entry& user_scan_entry(const scan_args& sa, int dim, std::vector<do
 }
 
 /// The JSON record of the scan: scan_to_json, and for --expr/--body the integrand's name ("expr",
-/// "body"), its source {kind, text} and compilation (user_integrand_json).
-std::string scan_json_text(const scan_report& report, const std::optional<user_integrand_report>& user) {
+/// "body"), its source {kind, text} and compilation (user_integrand_json); for a suite integrand
+/// compiled at run time (`compiled`) its compilation.
+std::string scan_json_text(const scan_report& report, const std::optional<user_integrand_report>& user,
+                           const std::optional<user_integrand_report>& compiled) {
   nlohmann::ordered_json j = scan_to_json(report);
   if (user) {
     j["integrand"]["name"] = user->option.substr(2);
     const nlohmann::ordered_json u = user_integrand_json(*user);
     for (const auto& [key, value] : u.items()) j[key] = value;
   }
+  if (compiled) j["compile"] = user_integrand_json(*compiled)["compile"];
   return j.dump(2) + "\n";
 }
 
@@ -142,7 +145,8 @@ void warn_long_rounds(const scan_request& rq, scan_runner run, std::uint64_t K, 
   c.on_round = nullptr;
   c.options = calibration_options(rq.options);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<result> rs = c.backend.used == backend_kind::cuda ? run_scan_on_cuda(c) : run(c);
+  const std::vector<result> rs =
+      c.backend.used == backend_kind::cuda && c.compiled == nullptr ? run_scan_on_cuda(c) : run(c);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rs.empty() || rs.front().records.size() < 2 || !(seconds > 0)) return;
   const double calls = static_cast<double>(rs.front().records.back().n_eval);
@@ -177,7 +181,9 @@ int run_scan(const scan_args& sa) {
   const scan_grid grid = parse_scan_grid(sa.params, *e);
   MCUBES_EXPECTS(!e->parameters.empty(), "integrand ", e->name,
                  " has no parameters to scan (f1..f6 have a and u; use 'mcubes integrate ", e->name, "')");
-  const scan_runner run = user ? &run_user_scan : find_scan_runner(e->name);
+  // A suite integrand outside suite::precompiled_dims is compiled at run time (the same bits).
+  const bool suite_jit = !user && suite_compiled_at_run_time(*e, dim);
+  const scan_runner run = user || suite_jit ? &run_user_scan : find_scan_runner(e->name);
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled scan runner in this build");
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   const double available = available_memory_bytes();
@@ -202,7 +208,7 @@ int run_scan(const scan_args& sa) {
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
   const backend_choice backend =  // may be a runtime failure
-      user ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
+      user || suite_jit ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
   const bool on_cuda = backend.used == backend_kind::cuda;
   std::shared_ptr<const jit::compiled_integrand> compiled;
   std::optional<user_integrand_report> user_report;
@@ -218,7 +224,7 @@ int run_scan(const scan_args& sa) {
     user_report = report_of(a, *compiled);
   }
   std::optional<integrand_guard> guard;  // a crash or an exit() of the compiled integrand is reported
-  if (user) guard.emplace();
+  if (user || suite_jit) guard.emplace();
 
   scan_report report;
   report.entry = e;
@@ -235,6 +241,17 @@ int run_scan(const scan_args& sa) {
   report.device_bytes = on_cuda ? scan_device_bytes(grid.size, dim, opts.n_bins) : 0;
   report.json_iterations = sa.json_iterations;
   check_memory(report.host_bytes, on_cuda);
+  std::optional<user_integrand_report> compiled_report;
+  if (suite_jit) {  // after the checks: a refused scan compiles nothing
+    install_interrupt_handlers();
+    try {
+      compiled = compile_suite_integrand(*e, dim, true, backend, !a.no_progress && isatty(fileno(stderr)));
+    } catch (const jit::compile_cancelled&) {
+      std::fprintf(stderr, "mcubes: interrupted during the compilation of the integrand\n");
+      return 128 + interrupt_signal();
+    }
+    compiled_report = report_of(*e, *compiled);
+  }
 
   // 2. The header, then the batch: one progress line per round on a terminal, the JSON record
   // (status "running", the progress; a file) replaced atomically by the rule of record_schedule
@@ -246,6 +263,7 @@ int run_scan(const scan_args& sa) {
   if (text && !a.quiet) {
     print_scan_header(stdout, report);
     if (user_report) print_compile_line(stdout, *user_report);
+    if (compiled_report) print_compile_line(stdout, *compiled_report);
     check_stdout();
   }
   scan_request rq;
@@ -277,13 +295,13 @@ int run_scan(const scan_args& sa) {
       record.step(*json_file, elapsed, [&] {
         scan_report partial = report;
         partial.run_state = "running";
-        return scan_json_text(partial, user_report);
+        return scan_json_text(partial, user_report, compiled_report);
       }, "scan");
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
   try {
     try {
-      report.results = on_cuda ? run_scan_on_cuda(rq) : run(rq);
+      report.results = on_cuda && rq.compiled == nullptr ? run_scan_on_cuda(rq) : run(rq);
     } catch (const batch_error& ex) {  // name the point of the failing integral
       const std::string what = ex.what();
       const std::size_t colon = what.find(": ");
@@ -299,7 +317,7 @@ int run_scan(const scan_args& sa) {
       report.failure = ex.what();
       report.seconds = elapsed();
       try {
-        json_file->write(scan_json_text(report, user_report), true);
+        json_file->write(scan_json_text(report, user_report, compiled_report), true);
       } catch (const std::exception&) {
       }
     }
@@ -335,7 +353,7 @@ int run_scan(const scan_args& sa) {
     print_scan_summary(stdout, report);
     check_stdout();
   }
-  const std::string dumped = scan_json_text(report, user_report);
+  const std::string dumped = scan_json_text(report, user_report, compiled_report);
   if (json_stdout) {
     std::fputs(dumped.c_str(), stdout);
     check_stdout();

@@ -1,7 +1,7 @@
 #pragma once
 /// @file cli/scan_cuda_impl.cuh
-/// The definition of scan_integrand_cuda<Desc> (scan_dispatch.hpp): one parameter batch with
-/// backend cuda (mcubes::vegas_batch) in the dimensions 1..scan_cuda_max_dim (scan_dispatch.hpp). Each (integrand, D)
+/// The definition of scan_integrand_cuda<Desc> (scan_dispatch.hpp): one parameter batch on a
+/// cuda_backend made for the scan (vegas_batch_with: the CUDA engine alone) in the dimensions 1..scan_cuda_max_dim (scan_dispatch.hpp). Each (integrand, D)
 /// pair instantiates the batch kernels (sampling, adapting, reductions), many seconds of nvcc each,
 /// so the CUDA scan is compiled for the low dimensions only (a scan's integrals are usually small
 /// ones) and split over one translation unit per integrand (cli/scan_cuda_<name>.cu).
@@ -24,8 +24,9 @@ std::vector<result> scan_integrand_cuda(const scan_request& rq) {
     constexpr int D = decltype(dim)::value;
     vegas_options o = rq.options;
     o.backend = backend_kind::cuda;
-    std::vector<result> rs = mcubes::vegas_batch<D>(typename Desc::functor{}, region<D>::cube(Desc::lower, Desc::upper),
-                                                    params, o, rq.on_round, rq.failures);
+    cuda_backend backend(launch_policy_of(o), o.device);
+    std::vector<result> rs = vegas_batch_with<D>(typename Desc::functor{}, {region<D>::cube(Desc::lower, Desc::upper)},
+                                                 params, o, backend, rq.on_round, rq.failures);
     for (result& r : rs) r.options.backend = rq.backend.requested;
     return rs;
   };

@@ -1,7 +1,8 @@
 #pragma once
 /// @file cli/scan_impl.hpp
-/// The definition of scan_integrand<Desc> (scan_dispatch.hpp): every dimension of the integrand
-/// (suite::visit_dimension) runs one parameter batch on the CPU backend. Included only by the
+/// The definition of scan_integrand<Desc> (scan_dispatch.hpp): every dimension of the integrand in
+/// suite::precompiled_dims (the others are compiled at run time: user_integrand.hpp) runs one
+/// parameter batch on the CPU backend. Included only by the
 /// one-line files cli/scan_<name>.cpp (one translation unit per integrand: each (integrand, D)
 /// pair is an instantiation of the batch loop and the CPU sampling loop).
 
@@ -26,11 +27,11 @@ std::vector<typename Desc::params> scan_params(const scan_request& rq) {
   return params;
 }
 
-/// Calls run(dim) with std::integral_constant<int, D> for the scan's dimension D (every dimension
-/// of Desc compiled in). Shared by the CPU runners and the CUDA ones (scan_cuda_impl.cuh).
+/// Calls run(dim) with std::integral_constant<int, D> for the scan's dimension D (the dimensions
+/// of Desc in suite::precompiled_dims compiled in). Shared by the CPU runners and the CUDA ones (scan_cuda_impl.cuh).
 template <class Desc, class Run>
 std::vector<result> scan_in_dimension(const scan_request& rq, Run&& run) {
-  return suite::visit_dimension<Desc, std::vector<result>>(rq.dim, [&](auto dim) { return run(dim); });
+  return suite::visit_precompiled_dimension<Desc, std::vector<result>>(rq.dim, [&](auto dim) { return run(dim); });
 }
 
 template <class Desc>

@@ -215,12 +215,35 @@ std::shared_ptr<const jit::compiled_integrand> compile_user_integrand(const inte
       jit::compile(src, batch ? jit::method::vegas_batch : jit::method::vegas, backend.used, copt, 0));
 }
 
-user_integrand_report report_of(const integrate_args& a, const jit::compiled_integrand& f) {
-  user_integrand_report u;
-  const bool expr = a.expr_opt->count() > 0;
-  u.option = expr ? "--expr" : "--body";
-  u.kind = expr ? "expression" : "body";
-  u.text = expr ? a.expr : a.body;
+bool suite_compiled_at_run_time(const suite::entry& e, int dim) {
+  return e.any_dim && !suite::is_precompiled_dim(dim);
+}
+
+std::shared_ptr<const jit::compiled_integrand> compile_suite_integrand(const suite::entry& e, int dim, bool batch,
+                                                                       const backend_choice& backend, bool progress) {
+  const jit::integrand_source src = jit::suite_integrand(e.name, dim, static_cast<int>(e.parameters.size()));
+  jit::compile_options copt;
+  copt.cancelled = [] { return interrupt_signal() != 0; };
+  bool shown = false;
+  if (progress)
+    copt.on_compile = [&](const std::vector<std::string>& command) {
+      std::fprintf(stderr, "\r\033[K[mcubes] compiling %s for d = %d with %s (once: it is cached) ...", e.name.c_str(),
+                   dim, command.front().c_str());
+      std::fflush(stderr);
+      shown = true;
+    };
+  struct clear_line {
+    bool& shown;
+    ~clear_line() {
+      if (shown) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
+    }
+  } clear{shown};
+  return std::make_shared<const jit::compiled_integrand>(
+      jit::compile(src, batch ? jit::method::vegas_batch : jit::method::vegas, backend.used, copt, 0));
+}
+
+namespace {
+void set_compile_fields(user_integrand_report& u, const jit::compiled_integrand& f) {
   const jit::compile_info& i = f.info();
   u.cache_hit = i.cache_hit;
   u.compile_seconds = i.compile_seconds;
@@ -231,6 +254,24 @@ user_integrand_report report_of(const integrate_args& a, const jit::compiled_int
   u.key = i.key;
   u.backend = i.backend;
   u.cuda_arch = i.cuda_arch;
+}
+}  // namespace
+
+user_integrand_report report_of(const integrate_args& a, const jit::compiled_integrand& f) {
+  user_integrand_report u;
+  const bool expr = a.expr_opt->count() > 0;
+  u.option = expr ? "--expr" : "--body";
+  u.kind = expr ? "expression" : "body";
+  u.text = expr ? a.expr : a.body;
+  set_compile_fields(u, f);
+  return u;
+}
+
+user_integrand_report report_of(const suite::entry& e, const jit::compiled_integrand& f) {
+  user_integrand_report u;
+  u.kind = "suite";
+  u.text = e.name;
+  set_compile_fields(u, f);
   return u;
 }
 
@@ -260,15 +301,16 @@ void print_compile_line(std::FILE* out, const user_integrand_report& u) {
 
 result run_user_integrand(const run_request& rq) {
   MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
-  jit::box region = rq.lower.empty() ? jit::box::unit(rq.dim) : jit::box{rq.lower, rq.upper};
-  result r = rq.compiled->vegas(region, rq.options, rq.on_iteration, rq.params);
+  jit::box region = rq.lower.empty() ? jit::box::cube(rq.dim, rq.entry->lower, rq.entry->upper) : jit::box{rq.lower, rq.upper};
+  const std::vector<double> params = rq.params.empty() ? rq.entry->default_values() : rq.params;
+  result r = rq.compiled->vegas(region, rq.options, rq.on_iteration, params);
   r.options.backend = rq.backend.requested;
   return r;
 }
 
 std::vector<result> run_user_scan(const scan_request& rq) {
   MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
-  jit::box region = rq.lower.empty() ? jit::box::unit(rq.dim) : jit::box{rq.lower, rq.upper};
+  jit::box region = rq.lower.empty() ? jit::box::cube(rq.dim, rq.entry->lower, rq.entry->upper) : jit::box{rq.lower, rq.upper};
   std::vector<result> rs = rq.compiled->vegas_batch(region, *rq.points, rq.options, rq.on_round, rq.failures);
   for (result& r : rs) r.options.backend = rq.backend.requested;
   return rs;

@@ -87,12 +87,30 @@ nlohmann::ordered_json user_integrand_json(const user_integrand_report& u);
 /// Prints "compiled: ..." (compiler, seconds, the object) or "compiled: cache hit ...".
 void print_compile_line(std::FILE* out, const user_integrand_report& u);
 
-/// The runner of a user integrand: rq.compiled over rq's region (rq.lower/upper, else [0, 1]^d)
-/// with rq.options, rq.params (p[0..P-1]) and rq.on_iteration. @throws as
+/// Whether the command runs suite integrand `e` in dimension `dim` through the run-time compiler:
+/// its dimensions outside suite::precompiled_dims (f1..f6 in 13..15 and 17..32), for which the
+/// command carries no compiled runner.
+bool suite_compiled_at_run_time(const suite::entry& e, int dim);
+
+/// Compiles suite integrand `e` in dimension `dim` (jit::suite_integrand: its own functor, the
+/// same bits as a compiled runner) for method vegas (integrate) or vegas_batch (scan) on `backend`
+/// (or takes it from the cache), under the default compile time limit; on a terminal (`progress`)
+/// says so on stderr. @throws jit::toolchain_error, jit::compile_cancelled.
+std::shared_ptr<const jit::compiled_integrand> compile_suite_integrand(const suite::entry& e, int dim, bool batch,
+                                                                       const backend_choice& backend, bool progress);
+
+/// What the reports say about the run-time compilation of a suite integrand (kind "suite", its
+/// name as the text).
+user_integrand_report report_of(const suite::entry& e, const jit::compiled_integrand& f);
+
+/// The runner of an integrand compiled at run time (--expr/--body, or a suite integrand outside
+/// suite::precompiled_dims): rq.compiled over rq's region (rq.lower/upper, else the entry's
+/// [lower, upper]^d) with rq.options, rq.params (p[0..P-1]; empty: the entry's defaults, the
+/// paper's values of a suite integrand) and rq.on_iteration. @throws as
 /// jit::compiled_integrand::vegas.
 result run_user_integrand(const run_request& rq);
 
-/// The scan runner of a user integrand: rq.compiled (method vegas_batch) over rq's region with the
+/// The scan runner of an integrand compiled at run time: rq.compiled (method vegas_batch) over rq's region with the
 /// points as p[0..P-1], rq.options and rq.on_round, in one batch; result k has the bits of
 /// `mcubes integrate --expr ... --param ... --seed batch_seed(seed, k)` on the same backend.
 /// @throws as jit::compiled_integrand::vegas_batch.

@@ -316,6 +316,37 @@ TEST(JitDeterminism, F4BodyGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
   expect_same_bits(j, aot);
 }
 
+// A suite integrand compiled at run time (jit::suite_integrand, what the command does outside
+// suite::precompiled_dims) gives the bits of its functor compiled ahead of time, as the command's
+// runners evaluate it (with_parameters<F, P>{F{}, p}), in dimensions the command does not
+// compile: f6 (branches) at the paper's parameters, and a batch of f4 (each member bitwise a
+// single run by the batch's contract).
+TEST(JitDeterminism, ASuiteIntegrandGivesTheBitsOfItsFunctorCompiledAheadOfTime) {
+  namespace suite = mcubes::suite;
+  mcubes::vegas_options o = small_vegas(13);
+  o.calls_per_iteration = 50000;
+  o.max_iterations = 12;
+  {
+    using F = suite::f6_discontinuous;
+    const mcubes::result aot = mcubes::vegas(mcubes::with_parameters<F, F::params_type>{F{}, F::params_type{}},
+                                             mcubes::region<15>::unit(), o);
+    const suite::entry& e = *suite::find("f6");
+    const mcubes::result j =
+        jit::vegas(jit::suite_integrand("f6", 15, 2), jit::box::unit(15), o, {}, copts(), nullptr, e.default_values());
+    expect_same_bits(j, aot);
+  }
+  {  // a batch: member k is bitwise the single run with batch_seed(seed, k)
+    using F = suite::f4_gaussian;
+    const std::vector<F::params_type> ps{{5.0, 0.4}, {6.0, 0.5}};
+    const std::vector<mcubes::result> aot = mcubes::vegas_batch(F{}, mcubes::region<13>::unit(), ps, o);
+    const jit::compiled_integrand b =
+        jit::compile(jit::suite_integrand("f4", 13, 2), jit::method::vegas_batch, mcubes::backend_kind::cpu, copts());
+    const std::vector<mcubes::result> j = b.vegas_batch(jit::box::unit(13), {{5.0, 0.4}, {6.0, 0.5}}, o);
+    ASSERT_EQ(j.size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) expect_same_bits(j[k], aot[k]);
+  }
+}
+
 TEST(JitDeterminism, TheIterationCallbackSeesEveryIterationAndMayStop) {
   const jit::integrand_source src = jit::expression("x[0] * x[1] * x[2]", 3);
   int calls = 0;

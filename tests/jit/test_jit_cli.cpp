@@ -184,6 +184,68 @@ TEST(JitCli, ASuiteIntegrandOverAnotherRegionHasNoExactValue) {
   EXPECT_NE(text.out.find("region [0, 0.5] x [0, 0.5]"), std::string::npos) << text.out;
 }
 
+// A suite integrand in a dimension outside suite::precompiled_dims (here f4 in d = 13) is compiled
+// at run time: its exact value and pull are reported as for any suite run, the record says what
+// the compilation did, and the bits are those of the same arithmetic given as --body (f4's own
+// operator: s = sum (x_j - u)^2, exp(-(a a) s)), which the library's tests tie to the functor
+// compiled ahead of time (test_jit.cpp).
+TEST(JitCli, ASuiteIntegrandOutsideThePrecompiledDimensionsIsCompiledAtRunTime) {
+  const std::string opts = " --dim 13 --backend cpu --calls-per-iter 20000 --max-iterations 12 --rel-tol 0.01 --seed 7 --json -";
+  const cli_run a = run_cli("integrate f4 --param a=5" + opts);
+  ASSERT_EQ(a.exit_code, 0) << a.err << a.out;
+  const json j = json::parse(a.out);
+  EXPECT_EQ(j.at("integrand").at("name"), "f4");
+  EXPECT_EQ(j.at("integrand").at("dim"), 13);
+  EXPECT_FALSE(j.contains("source"));
+  const json& c = j.at("compile");
+  EXPECT_EQ(c.at("backend"), "cpu");
+  EXPECT_FALSE(c.at("object").get<std::string>().empty());
+  ASSERT_TRUE(j.at("exact").is_number());  // a suite integrand keeps its exact value
+  const double exact = std::pow(std::sqrt(M_PI) / 5 * std::erf(2.5), 13);
+  EXPECT_NEAR(j.at("exact").get<double>(), exact, 1e-12 * exact);
+  const double estimate = j.at("estimate").get<double>(), error = j.at("error").get<double>();
+  EXPECT_EQ(j.at("status"), "converged");
+  EXPECT_LE(std::fabs(estimate - exact), max_pull * error) << estimate << " +- " << error;
+  const std::string body = "'double s = 0; for (int j = 0; j < D; ++j) { const double t = x[j] - p[1]; s += t * t; } "
+                           "return exp(-(p[0] * p[0]) * s);'";
+  const cli_run b = run_cli("integrate --body " + body + " --param p0=5 --param p1=0.5" + opts);
+  ASSERT_EQ(b.exit_code, 0) << b.err << b.out;
+  const json k = json::parse(b.out);
+  EXPECT_EQ(k.at("estimate").get<double>(), estimate);
+  EXPECT_EQ(k.at("error").get<double>(), error);
+  EXPECT_EQ(k.at("chi2_dof").get<double>(), j.at("chi2_dof").get<double>());
+  EXPECT_EQ(k.at("n_iterations"), j.at("n_iterations"));
+
+  // the text report: the compile line and the exact value
+  const cli_run t = run_cli("integrate f4 --param a=5 --dim 13 --backend cpu --calls-per-iter 20000 --max-iterations 12 --rel-tol 0.01 --seed 7");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("compiled: cache hit"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("exact:"), std::string::npos) << t.out;
+
+  // a scan in that dimension: row k has the bits of integrate with the row's seed
+  const cli_run sc = run_cli("scan f4 --dim 13 --param a=4:5:2 --backend cpu --calls-per-iter 20000 --max-iterations 12 --rel-tol 0.01 "
+                             "--seed 7 --json -");
+  ASSERT_EQ(sc.exit_code, 0) << sc.err << sc.out;
+  const json sj = json::parse(sc.out);
+  EXPECT_TRUE(sj.contains("compile"));
+  const json& row = sj.at("results").at(1);
+  EXPECT_EQ(row.at("params").at("a").get<double>(), 5.0);
+  const cli_run one = run_cli("integrate f4 --param a=5 --param u=0.5 --dim 13 --backend cpu --calls-per-iter 20000 "
+                              "--max-iterations 12 --rel-tol 0.01 --json - --seed " + std::to_string(row.at("seed").get<std::uint64_t>()));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const json oj = json::parse(one.out);
+  EXPECT_EQ(row.at("estimate").get<double>(), oj.at("estimate").get<double>());
+  EXPECT_EQ(row.at("error").get<double>(), oj.at("error").get<double>());
+}
+
+// A refused run is refused before anything is compiled: the catalogue's refusals of f1..f6 in
+// d = 26..32 (tests/cli/bad_inputs.tsv) run without a compiler too.
+TEST(JitCli, ARefusedSuiteRunInARunTimeDimensionCompilesNothing) {
+  const cli_run r = run_cli("integrate f6 --dim 26", "CXX=/nonexistent/c++");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("exceeds"), std::string::npos) << r.err;
+}
+
 TEST(JitCli, CompileErrorsAreOneLineAgainstTheUserText) {
   const cli_run r = run_cli("integrate --expr 'exp(-foo*x[0])' --dim 1");
   EXPECT_EQ(r.exit_code, 2);

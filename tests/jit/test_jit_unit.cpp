@@ -149,6 +149,43 @@ TEST(JitSource, TheGeneratedUnitPlacesTheTextAtLineOneOfItsLabel) {
   EXPECT_EQ(stated, physical + 1);
 }
 
+// A suite integrand as a run-time source (jit::suite_integrand): the unit includes the suite and
+// calls the integrand's own functor with its parameters built from p[0..P-1] (fA: no parameters);
+// the name, dimension and parameter count are checked before anything is generated.
+TEST(JitSource, ASuiteIntegrandCallsItsOwnFunctor) {
+  const std::string u = jit::generate_source(jit::suite_integrand("f4", 13, 2), mcubes_jit_vegas, mcubes_jit_cpu);
+  EXPECT_NE(u.find("#include <mcubes/suite.hpp>"), std::string::npos) << u;
+  EXPECT_NE(u.find("return mcubes::suite::f4_desc::functor{}(mcubes_jit_point, mcubes::suite::f4_desc::params{p[0], "
+                   "p[1]});"),
+            std::string::npos)
+      << u;
+  EXPECT_NE(u.find("constexpr int D = 13;"), std::string::npos);
+  EXPECT_NE(u.find("using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;"), std::string::npos);
+  const std::string a = jit::generate_source(jit::suite_integrand("fA", 6, 0), mcubes_jit_vegas, mcubes_jit_cpu);
+  EXPECT_NE(a.find("return mcubes::suite::fA_desc::functor{}(mcubes_jit_point);"), std::string::npos) << a;
+  EXPECT_NO_THROW(jit::check_source(jit::suite_integrand("f3", 32, 1)));
+  EXPECT_THROW(jit::check_source(jit::suite_integrand("f9", 13, 2)), mcubes::invalid_input);
+  EXPECT_THROW(jit::check_source(jit::suite_integrand("f4", 33, 2)), mcubes::invalid_input);
+  EXPECT_THROW(jit::check_source(jit::suite_integrand("fA", 7, 0)), mcubes::invalid_input);
+  EXPECT_THROW(jit::check_source(jit::suite_integrand("f4", 13, 1)), mcubes::invalid_input);
+  EXPECT_EQ(jit::suite_integrand("f4", 13, 2).name(), "<f4>");
+}
+
+// The dimensions compiled ahead of time, and the visitor over them: another dimension of the
+// integrand is refused (the command routes it to the run-time compiler first).
+TEST(SuitePrecompiledDims, TheListAndItsVisitor) {
+  namespace suite = mcubes::suite;
+  for (int d = 1; d <= 12; ++d) EXPECT_TRUE(suite::is_precompiled_dim(d)) << d;
+  EXPECT_TRUE(suite::is_precompiled_dim(16));
+  for (int d : {0, 13, 14, 15, 17, 24, 32, 33}) EXPECT_FALSE(suite::is_precompiled_dim(d)) << d;
+  auto dim_of = [](auto dim) { return decltype(dim)::value; };
+  EXPECT_EQ((suite::visit_precompiled_dimension<suite::f4_desc, int>(16, dim_of)), 16);
+  EXPECT_EQ((suite::visit_precompiled_dimension<suite::fB_desc, int>(9, dim_of)), 9);
+  EXPECT_THROW((suite::visit_precompiled_dimension<suite::f4_desc, int>(13, dim_of)), mcubes::invalid_input);
+  EXPECT_THROW((suite::visit_precompiled_dimension<suite::f4_desc, int>(33, dim_of)), mcubes::invalid_input);
+  EXPECT_THROW((suite::visit_precompiled_dimension<suite::fA_desc, int>(5, dim_of)), mcubes::invalid_input);
+}
+
 TEST(JitDiagnostics, GccClangAndNvccErrorsAreReadAgainstTheUserText) {
   const std::string gcc =
       "/tmp/b/integrand.cpp: In member function 'double mcubes_jit_user::integrand::operator()(const "

@@ -45,6 +45,7 @@
 
 #include "../config.hpp"
 #include "../error.hpp"
+#include "../suite.hpp"
 #include "abi.hpp"
 
 namespace mcubes::jit {
@@ -55,10 +56,12 @@ inline constexpr int max_dim = max_tested_dim;
 /// Largest number of parameters p[0..P-1].
 inline constexpr int max_params = 1024;
 
-/// The two forms of the user's text.
+/// The forms of an integrand's text.
 enum class source_kind {
   expression,  ///< a C++ expression of x[0..D-1] (and D, p[0..P-1]): the integrand's value
-  body         ///< the statements of a function body that returns the value
+  body,        ///< the statements of a function body that returns the value
+  suite        ///< the name of a suite integrand (suite.hpp: "f1".."f6"; suite_integrand): its own
+               ///< functor, for the dimensions the command does not compile ahead of time
 };
 
 /// An integrand given as text. The text is C++ in a function of `x` (the point: x[0] .. x[D-1],
@@ -73,7 +76,10 @@ struct integrand_source {
                       ///< "<expr>" or "<body>"
 
   /// The label of messages (label, or the default of the kind).
-  std::string name() const { return !label.empty() ? label : kind == source_kind::expression ? "<expr>" : "<body>"; }
+  std::string name() const {
+    if (!label.empty()) return label;
+    return kind == source_kind::expression ? "<expr>" : kind == source_kind::body ? "<body>" : "<" + text + ">";
+  }
 };
 
 /// An expression of dimension `dim` (see integrand_source).
@@ -90,6 +96,24 @@ inline integrand_source expression(std::string text, int dim, int n_params = 0) 
 inline integrand_source body(std::string text, int dim, int n_params = 0) {
   integrand_source s = expression(std::move(text), dim, n_params);
   s.kind = source_kind::body;
+  return s;
+}
+
+/// The suite integrand `name` (f1..f6, fA, fB: suite/registry.hpp) in dimension `dim` as an
+/// integrand compiled at run time: its own functor type with its P = number of parameters of the
+/// integrand (f1..f6: a and, but f3, u; values given per run as for any parameters; the paper's
+/// values are suite::entry::parameters' defaults). The generated unit evaluates
+///   with_parameters<integrand_of_parameters, parameters>, integrand_of_parameters(x, q) =
+///   <Desc>::functor{}(x, <Desc>::params{q.p[0], ...})
+/// (fA, fB: <Desc>::functor{}(x)), the same arithmetic on the same values as the functor the
+/// command compiles ahead of time (cli/dispatch_impl.hpp integrand_at), so the same bits.
+/// Checked by check_source (the name, the dimension, P).
+inline integrand_source suite_integrand(const std::string& name, int dim, int n_params) {
+  integrand_source s;
+  s.kind = source_kind::suite;
+  s.text = name;
+  s.dim = dim;
+  s.n_params = n_params;
   return s;
 }
 
@@ -321,6 +345,22 @@ inline bool literal_subscript(const std::vector<token>& tokens, std::size_t at, 
   return true;
 }
 
+
+/// The checks of a suite source (suite_integrand): a known name, a dimension of that integrand,
+/// P its number of parameters. @throws invalid_input naming what is wrong.
+inline void check_suite_source(const integrand_source& src) {
+  const suite::entry* e = suite::find(src.text);
+  MCUBES_EXPECTS(e != nullptr, "'", src.text, "' is not an integrand of the suite");
+  if (e->any_dim)
+    MCUBES_EXPECTS(src.dim >= 1 && src.dim <= e->max_dim, "dimension of ", e->name, " must be in [1, ", e->max_dim,
+                   "], got ", src.dim);
+  else
+    MCUBES_EXPECTS(src.dim == e->default_dim, "dimension of ", e->name, " is fixed at ", e->default_dim, ", got ",
+                   src.dim);
+  MCUBES_EXPECTS(static_cast<std::size_t>(src.n_params) == e->parameters.size(), e->name, " has ",
+                 e->parameters.size(), " parameters, the source gives ", src.n_params);
+}
+
 }  // namespace detail
 
 /// Where the text reads a parameter p[k] with a non-negative integer literal k: k, and the 1-based
@@ -358,6 +398,10 @@ inline void check_source(const integrand_source& src) {
                  max_dim, ", got ", src.dim);
   MCUBES_EXPECTS(src.n_params >= 0 && src.n_params <= max_params, "the number of parameters must be in 0..", max_params,
                  ", got ", src.n_params);
+  if (src.kind == source_kind::suite) {
+    detail::check_suite_source(src);
+    return;
+  }
   const bool expr = src.kind == source_kind::expression;
   const std::vector<detail::token> tokens = detail::tokenize(src);
   bool any = false;
@@ -462,6 +506,7 @@ inline std::string generate_source(const integrand_source& src, int method, int 
        " (include/mcubes/jit/source.hpp). Generated: do not edit.");
   emit("#define MCUBES_CHI2_Q_EXTERNAL 1");
   emit("#include <mcubes/jit/entry.hpp>");
+  if (src.kind == source_kind::suite) emit("#include <mcubes/suite.hpp>");
   emit("#include <cmath>");
   emit("");
   emit("namespace mcubes_jit_user {");
@@ -483,12 +528,24 @@ inline std::string generate_source(const integrand_source& src, int method, int 
     emit("  MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& mcubes_jit_point) const {");
     emit("    const mcubes::jit::checked_point<D> x(mcubes_jit_point);");
   }
-  if (expr) emit("    return (");
-  emit("#line 1 " + c_string_literal(src.name()));
-  s << src.text << "\n";
-  line += 1 + static_cast<int>(std::count(src.text.begin(), src.text.end(), '\n'));
-  emit("#line " + std::to_string(line + 2) + " " + c_string_literal(wrapper_name));  // the next physical line
-  if (expr) emit("    );");
+  if (src.kind == source_kind::suite) {  // the suite's own functor (suite_integrand; checked by check_source)
+    const std::string desc = "mcubes::suite::" + src.text + "_desc";
+    std::string call = desc + "::functor{}(mcubes_jit_point";
+    if (with_params) {
+      call += ", " + desc + "::params{";
+      for (int k = 0; k < src.n_params; ++k) call += (k > 0 ? ", p[" : "p[") + std::to_string(k) + "]";
+      call += "}";
+    }
+    emit("    (void)x;");
+    emit("    return " + call + ");");
+  } else {
+    if (expr) emit("    return (");
+    emit("#line 1 " + c_string_literal(src.name()));
+    s << src.text << "\n";
+    line += 1 + static_cast<int>(std::count(src.text.begin(), src.text.end(), '\n'));
+    emit("#line " + std::to_string(line + 2) + " " + c_string_literal(wrapper_name));  // the next physical line
+    if (expr) emit("    );");
+  }
   emit("  }");
   emit("};");
   if (with_params) emit("using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;");

@@ -267,6 +267,50 @@ R visit_dimension(int d, Fn&& fn) {
   return detail::visit_dimension_from<Desc::min_dim, Desc::max_dim, R>(d, fn);
 }
 
+/// The dimensions in which the `mcubes` command (and mcubes_bench) compiles the suite's integrands
+/// ahead of time: d = 1..12 and 16 (fA's 6 and fB's 9 among them). Every (integrand, d) pair is a
+/// whole instantiation of the sampling engine per backend (seconds of compiler time each), so the
+/// command carries these and compiles any other d of f1..f6 (13..15, 17..32) at run time
+/// (jit::suite_integrand, cached): the same functor, the same arithmetic, the same bits.
+inline constexpr std::array<int, 13> precompiled_dims{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16}};
+
+/// Whether d is one of precompiled_dims.
+constexpr bool is_precompiled_dim(int d) {
+  for (int p : precompiled_dims)
+    if (p == d) return true;
+  return false;
+}
+
+namespace detail {
+template <class Desc, std::size_t I, class R, class Fn>
+R visit_precompiled_from(int d, Fn& fn) {
+  if constexpr (I == precompiled_dims.size()) {
+    throw invalid_input(std::string("the dimension ") + std::to_string(d) + " of " + Desc::name +
+                        " is not compiled ahead of time (suite::precompiled_dims); compile it at run time");
+  } else {
+    constexpr int D = precompiled_dims[I];
+    if constexpr (D >= Desc::min_dim && D <= Desc::max_dim) {
+      if (d == D) return fn(std::integral_constant<int, D>{});
+    }
+    return visit_precompiled_from<Desc, I + 1, R>(d, fn);
+  }
+}
+}  // namespace detail
+
+/// As visit_dimension, instantiating fn only for the dimensions of Desc in precompiled_dims.
+/// @throws invalid_input as visit_dimension for a d outside the integrand's dimensions, and for a
+///         dimension of the integrand that is not precompiled (the caller routes those to the
+///         run-time compiler first).
+template <class Desc, class R, class Fn>
+R visit_precompiled_dimension(int d, Fn&& fn) {
+  if (Desc::any_dim)
+    MCUBES_EXPECTS(d >= Desc::min_dim && d <= Desc::max_dim, "dimension of ", Desc::name, " must be in [",
+                   Desc::min_dim, ", ", Desc::max_dim, "], got ", d);
+  else
+    MCUBES_EXPECTS(d == Desc::min_dim, "dimension of ", Desc::name, " is fixed at ", Desc::min_dim, ", got ", d);
+  return detail::visit_precompiled_from<Desc, 0, R>(d, fn);
+}
+
 /// The parameters of Desc from their values in the order of Desc::parameters.
 /// @throws invalid_input unless there is one value per parameter.
 template <class Desc>
