@@ -6,10 +6,16 @@
 
 namespace mcubes::cli {
 
-runner find_runner(const std::string& name) {
+runner find_runner(const std::string& name, backend_kind used) {
   runner r = nullptr;
   suite::for_each_integrand([&](auto d) {
-    if (name == decltype(d)::name) r = &run_integrand<decltype(d)>;
+    using Desc = decltype(d);
+    if (name != Desc::name) return;
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+    r = used == backend_kind::cuda ? &run_integrand_cuda<Desc> : &run_integrand<Desc>;
+#else
+    r = used == backend_kind::cuda ? nullptr : &run_integrand<Desc>;
+#endif
   });
   return r;
 }
@@ -23,8 +29,5 @@ int cli_cuda_device_count() { return 0; }
 std::string cli_cuda_device_name() { return ""; }
 bool cli_cuda_supports(const std::string&, int) { return false; }
 std::string cli_cuda_dims() { return "{}"; }
-result run_suite_on_cuda(const run_request&) {
-  throw error("backend cuda requested, but this build has no CUDA backend (use --backend cpu or auto)");
-}
 }  // namespace mcubes::cli
 #endif

@@ -56,12 +56,10 @@ result run_integrand(const run_request& rq);
 template <class Desc>
 result run_integrand_cuda(const run_request& rq);
 
-/// Runs a suite integrand on the CUDA backend (cli/integrate_cuda.cu; CUDA builds only).
-/// @throws invalid_input if rq.dim is not a dimension of the integrand.
-result run_suite_on_cuda(const run_request& rq);
-
-/// The runner of the suite integrand `name` (as in suite::entry::name), or nullptr if the suite has
-/// none by that name (taken from the registry).
-runner find_runner(const std::string& name);
+/// The runner of the suite integrand `name` (as in suite::entry::name) on the backend `used` (the
+/// one choose_backend picked: run_integrand or run_integrand_cuda), or nullptr if the suite has
+/// none by that name, or `used` is cuda in a build without the CUDA backend (taken from the
+/// registry). The one place where the command's suite runs pick their backend's runner.
+runner find_runner(const std::string& name, backend_kind used);
 
 }  // namespace mcubes::cli

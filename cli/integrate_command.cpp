@@ -63,8 +63,6 @@ int run_integrate(const integrate_args& a) {
   const int dim = user ? user_dim : resolve_dim(a, *e);
   // A suite integrand outside suite::precompiled_dims is compiled at run time (the same bits).
   const bool suite_jit = !user && suite_compiled_at_run_time(*e, dim);
-  const runner run = user || suite_jit ? &run_user_integrand : find_runner(e->name);
-  if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   const vegas_options opts = resolve_options(a, *e, dim);
   const std::vector<double> params = resolve_params(a, *e, dim);
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
@@ -81,6 +79,9 @@ int run_integrate(const integrate_args& a) {
   rq.params = params;
   rq.options = opts;
   rq.backend = user || suite_jit ? choose_user_backend(opts.backend) : choose_backend(opts.backend, e->name, dim);
+  // The backend is chosen once; its runner (compiled ahead of time, or the run-time compiled object).
+  const runner run = user || suite_jit ? &run_user_integrand : find_runner(e->name, rq.backend.used);
+  if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   rq.lower = lower;
   rq.upper = upper;
 
@@ -201,7 +202,7 @@ int run_integrate(const integrate_args& a) {
   };
   try {
     const pass_stop_scope running(how);
-    report.res = on_cuda && rq.compiled == nullptr ? run_suite_on_cuda(rq) : run(rq);
+    report.res = run(rq);
   } catch (const std::exception& ex) {
     progress.clear();
     if (json_file) {  // the record says what happened; an existing file is replaced only by a complete one

@@ -1,8 +1,8 @@
 /// @file cli/integrate_cuda.cu
 /// The CUDA side of `mcubes integrate` (compiled only when CMake enables CUDA): device queries and
-/// the dispatch from a suite integrand's name to its CUDA runner (integrate_cuda_<name>.cu), both
-/// from the suite registry: the CUDA backend offers every integrand in the dimensions the CPU does
-/// (suite::precompiled_dims; the command compiles the others at run time for either backend).
+/// which integrands and dimensions the CUDA runners (integrate_cuda_<name>.cu; picked by
+/// find_runner) have, from the suite registry: every integrand in the dimensions the CPU runners
+/// have (suite::precompiled_dims; the command compiles the others at run time for either backend).
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
@@ -28,10 +28,5 @@ bool cli_cuda_supports(const std::string& name, int dim) {
 }
 
 std::string cli_cuda_dims() { return "the dimensions of the CPU backend (suite::precompiled_dims)"; }
-
-result run_suite_on_cuda(const run_request& rq) {
-  return suite::visit_integrand<result>(rq.entry->name,
-                                        [&](auto d) { return run_integrand_cuda<decltype(d)>(rq); });
-}
 
 }  // namespace mcubes::cli

@@ -36,7 +36,7 @@ double calibrate(const run_request& rq, runner run) {
   run_request c = rq;
   c.on_iteration = nullptr;
   c.options = calibration_options(rq.options);
-  const result r = c.backend.used == backend_kind::cuda && c.compiled == nullptr ? run_suite_on_cuda(c) : run(c);
+  const result r = run(c);
   if (r.records.empty()) return 0;  // stopped by a signal (execution::stop) before one iteration
   const iteration_record& last = r.records.back();
   return last.seconds > 0 ? static_cast<double>(last.n_eval) / last.seconds : 0.0;

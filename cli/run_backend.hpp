@@ -3,9 +3,10 @@
 /// The one place where the `mcubes` command chooses who computes the samples.
 ///
 /// choose_backend() turns the requested --backend (cpu, cuda, auto) into the backend that will
-/// run and a line describing the choice; run_on_backend() runs mcubes::vegas_with on it. Adding
-/// the CUDA backend means: a `cuda` case in both functions (run_on_backend then has to be
-/// instantiated in translation units compiled by nvcc), nothing else in the command changes.
+/// run and a line describing the choice, once per command; find_runner / find_scan_runner then
+/// pick that backend's runner. Every runner enters the library at the algorithm layer
+/// (vegas_with, vegas_batch_with) on a backend it makes: run_on_backend() for the CPU here, the
+/// CUDA runners in cli/integrate_cuda_impl.cuh and cli/scan_cuda_impl.cuh (units compiled by nvcc).
 
 #include <string>
 

@@ -145,8 +145,7 @@ void warn_long_rounds(const scan_request& rq, scan_runner run, std::uint64_t K, 
   c.on_round = nullptr;
   c.options = calibration_options(rq.options);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<result> rs =
-      c.backend.used == backend_kind::cuda && c.compiled == nullptr ? run_scan_on_cuda(c) : run(c);
+  const std::vector<result> rs = run(c);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rs.empty() || rs.front().records.size() < 2 || !(seconds > 0)) return;
   const double calls = static_cast<double>(rs.front().records.back().n_eval);
@@ -183,8 +182,6 @@ int run_scan(const scan_args& sa) {
                  " has no parameters to scan (f1..f6 have a and u; use 'mcubes integrate ", e->name, "')");
   // A suite integrand outside suite::precompiled_dims is compiled at run time (the same bits).
   const bool suite_jit = !user && suite_compiled_at_run_time(*e, dim);
-  const scan_runner run = user || suite_jit ? &run_user_scan : find_scan_runner(e->name);
-  if (run == nullptr) throw error("integrand " + e->name + " has no compiled scan runner in this build");
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   const double available = available_memory_bytes();
   const double limit = a.max_memory_opt->count() ? memory_limit : available;
@@ -210,6 +207,9 @@ int run_scan(const scan_args& sa) {
   const backend_choice backend =  // may be a runtime failure
       user || suite_jit ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
   const bool on_cuda = backend.used == backend_kind::cuda;
+  // The backend is chosen once; its runner (compiled ahead of time, or the run-time compiled object).
+  const scan_runner run = user || suite_jit ? &run_user_scan : find_scan_runner(e->name, backend.used);
+  if (run == nullptr) throw error("integrand " + e->name + " has no compiled scan runner in this build");
   std::shared_ptr<const jit::compiled_integrand> compiled;
   std::optional<user_integrand_report> user_report;
   if (user) {  // compiled for a batch (or found in the cache) before anything is printed
@@ -301,7 +301,7 @@ int run_scan(const scan_args& sa) {
   };
   try {
     try {
-      report.results = on_cuda && rq.compiled == nullptr ? run_scan_on_cuda(rq) : run(rq);
+      report.results = run(rq);
     } catch (const batch_error& ex) {  // name the point of the failing integral
       const std::string what = ex.what();
       const std::size_t colon = what.find(": ");

@@ -7,12 +7,18 @@
 
 namespace mcubes::cli {
 
-scan_runner find_scan_runner(const std::string& name) {
+scan_runner find_scan_runner(const std::string& name, backend_kind used) {
   scan_runner r = nullptr;
   suite::for_each_integrand([&](auto d) {
     using Desc = decltype(d);
-    if constexpr (Desc::parameters.size() > 0)
-      if (name == Desc::name) r = &scan_integrand<Desc>;
+    if constexpr (Desc::parameters.size() > 0) {
+      if (name != Desc::name) return;
+#if defined(MCUBES_HAS_CUDA_BACKEND) && MCUBES_HAS_CUDA_BACKEND
+      r = used == backend_kind::cuda ? &scan_integrand_cuda<Desc> : &scan_integrand<Desc>;
+#else
+      r = used == backend_kind::cuda ? nullptr : &scan_integrand<Desc>;
+#endif
+    }
   });
   return r;
 }
@@ -24,8 +30,5 @@ scan_runner find_scan_runner(const std::string& name) {
 namespace mcubes::cli {
 bool scan_cuda_supports(const std::string&, int) { return false; }
 std::string scan_cuda_dims() { return ""; }
-std::vector<result> run_scan_on_cuda(const scan_request&) {
-  throw error("backend cuda requested, but this build has no CUDA backend (use --backend cpu or auto)");
-}
 }  // namespace mcubes::cli
 #endif

@@ -56,12 +56,10 @@ std::vector<result> scan_integrand(const scan_request& rq);
 template <class Desc>
 std::vector<result> scan_integrand_cuda(const scan_request& rq);
 
-/// The CPU scan runner of the suite integrand `name`, or nullptr if it has none (no parameters,
-/// or no such integrand).
-scan_runner find_scan_runner(const std::string& name);
-
-/// Runs a scan on the CUDA backend (cli/scan_cuda.cu; CUDA builds only, otherwise a runtime failure).
-std::vector<result> run_scan_on_cuda(const scan_request& rq);
+/// The scan runner of the suite integrand `name` on the backend `used` (scan_integrand or
+/// scan_integrand_cuda), or nullptr if it has none (no parameters, no such integrand, or `used` is
+/// cuda in a build without the CUDA backend).
+scan_runner find_scan_runner(const std::string& name, backend_kind used);
 
 /// Highest dimension of the command's CUDA scan: each (integrand, D) pair instantiates the batch
 /// kernels (many seconds of nvcc each), so the CUDA scan is compiled for d = 1..8 only; the CPU scan
