@@ -18,6 +18,7 @@
 #include "check.cuh"
 #include "device_array.cuh"
 #include "device_map.cuh"
+#include "occupancy.cuh"
 #include "pass_buffers.cuh"
 
 namespace mcubes {
@@ -86,20 +87,16 @@ class map_adapter {
   }
 
  private:
-  /// Largest shared memory (static + dynamic scratch) of adapt_map_kernel without an opt-in: the
-  /// scratch is in shared memory up to n_bins ~ 1100, else in global memory.
-  static constexpr std::size_t smem_limit = 48 * 1024;
-
   static std::size_t scratch_bytes(int n_bins) { return adapt_scratch_doubles(n_bins) * sizeof(double); }
   /// Whether the scratch of a kernel block for n_bins bins fits next to the kernel's static shared
-  /// memory (CUB temporaries, the tree; queried once) within smem_limit.
+  /// memory (CUB temporaries, the tree; queried once) within adapt_smem_limit (occupancy.cuh).
   bool scratch_in_shared(int n_bins) {
     if (static_smem_ < 0) {
       cudaFuncAttributes attr{};
       MCUBES_CUDA_CHECK(cudaFuncGetAttributes(&attr, adapt_map_kernel<adapt_threads>));
       static_smem_ = static_cast<long>(attr.sharedSizeBytes);
     }
-    return scratch_bytes(n_bins) + static_cast<std::size_t>(static_smem_) <= smem_limit;
+    return scratch_bytes(n_bins) + static_cast<std::size_t>(static_smem_) <= adapt_smem_limit;
   }
 
   long static_smem_ = -1;  ///< static shared memory of adapt_map_kernel (queried once)

@@ -87,7 +87,8 @@ batch_state<D, P> make_batch_state(const P* params, std::size_t n, int n_bins, c
 inline std::uint64_t batch_group(const stratification& st, std::uint64_t width, int B) {
   const std::uint64_t per_chunk = st.chunk_cubes * st.samples_per_cube;
   int max_levels = 1;
-  while (max_levels < batch_group_levels && batch_group_smem_bytes(max_levels + 1, B) <= 32 * 1024) ++max_levels;
+  while (max_levels < batch_group_levels && batch_group_smem_bytes(max_levels + 1, B) <= batch_group_smem_limit)
+    ++max_levels;
   std::uint64_t g = 1;
   while (g * per_chunk < 64 && 2 * g <= (std::uint64_t(1) << (max_levels - 1)) && 2 * g * B <= width) g *= 2;
   return g;
@@ -105,10 +106,10 @@ void launch_batch(pass_context& cx, const F& f, const batch_item<D, P>* items, u
   const int B = cx.policy.threads_per_block;
   auto kernel = B <= 256 ? v_sample_batch_kernel<D, F, P, Adapt, 256> : v_sample_batch_kernel<D, F, P, Adapt, 1024>;
   const std::size_t smem_bins = batch_group_smem_bytes(levels, B, b.bin_values());
-  const bool shared_bins = Adapt && smem_bins <= 96 * 1024;
+  const bool shared_bins = Adapt && smem_bins <= batch_smem_limit;
   const std::size_t smem_base = batch_group_smem_bytes(levels, B, shared_bins ? b.bin_values() : 0);
   const std::size_t smem_edges = smem_base + b.map_doubles() * sizeof(double);
-  const bool shared_edges = smem_edges <= 96 * 1024;
+  const bool shared_edges = smem_edges <= batch_smem_limit;
   const std::size_t smem = shared_edges ? smem_edges : smem_base;
   const int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem);
   if (per_sm < 1) throw cuda_error("V-Sample batch kernel cannot run with " + std::to_string(B) + " threads per block");

@@ -1,11 +1,12 @@
 #pragma once
 /// @file backend/cuda/occupancy.cuh
 /// Launch geometry of the CUDA backend: the launch policy (block size and the per-device tuning
-/// knobs, cuda_launch_policy), the resident blocks per multiprocessor of a kernel (kernel_occupancy,
-/// queried once per kernel and shared-memory size) and the one launch-grid rule (launch_grid) that
-/// every occupancy-sized launch uses: the V-Sample, vector and batch passes here and the chunk
-/// reductions of backend/cuda/launch.cuh. No grid changes a result (the kernels loop over their
-/// work); the grid only decides how fast.
+/// knobs, cuda_launch_policy), the kernels' shared-memory budgets, the resident blocks per
+/// multiprocessor of a kernel (kernel_occupancy, queried once per kernel and shared-memory size)
+/// and the one launch-grid rule (launch_grid) that every occupancy-sized launch uses: the
+/// V-Sample, vector and batch passes (backend/cuda/*_pass.cuh) and the chunk reductions of
+/// backend/cuda/launch.cuh. No grid changes a result (the kernels loop over their work); the grid
+/// only decides how fast.
 
 #include <cuda_runtime.h>
 
@@ -44,6 +45,18 @@ inline cuda_launch_policy launch_policy_of(const execution& ex) {
 }
 
 namespace cuda_detail {
+
+// Shared-memory budgets of the kernels (bytes per block). None changes a result; they decide
+// where bins, map edges and scratch live, and so how many blocks are resident.
+
+/// A batch block's bins and map edges go to shared memory when they fit in this (two blocks per
+/// multiprocessor still fit).
+inline constexpr std::size_t batch_smem_limit = 96 * 1024;
+/// A batch unit's group trees (levels x B x 16 bytes) at most this (batch_group).
+inline constexpr std::size_t batch_group_smem_limit = 32 * 1024;
+/// Largest shared memory (static + dynamic scratch) of adapt_map_kernel without an opt-in: the
+/// scratch is in shared memory up to n_bins ~ 1100, else in global memory.
+inline constexpr std::size_t adapt_smem_limit = 48 * 1024;
 
 /// Returns `policy` after checking it.
 /// @throws invalid_input for a bad block size, a negative max_blocks, adapt_tiles_per_block < 1 or
