@@ -45,7 +45,7 @@
 #include <string>
 #include <vector>
 
-#include "../backend/cpu/vector_pass.hpp"
+#include "../core/vector_pass_sums.hpp"
 #include "../core/running_average.hpp"
 #include "../core/sample_diagnosis.hpp"
 #include "../core/vector_sampler.hpp"

@@ -31,19 +31,12 @@
 #include "../../core/fixed_tree.hpp"
 #include "../../core/sampler.hpp"
 #include "../../core/stratification.hpp"
+#include "../../core/vector_pass_sums.hpp"
 #include "../../core/vector_sampler.hpp"
 #include "../../integrand.hpp"
 #include "fast_path.hpp"
 
 namespace mcubes {
-
-/// A vector pass's sums: `scalar` as iteration_sums for component 0 (estimate, variance, flags,
-/// bins: what the loop and the map use) and `sums`, the N estimates then the covariance triangle
-/// (core/vector_sampler.hpp), unscaled, summed over all sub-cubes.
-struct vector_pass_sums {
-  iteration_sums scalar;
-  std::vector<double> sums;
-};
 
 namespace cpu_detail {
 

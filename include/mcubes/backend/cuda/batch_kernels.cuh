@@ -2,7 +2,8 @@
 /// @file backend/cuda/batch_kernels.cuh
 /// The __global__ functions of parameter batches on the CUDA backend (algorithm/vegas_batch.hpp):
 /// one V-Sample (or No-Adjust) launch over the passes of every active integral, and one final
-/// reduction for all of them. Launched only by backend/cuda.cuh.
+/// reduction for all of them. Launched only by backend/cuda/batch_pass.cuh (init_batch_kernel: by
+/// device_map.cuh, device_batch_maps).
 ///
 /// Work decomposition (determinism contract: each pass's sums are bitwise those of the single-run
 /// kernels of vegas_kernels.cuh for the same pass, for any block size and grid):

@@ -14,9 +14,9 @@
 ///
 /// Launch geometry (STYLE.md habit 3): the grid is never a literal. For a kernel instantiated with
 /// B threads per block, blocks_per_sm = cudaOccupancyMaxActiveBlocksPerMultiprocessor(kernel, B,
-/// smem) and grid = min(blocks_per_sm x SMs, blocks that have work), validated (>= 1, within the
-/// device's grid limit) before the launch; kernels loop over their work (grid-stride), so the grid
-/// never changes a result.
+/// smem) and grid = min(blocks_per_sm x SMs, blocks that have work, the device's grid limit), at
+/// least 1 (launch_grid, backend/cuda/occupancy.cuh: the rule of every occupancy-sized launch);
+/// kernels loop over their work (grid-stride), so the grid never changes a result.
 
 #include <cuda_runtime.h>
 
@@ -37,6 +37,7 @@
 #include "../../options.hpp"
 #include "check.cuh"
 #include "device_array.cuh"
+#include "occupancy.cuh"
 
 namespace mcubes::cuda {
 
@@ -97,9 +98,8 @@ unsigned occupancy_grid(Kernel kernel, int block, std::size_t smem, std::uint64_
   if (per_sm < 1 || sms < 1)
     throw cuda_error("kernel cannot run with " + std::to_string(block) + " threads per block and " +
                      std::to_string(smem) + " bytes of dynamic shared memory (occupancy 0)");
-  std::uint64_t grid = static_cast<std::uint64_t>(per_sm) * static_cast<std::uint64_t>(sms);
-  grid = std::min<std::uint64_t>(grid, std::max<std::uint64_t>(1, useful_blocks));
-  grid = std::min<std::uint64_t>(grid, static_cast<std::uint64_t>(max_grid));
+  // the one launch-grid rule (occupancy.cuh), capped at the device's grid limit
+  const std::uint64_t grid = cuda_detail::launch_grid(per_sm, sms, useful_blocks, static_cast<std::uint64_t>(max_grid));
   if (report) {
     cudaDeviceProp props{};
     MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&props, device));

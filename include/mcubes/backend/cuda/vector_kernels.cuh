@@ -3,7 +3,7 @@
 /// The __global__ functions of vector-valued integrands on the CUDA backend (algorithm/
 /// vegas_vector.hpp): V-Sample / No-Adjust over tiles of B chunks, each chunk's partial the N
 /// estimates and N (N + 1) / 2 covariance sums (M = N + N (N + 1) / 2 doubles) of
-/// core/vector_sampler.hpp, and the final tree over the tiles. Launched only by backend/cuda.cuh
+/// core/vector_sampler.hpp, and the final tree over the tiles. Launched only by backend/cuda/vector_pass.cuh
 /// (cuda_backend::sample_vector).
 ///
 /// Two forms of V-Sample, the same sums:

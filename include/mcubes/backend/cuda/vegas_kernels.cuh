@@ -1,7 +1,7 @@
 #pragma once
 /// @file backend/cuda/vegas_kernels.cuh
 /// The __global__ functions of the CUDA Vegas backend (V-Sample, V-Sample-No-Adjust, the final
-/// fixed-tree reduction, and the replay of one sample). Launched only by backend/cuda.cuh.
+/// fixed-tree reduction, and the replay of one sample). Launched only by backend/cuda/vegas_pass.cuh.
 ///
 /// Work decomposition (determinism contract: run-to-run and launch-configuration invariant):
 ///  - thread t of tile k computes chunk (k*B + t)*stride serially (core/sampler.hpp); B is the

@@ -1,0 +1,293 @@
+#pragma once
+/// @file backend/cpu/simd.hpp
+/// The SIMD building blocks of the CPU fast path (backend/cpu/fast_path.hpp): the batch of 64
+/// consecutive samples, Philox for a batch (uniform_batch; SSE2 on every x86-64 CPU, AVX2 when the
+/// CPU has it, chosen at run time), the map axis by axis over a batch (map_axis) and the sub-cube
+/// coordinates of consecutive samples (coordinate_tables). Each gives bitwise the numbers of
+/// core/sampler.hpp's make_sample for the same samples (see fast_path.hpp).
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__) && !defined(MCUBES_CPU_NO_SIMD)
+#include <emmintrin.h>
+/// SSE2 (every x86-64 CPU) intrinsics in the CPU fast path; MCUBES_CPU_NO_SIMD selects the plain
+/// C++ loops (the same bits).
+#define MCUBES_CPU_SSE2 1
+#else
+#define MCUBES_CPU_SSE2 0
+#endif
+#if MCUBES_CPU_SSE2 && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
+    !defined(MCUBES_CPU_NO_AVX2)
+#include <immintrin.h>
+/// AVX2 kernels compiled for that target alone (function attribute) and chosen at run time when the
+/// CPU has AVX2 (cpu_has_avx2); MCUBES_CPU_NO_AVX2 leaves them out. Not in nvcc translation units.
+#define MCUBES_CPU_AVX2_DISPATCH 1
+#define MCUBES_CPU_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define MCUBES_CPU_AVX2_DISPATCH 0
+#endif
+
+#include "../../core/sampler.hpp"
+
+namespace mcubes {
+namespace cpu_detail {
+
+/// Samples per batch of the CPU fast path: the Philox words, the map and the sample points of a
+/// batch are computed axis by axis over its samples, so that the compiler vectorises them.
+inline constexpr int batch = 64;
+
+/// u[4b + w][i] = r123::u01<double>(word w of Philox4x32-10(counter {index_i mod 2^32, index_i >> 32,
+/// iteration, b}, key)) for index_i = first + i, i < batch: the numbers of sample_stream::fill
+/// (random.hpp) for a batch of consecutive samples. Only words 4b + w < D are kept.
+/// Bitwise the same: the rounds are exact integer arithmetic, and u01's value (w + 1/2) 2^-32 is
+/// exact in double whichever exact steps compute it.
+template <int D>
+inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration, std::uint64_t first,
+                          double (&u)[D][batch]) {
+#if MCUBES_CPU_SSE2
+  // Two samples per register: each 32-bit word lives in the low half of a 64-bit lane (the high
+  // half holds garbage that never reaches a result: pmuludq reads only the low halves), so one
+  // _mm_mul_epu32 is the 32 x 32 -> 64-bit product of two samples. The conversion: the bits
+  // 0x43300000'00000000 | w are the double 2^52 + w; minus (2^52 - 1/2) gives w + 1/2 (exact: both
+  // are multiples of 1/2 below 2^53), times 2^-32 (exact).
+  const __m128i m0 = _mm_set1_epi64x(philox_m0), m1 = _mm_set1_epi64x(philox_m1);
+  const __m128i low = _mm_set1_epi64x(0xFFFFFFFF), exponent = _mm_set1_epi64x(0x4330000000000000);
+  const __m128d bias = _mm_set1_pd(4503599627370495.5), scale = _mm_set1_pd(1.0 / 4294967296.0);
+  __m128i k0[10], k1[10];
+  for (int r = 0; r < 10; ++r) {
+    k0[r] = _mm_set1_epi64x(key.k0[r]);
+    k1[r] = _mm_set1_epi64x(key.k1[r]);
+  }
+  const __m128i it = _mm_set1_epi64x(iteration);
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    const __m128i bk = _mm_set1_epi64x(blk);
+    constexpr int pairs = 2;  // independent pairs of samples per step (two multiply chains each)
+    for (int i = 0; i < batch; i += 2 * pairs) {
+      __m128i x[pairs][4];
+      for (int q = 0; q < pairs; ++q) {
+        const std::uint64_t f0 = first + static_cast<std::uint64_t>(i + 2 * q);
+        const __m128i index = _mm_set_epi64x(static_cast<long long>(f0 + 1), static_cast<long long>(f0));
+        x[q][0] = index;
+        x[q][1] = _mm_srli_epi64(index, 32);
+        x[q][2] = it;
+        x[q][3] = bk;
+      }
+      for (int r = 0; r < 10; ++r)
+        for (int q = 0; q < pairs; ++q) {
+          const __m128i p0 = _mm_mul_epu32(x[q][0], m0), p1 = _mm_mul_epu32(x[q][2], m1);
+          // high words to the low halves: pshufd (3,3,1,1), non-destructive, garbage above
+          x[q][0] = _mm_xor_si128(_mm_xor_si128(_mm_shuffle_epi32(p1, 0xF5), x[q][1]), k0[r]);
+          x[q][2] = _mm_xor_si128(_mm_xor_si128(_mm_shuffle_epi32(p0, 0xF5), x[q][3]), k1[r]);
+          x[q][1] = p1;
+          x[q][3] = p0;
+        }
+      for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+        for (int q = 0; q < pairs; ++q) {
+          const __m128d d = _mm_sub_pd(_mm_castsi128_pd(_mm_or_si128(_mm_and_si128(x[q][k], low), exponent)), bias);
+          _mm_storeu_pd(&u[blk * 4 + k][i + 2 * q], _mm_mul_pd(d, scale));
+        }
+    }
+  }
+#else
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    std::uint32_t w[4][batch];
+    for (int i = 0; i < batch; ++i) {
+      const std::uint64_t index = first + static_cast<std::uint64_t>(i);
+      const philox_words x = philox4x32_10(
+          philox_words{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), iteration,
+                        static_cast<std::uint32_t>(blk)}},
+          key);
+      for (int k = 0; k < 4; ++k) w[k][i] = x.v[k];
+    }
+    for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+      for (int i = 0; i < batch; ++i) u[blk * 4 + k][i] = sample_stream::to_double(w[k][i]);
+  }
+#endif
+}
+
+/// Axis j of make_sample for samples [0, n) of a batch: from the sub-cube coordinate c[i] and the
+/// uniform u[i], y = (c + u) fl(1/g), the map (map_view::map: bin b, unit coordinate, jacobian
+/// factor) and x_j = a_j + (b_j - a_j) x_unit. The same IEEE operations in the same order as
+/// make_sample (see the file comment on FMA contraction). First: axis 0, which sets jac[i] (make_sample starts
+/// from 1.0, and 1.0 * z = z exactly); the other axes multiply it. c[i] for i in [n, batch) must be
+/// a valid coordinate (0 <= c < g) so that the padded lanes of a vector stay in bounds.
+template <int D, bool First>
+inline void map_axis(const map_view<D>& map, int j, double lower, double width, double inv_g, int n,
+                     const double* c, const double* u, double* jac, int* bin, point<D>* xs) {
+  const int n_bins = map.n_bins;
+  const double nb = static_cast<double>(n_bins);  // the conversion map_view::map does
+  const double* e = map.edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
+#if MCUBES_CPU_SSE2
+  // b = trunc(min(t, n - 1)) is map_view::map's clamp of trunc(t) to n - 1 (t >= 0, never NaN).
+  const __m128d vg = _mm_set1_pd(inv_g), vnb = _mm_set1_pd(nb), vtop = _mm_set1_pd(nb - 1);
+  const __m128d va = _mm_set1_pd(lower), vw = _mm_set1_pd(width);
+  for (int i = 0; i < n; i += 2) {
+    const __m128d y = _mm_mul_pd(_mm_add_pd(_mm_loadu_pd(c + i), _mm_loadu_pd(u + i)), vg);
+    const __m128d t = _mm_mul_pd(y, vnb);
+    const __m128i b = _mm_cvttpd_epi32(_mm_min_pd(t, vtop));
+    const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_cvtsi128_si32(_mm_shuffle_epi32(b, 1));
+    const __m128d e0 = _mm_loadu_pd(e + b0), e1 = _mm_loadu_pd(e + b1);  // {e[b], e[b + 1]}
+    const __m128d lo = _mm_unpacklo_pd(e0, e1), hi = _mm_unpackhi_pd(e0, e1);
+    const __m128d w = _mm_sub_pd(hi, lo);
+    const __m128d xu = _mm_add_pd(lo, _mm_mul_pd(w, _mm_sub_pd(t, _mm_cvtepi32_pd(b))));
+    if constexpr (First)  // jac = 1.0 * (w n) = w n exactly
+      _mm_storeu_pd(jac + i, _mm_mul_pd(w, vnb));
+    else
+      _mm_storeu_pd(jac + i, _mm_mul_pd(_mm_loadu_pd(jac + i), _mm_mul_pd(w, vnb)));
+    const __m128d x = _mm_add_pd(va, _mm_mul_pd(vw, xu));
+    _mm_storel_pd(&xs[i].x[j], x);
+    _mm_storeh_pd(&xs[i + 1].x[j], x);
+    bin[i] = b0;
+    bin[i + 1] = b1;
+  }
+#else
+  for (int i = 0; i < n; ++i) {
+    const double y = (c[i] + u[i]) * inv_g;
+    const double t = y * nb;
+    int b = static_cast<int>(t);
+    if (b >= n_bins) b = n_bins - 1;
+    const double lo = e[b];
+    const double w = e[b + 1] - lo;
+    const double xu = lo + w * (t - b);
+    if constexpr (First)  // jac = 1.0 * (w n) = w n exactly
+      jac[i] = w * nb;
+    else
+      jac[i] *= w * nb;
+    bin[i] = b;
+    xs[i].x[j] = lower + width * xu;
+  }
+#endif
+}
+
+#if MCUBES_CPU_AVX2_DISPATCH
+/// Whether this CPU runs AVX2 (checked once): selects the AVX2 kernels below at run time, so the
+/// binary still runs on any x86-64 CPU.
+inline bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+/// uniform_batch with four samples per register (AVX2): the same integer rounds and exact
+/// conversion, hence the same bits.
+template <int D>
+MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std::uint32_t iteration,
+                                               std::uint64_t first, double (&u)[D][batch]) {
+  const __m256i m0 = _mm256_set1_epi64x(philox_m0), m1 = _mm256_set1_epi64x(philox_m1);
+  const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), exponent = _mm256_set1_epi64x(0x4330000000000000);
+  const __m256d bias = _mm256_set1_pd(4503599627370495.5), scale = _mm256_set1_pd(1.0 / 4294967296.0);
+  const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
+  __m256i k0[10], k1[10];
+  for (int r = 0; r < 10; ++r) {
+    k0[r] = _mm256_set1_epi64x(key.k0[r]);
+    k1[r] = _mm256_set1_epi64x(key.k1[r]);
+  }
+  const __m256i it = _mm256_set1_epi64x(iteration);
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    const __m256i bk = _mm256_set1_epi64x(blk);
+    constexpr int quads = 2;  // independent quads of samples per step
+    for (int i = 0; i < batch; i += 4 * quads) {
+      __m256i x[quads][4];
+      for (int q = 0; q < quads; ++q) {
+        const __m256i index =
+            _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(first + static_cast<std::uint64_t>(i + 4 * q))), lane);
+        x[q][0] = index;
+        x[q][1] = _mm256_srli_epi64(index, 32);
+        x[q][2] = it;
+        x[q][3] = bk;
+      }
+      for (int r = 0; r < 10; ++r)
+        for (int q = 0; q < quads; ++q) {
+          const __m256i p0 = _mm256_mul_epu32(x[q][0], m0), p1 = _mm256_mul_epu32(x[q][2], m1);
+          x[q][0] = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xF5), x[q][1]), k0[r]);
+          x[q][2] = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xF5), x[q][3]), k1[r]);
+          x[q][1] = p1;
+          x[q][3] = p0;
+        }
+      for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+        for (int q = 0; q < quads; ++q) {
+          const __m256d d =
+              _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(x[q][k], low), exponent)), bias);
+          _mm256_storeu_pd(&u[blk * 4 + k][i + 4 * q], _mm256_mul_pd(d, scale));
+        }
+    }
+  }
+}
+
+/// map_axis with four samples per register (AVX2): the same IEEE
+/// operations (separate multiply and add instructions), hence the same bits.
+template <int D, bool First>
+MCUBES_CPU_TARGET_AVX2 void map_axis_avx2(const map_view<D>& map, int j, double lower, double width, double inv_g,
+                                          int n, const double* c, const double* u, double* jac, int* bin,
+                                          point<D>* xs) {
+  const int n_bins = map.n_bins;
+  const double nb = static_cast<double>(n_bins);
+  const double* e = map.edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
+  const __m256d vg = _mm256_set1_pd(inv_g), vnb = _mm256_set1_pd(nb), vtop = _mm256_set1_pd(nb - 1);
+  const __m256d va = _mm256_set1_pd(lower), vw = _mm256_set1_pd(width);
+  for (int i = 0; i < n; i += 4) {
+    const __m256d y = _mm256_mul_pd(_mm256_add_pd(_mm256_loadu_pd(c + i), _mm256_loadu_pd(u + i)), vg);
+    const __m256d t = _mm256_mul_pd(y, vnb);
+    const __m128i b = _mm256_cvttpd_epi32(_mm256_min_pd(t, vtop));
+    // {e[b_k], e[b_k + 1]} by 16-byte loads (faster than two gathers), then lo / hi across lanes
+    const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_extract_epi32(b, 1), b2 = _mm_extract_epi32(b, 2),
+              b3 = _mm_extract_epi32(b, 3);
+    const __m256d e02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b0)), _mm_loadu_pd(e + b2), 1);
+    const __m256d e13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b1)), _mm_loadu_pd(e + b3), 1);
+    const __m256d lo = _mm256_unpacklo_pd(e02, e13), hi = _mm256_unpackhi_pd(e02, e13);
+    const __m256d w = _mm256_sub_pd(hi, lo);
+    const __m256d xu = _mm256_add_pd(lo, _mm256_mul_pd(w, _mm256_sub_pd(t, _mm256_cvtepi32_pd(b))));
+    if constexpr (First)
+      _mm256_storeu_pd(jac + i, _mm256_mul_pd(w, vnb));
+    else
+      _mm256_storeu_pd(jac + i, _mm256_mul_pd(_mm256_loadu_pd(jac + i), _mm256_mul_pd(w, vnb)));
+    const __m256d x = _mm256_add_pd(va, _mm256_mul_pd(vw, xu));
+    const __m128d x01 = _mm256_castpd256_pd128(x), x23 = _mm256_extractf128_pd(x, 1);
+    _mm_storel_pd(&xs[i].x[j], x01);
+    _mm_storeh_pd(&xs[i + 1].x[j], x01);
+    _mm_storel_pd(&xs[i + 2].x[j], x23);
+    _mm_storeh_pd(&xs[i + 3].x[j], x23);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bin + i), b);
+  }
+}
+#endif
+
+/// Sub-cube coordinates of consecutive samples, per axis. Along the sample index, the coordinate of
+/// axis j is floor(s / (g^j p)) mod g: it repeats with the cycle g^(j+1) p. For the axes whose cycle
+/// is at most max_cycle samples, `data` holds one cycle plus one batch (so that any batch is a
+/// contiguous slice), as exact doubles; the other axes change at most every max_cycle / g samples
+/// and are filled run by run. Depends only on (g, p): built once per pass, shared by the threads.
+template <int D>
+struct coordinate_tables {
+  static constexpr std::uint64_t max_cycle = 1024;
+  std::uint64_t cycle[D];    ///< g^(j+1) p if tabulated, else 0
+  std::size_t offset[D];     ///< start of axis j's table in data
+  std::vector<double> data;
+  coordinate_tables(std::uint64_t g, std::uint64_t p) {
+    std::uint64_t run = p;  // g^j p: samples per value of axis j
+    std::size_t size = 0;
+    for (int j = 0; j < D; ++j) {
+      cycle[j] = run <= max_cycle / g ? run * g : 0;
+      offset[j] = size;
+      if (cycle[j]) size += cycle[j] + batch;
+      if (run <= max_cycle) run *= g;  // else stays above max_cycle: no further table, no overflow
+    }
+    data.resize(size);
+    run = p;
+    for (int j = 0; j < D; ++j, run *= g) {
+      if (!cycle[j]) break;
+      for (std::uint64_t s = 0; s < cycle[j] + batch; ++s) data[offset[j] + s] = static_cast<double>((s / run) % g);
+    }
+  }
+};
+
+#if defined(__GNUC__) || defined(__clang__)
+/// Inlined into the sampling loop whatever the compiler's heuristics (the per-sample step of the
+/// fast path and of the array path).
+#define MCUBES_CPU_INLINE inline __attribute__((always_inline))
+#else
+#define MCUBES_CPU_INLINE inline
+#endif
+
+}  // namespace cpu_detail
+}  // namespace mcubes

@@ -1,0 +1,123 @@
+#pragma once
+/// @file backend/cuda/occupancy.cuh
+/// Launch geometry of the CUDA backend: the launch policy (block size and the per-device tuning
+/// knobs, cuda_launch_policy), the kernels' shared-memory budgets, the resident blocks per
+/// multiprocessor of a kernel (kernel_occupancy, queried once per kernel and shared-memory size)
+/// and the one launch-grid rule (launch_grid) that every occupancy-sized launch uses: the
+/// V-Sample, vector and batch passes (backend/cuda/*_pass.cuh) and the chunk reductions of
+/// backend/cuda/launch.cuh. No grid changes a result (the kernels loop over their work); the grid
+/// only decides how fast.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "../../error.hpp"
+#include "../../execution.hpp"
+#include "../../options.hpp"
+#include "check.cuh"
+
+namespace mcubes {
+
+/// Launch policy of the Vegas kernels.
+struct cuda_launch_policy {
+  int threads_per_block = 256;  ///< power of two in [32, 1024]; never changes the result
+  int max_blocks = 0;           ///< 0: enough resident blocks to fill every multiprocessor (occupancy)
+  /// V-Sample passes: at most ceil(n_tiles / adapt_tiles_per_block) blocks (but at least one per
+  /// multiprocessor), so that each block's flush of its d x n_bins shared-memory bins to global
+  /// memory is shared by enough samples on small problems. 1: no limit. Never changes the result.
+  int adapt_tiles_per_block = 1;
+  /// Device array integrands (cuda/array_path.cuh): points per call of the integrand at most
+  /// (whole tiles; at least one tile). Memory: (D + 1) x 8 bytes per point. Never changes the result.
+  std::uint64_t array_call_points = std::uint64_t(1) << 22;
+};
+
+/// The launch policy of the execution options `ex` (block size, array_call_points).
+inline cuda_launch_policy launch_policy_of(const execution& ex) {
+  cuda_launch_policy p;
+  p.threads_per_block = ex.cuda_threads_per_block;
+  if (ex.cuda_array_points > 0) p.array_call_points = ex.cuda_array_points;
+  return p;
+}
+
+namespace cuda_detail {
+
+// Shared-memory budgets of the kernels (bytes per block). None changes a result; they decide
+// where bins, map edges and scratch live, and so how many blocks are resident.
+
+/// A batch block's bins and map edges go to shared memory when they fit in this (two blocks per
+/// multiprocessor still fit).
+inline constexpr std::size_t batch_smem_limit = 96 * 1024;
+/// A batch unit's group trees (levels x B x 16 bytes) at most this (batch_group).
+inline constexpr std::size_t batch_group_smem_limit = 32 * 1024;
+/// Largest shared memory (static + dynamic scratch) of adapt_map_kernel without an opt-in: the
+/// scratch is in shared memory up to n_bins ~ 1100, else in global memory.
+inline constexpr std::size_t adapt_smem_limit = 48 * 1024;
+
+/// Returns `policy` after checking it.
+/// @throws invalid_input for a bad block size, a negative max_blocks, adapt_tiles_per_block < 1 or
+///         array_call_points < 1.
+inline const cuda_launch_policy& checked_policy(const cuda_launch_policy& policy) {
+  validate_block_size(policy.threads_per_block, "threads_per_block");
+  MCUBES_EXPECTS(policy.max_blocks >= 0, "max_blocks must be non-negative, got ", policy.max_blocks);
+  MCUBES_EXPECTS(policy.adapt_tiles_per_block >= 1, "adapt_tiles_per_block must be at least 1, got ",
+                 policy.adapt_tiles_per_block);
+  MCUBES_EXPECTS(policy.array_call_points >= 1, "array_call_points must be at least 1, got ",
+                 policy.array_call_points);
+  return policy;
+}
+
+/// The launch-grid rule: enough resident blocks to fill every multiprocessor (blocks_per_sm x
+/// multiprocessors); with work_per_block > 1, at most ceil(work / work_per_block) blocks but at
+/// least one per multiprocessor; at most max_blocks (0: no limit); at most one block per unit of
+/// work (a tile, a unit of a batch); at least 1. blocks_per_sm >= 1 and multiprocessors >= 1.
+inline std::uint64_t launch_grid(int blocks_per_sm, int multiprocessors, std::uint64_t work, std::uint64_t max_blocks = 0,
+                                 std::uint64_t work_per_block = 1) {
+  std::uint64_t grid = static_cast<std::uint64_t>(blocks_per_sm) * static_cast<std::uint64_t>(multiprocessors);
+  if (work_per_block > 1)
+    grid = std::min<std::uint64_t>(grid, std::max<std::uint64_t>(static_cast<std::uint64_t>(multiprocessors),
+                                                                 (work + work_per_block - 1) / work_per_block));
+  if (max_blocks > 0) grid = std::min<std::uint64_t>(grid, max_blocks);
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(grid, work));
+}
+
+/// The grid of a pass's launch under `policy` (launch_grid with its max_blocks; V-Sample passes
+/// also with its adapt_tiles_per_block).
+inline std::uint64_t policy_grid(const cuda_launch_policy& policy, int blocks_per_sm, int multiprocessors,
+                                 std::uint64_t work, bool adapting = false) {
+  const std::uint64_t per = adapting ? static_cast<std::uint64_t>(policy.adapt_tiles_per_block) : 1;
+  return launch_grid(blocks_per_sm, multiprocessors, work, static_cast<std::uint64_t>(policy.max_blocks), per);
+}
+
+/// Resident blocks per multiprocessor of the backend's kernels on one device, queried once per
+/// kernel and shared-memory size (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+class kernel_occupancy {
+ public:
+  /// For a device with `props`; the kernels' static shared memory is at most static_smem bytes.
+  kernel_occupancy(const cudaDeviceProp& props, std::size_t static_smem)
+      : max_dynamic_smem_(props.sharedMemPerBlockOptin - static_cast<int>(static_smem)) {}
+
+  /// Resident blocks per multiprocessor of `kernel` with B threads and `smem` bytes of dynamic
+  /// shared memory. The kernel's dynamic limit is raised once to all the opt-in shared memory the
+  /// static part leaves. @throws cuda_error if a query fails.
+  template <class K>
+  int blocks_per_sm(K kernel, int B, std::size_t smem) {
+    int& per_sm = cache_[{reinterpret_cast<const void*>(kernel), smem}];
+    if (per_sm == 0) {
+      MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_smem_));
+      MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
+    }
+    return per_sm;
+  }
+
+ private:
+  int max_dynamic_smem_;
+  std::map<std::pair<const void*, std::size_t>, int> cache_;
+};
+
+}  // namespace cuda_detail
+}  // namespace mcubes

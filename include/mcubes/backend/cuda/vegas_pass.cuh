@@ -1,0 +1,186 @@
+#pragma once
+/// @file backend/cuda/vegas_pass.cuh
+/// The scalar Vegas pass of the CUDA backend (cuda_backend::sample): the V-Sample / No-Adjust
+/// launch (backend/cuda/vegas_kernels.cuh) with its shared-memory choice (bins, map edges), the
+/// array path's slices (backend/cuda/array_path.cuh), the fixed tree over the tile values and the
+/// replay of a failing sample. pass_context: the pieces of a backend a pass dispatch uses.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "../../core/array_rows.hpp"
+#include "../../core/reduction.hpp"
+#include "../../core/sampler.hpp"
+#include "../../core/stratification.hpp"
+#include "../../error.hpp"
+#include "../../integrand.hpp"
+#include "array_path.cuh"
+#include "check.cuh"
+#include "device.cuh"
+#include "device_map.cuh"
+#include "occupancy.cuh"
+#include "pass_buffers.cuh"
+#include "vegas_kernels.cuh"
+
+namespace mcubes {
+namespace cuda_detail {
+
+/// What the last sampling launch of a backend chose (for reports).
+struct launch_choice {
+  int grid = 0;              ///< blocks of the last V-Sample launch
+  bool shared_bins = false;  ///< whether the last adapting launch kept its bins in shared memory
+};
+
+/// The pieces of one backend that a pass dispatch uses (references, valid for one call).
+struct pass_context {
+  const device_stream& device;
+  const cuda_launch_policy& policy;
+  kernel_occupancy& occupancy;
+  pass_buffers& buffers;
+  launch_choice& last;
+  cudaStream_t stream() const noexcept { return device.stream(); }
+};
+
+/// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
+/// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
+/// blocks; the kernel reads which from the size it gets. Returns the grid size (launch_grid over
+/// the tiles, with the policy's adapt_tiles_per_block for V-Sample).
+/// Tiles [tile_first, n_tiles) only (the array path's slices; 0 otherwise).
+template <int D, class F, bool Adapt>
+int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride,
+                    std::uint64_t n_sel, std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins,
+                    std::size_t smem_plain, std::size_t smem_edges) {
+  const int B = cx.policy.threads_per_block;
+  auto kernel = B <= 256 ? v_sample_kernel<D, F, Adapt, 256> : v_sample_kernel<D, F, Adapt, 1024>;
+  std::size_t smem = smem_edges;
+  int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem_edges);
+  if (smem_edges != smem_plain) {
+    const int plain = cx.occupancy.blocks_per_sm(kernel, B, smem_plain);
+    if (plain > per_sm) {
+      per_sm = plain;
+      smem = smem_plain;
+    }
+  }
+  if (per_sm < 1)
+    throw cuda_error("V-Sample kernel cannot run with " + std::to_string(B) + " threads per block and " +
+                     std::to_string(smem) + " bytes of shared memory");
+  const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
+  pass_buffers& buf = cx.buffers;
+  kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, stride, n_sel, tile_first, n_tiles,
+                                                               buf.tile_est.data(), buf.tile_var.data(), buf.bins.data(),
+                                                               buf.over.data(), shared_bins, buf.flags.data(),
+                                                               philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
+  MCUBES_CUDA_CHECK_LAUNCH("v_sample_kernel");
+  return static_cast<int>(grid);
+}
+
+/// The array path of a pass (cuda/array_path.cuh): per slice of whole tiles, the points
+/// (point_writer), one call of f, the sums (value_reader). Returns the last grid size.
+template <int D, class F>
+int sample_array_slices(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap,
+                        std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles, bool adapt, bool shared_bins,
+                        std::size_t smem_plain, std::size_t smem_alt) {
+  pass_buffers& buf = cx.buffers;
+  const std::uint64_t B = static_cast<std::uint64_t>(cx.policy.threads_per_block);
+  detail::array_rows rows;
+  rows.stride = stride;
+  rows.chunk_samples = sp.chunk_cubes * sp.p;
+  const std::uint64_t tile_samples = B * rows.chunk_samples;
+  const std::uint64_t slice_tiles = std::max<std::uint64_t>(1, cx.policy.array_call_points / tile_samples);
+  int grid = 0;
+  for (std::uint64_t t0 = 0; t0 < n_tiles; t0 += slice_tiles) {
+    const std::uint64_t t1 = std::min(n_tiles, t0 + slice_tiles);
+    rows.sel0 = t0 * B;
+    rows.sel1 = std::min(n_sel, t1 * B);
+    rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
+    const std::uint64_t n = detail::array_row_count(sp, rows);
+    const std::size_t need = static_cast<std::size_t>(std::min(n_tiles, slice_tiles) * tile_samples);
+    if (buf.array_x.size() < need * D) buf.array_x = device_array<double>(std::max<std::size_t>(need * D, D + 1));
+    if (buf.array_values.size() < need) buf.array_values = device_array<double>(need);
+    launch_v_sample<D, detail::point_writer<D>, false>(cx, detail::point_writer<D>{buf.array_x.data(), rows}, sp, dmap, stride,
+                                                       n_sel, t0, t1, false, smem_plain, smem_alt);
+    cx.device.synchronize();  // the points are complete
+    f(buf.array_x.data(), static_cast<std::size_t>(n), buf.array_values.data(), static_cast<void*>(cx.stream()));
+    const detail::value_reader<D> reader{buf.array_values.data(), rows};
+    grid = adapt ? launch_v_sample<D, detail::value_reader<D>, true>(cx, reader, sp, dmap, stride, n_sel, t0, t1, shared_bins,
+                                                                     smem_plain, smem_alt)
+                 : launch_v_sample<D, detail::value_reader<D>, false>(cx, reader, sp, dmap, stride, n_sel, t0, t1, false,
+                                                                      smem_plain, smem_alt);
+  }
+  return grid;
+}
+
+/// One scalar pass over `map` (cuda_backend::sample: the contract of cpu_backend::sample, the bins
+/// staying on the device). Synchronises the stream once (a device array integrand: once per slice
+/// too). @throws cuda_error if a CUDA call fails; whatever a device array integrand throws.
+template <int D, class F>
+iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
+                           const device_map<D>& map, bool adapt, std::uint64_t stride) {
+  cx.device.use();
+  pass_buffers& buf = cx.buffers;
+  const cudaStream_t stream = cx.stream();
+  const int B = cx.policy.threads_per_block;
+  const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
+  const std::uint64_t width = next_pow2(n_sel);
+  const std::uint64_t tile = std::min<std::uint64_t>(B, width);  // tile = B leaves (padded)
+  const std::uint64_t n_tiles = (n_sel + B - 1) / B;
+  const int nb = map.n_bins;
+  const std::size_t n_bin_values = static_cast<std::size_t>(D) * nb;
+
+  buf.ensure_tiles(n_tiles);
+  if (adapt) buf.begin_adapting_pass(n_bin_values, stream);
+
+  const map_view<D> dmap = map.view();
+  const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
+  const std::size_t n_edges = static_cast<std::size_t>(D) * (nb + 1);
+  bool shared_bins = false;
+  if (adapt) shared_bins = v_sample_dynamic_smem_bytes(n_bin_values, true) + v_sample_static_smem_bytes <= optin;
+  // the map's edges go to shared memory too when they fit (launch_v_sample keeps them only if that
+  // does not cost resident blocks)
+  const std::size_t smem_plain = v_sample_dynamic_smem_bytes(n_bin_values, shared_bins);
+  const std::size_t smem_edges = v_sample_dynamic_smem_bytes(n_bin_values, shared_bins, n_edges, true);
+  const std::size_t smem_alt = smem_edges + v_sample_static_smem_bytes <= optin ? smem_edges : smem_plain;
+  int grid = 0;
+  if constexpr (is_device_array_integrand_v<F>) {
+    grid = sample_array_slices<D>(cx, f, sp, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
+  } else {
+    grid = adapt ? launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, shared_bins, smem_plain, smem_alt)
+                 : launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, false, smem_plain, smem_alt);
+  }
+  cx.last.grid = grid;
+  if (adapt) cx.last.shared_bins = shared_bins;
+
+  // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the flags
+  const unsigned T = 1024;
+  tree_reduce_kernel<><<<1, T, 0, stream>>>(buf.tile_est.data(), buf.tile_var.data(), n_tiles, width / tile,
+                                            buf.result.data(), buf.flags.data());
+  MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(buf.host_result.data(), buf.result.data(), sizeof(pass_result), cudaMemcpyDeviceToHost,
+                                    stream));
+  MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const pass_result r = *buf.host_result.data();
+  iteration_sums out = pass_sums(r.estimate, r.variance, r.flags, adapt, sp.bin_scale);
+  if (adapt) buf.end_adapting_pass(out.top_level, n_bin_values);
+  if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
+    if constexpr (is_device_array_integrand_v<F>) {  // its point, then the integrand on one row
+      if (buf.array_x.size() < static_cast<std::size_t>(D) + 1) buf.array_x = device_array<double>(D + 1);
+      sample_point_kernel<D><<<1, 1, 0, stream>>>(sp, dmap, r.flags.first_non_finite, buf.array_x.data());
+      MCUBES_CUDA_CHECK_LAUNCH("sample_point_kernel");
+      MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+      f(buf.array_x.data(), 1, buf.replay.data(), static_cast<void*>(stream));
+    } else {
+      replay_sample_kernel<D, F><<<1, 1, 0, stream>>>(f, sp, dmap, r.flags.first_non_finite, buf.replay.data());
+      MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
+    }
+    out.flags.non_finite_value = buf.replayed_value(stream);
+  }
+  return out;
+}
+
+}  // namespace cuda_detail
+}  // namespace mcubes
