@@ -28,7 +28,6 @@
 #include <stdexcept>
 #include <functional>
 #include <memory>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -37,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "../backend/worker_pool.hpp"
 #include "../core/batch.hpp"
 #include "../error.hpp"
 #include "../options.hpp"
@@ -97,12 +97,10 @@ result failed_member_result(Run& run, const std::string& backend_name) {
 }
 }  // namespace detail
 
-/// Host threads that process the integrals' results after a round (at most 8, and one per 128
-/// integrals of the batch; rounds of fewer than 256 integrals use the calling thread alone).
-inline std::size_t batch_host_threads() {
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : std::min(8u, hw);
-}
+/// Host threads that process the integrals' results after a round (at most 8, at most the
+/// backend's host_workers(), and one per 128 integrals of the batch; rounds of fewer than 256
+/// integrals use the calling thread alone).
+inline std::size_t batch_host_threads() { return static_cast<std::size_t>(host_worker_threads()); }
 
 /// Batches of at least this many integrals run as two pipelined lanes on a backend that supports
 /// it (cuda_backend::batch_pipeline; see vegas_batch_with).
@@ -116,70 +114,6 @@ template <class B, class = void>
 struct pipelines_batches : std::false_type {};
 template <class B>
 struct pipelines_batches<B, std::void_t<decltype(B::batch_pipeline)>> : std::bool_constant<static_cast<bool>(B::batch_pipeline)> {};
-
-/// A pool of host threads kept for the rounds of one batch: run(n, fn) calls fn(lo, hi) on
-/// `workers` contiguous parts of [0, n) at once (the caller takes the first) and returns when all
-/// are done. (Starting threads every round cost more than the work of 1024 results.)
-class round_pool {
- public:
-  explicit round_pool(std::size_t workers) : parts_(workers < 1 ? 1 : workers) {
-    for (std::size_t w = 1; w < parts_; ++w) threads_.emplace_back([this, w] { loop(w); });
-  }
-  round_pool(const round_pool&) = delete;
-  round_pool& operator=(const round_pool&) = delete;
-  ~round_pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      quit_ = true;
-    }
-    wake_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  std::size_t workers() const noexcept { return parts_; }
-  template <class Fn>
-  void run(std::size_t n, const Fn& fn) {
-    if (parts_ == 1) return fn(std::size_t(0), n);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      job_ = [&fn](std::size_t lo, std::size_t hi) { fn(lo, hi); };
-      n_ = n;
-      pending_ = parts_ - 1;
-      ++generation_;
-    }
-    wake_.notify_all();
-    fn(std::size_t(0), n / parts_);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-  }
-
- private:
-  void loop(std::size_t w) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      std::function<void(std::size_t, std::size_t)> job;
-      std::size_t n;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return quit_ || generation_ != seen; });
-        if (quit_) return;
-        seen = generation_;
-        job = job_;
-        n = n_;
-      }
-      job(n * w / parts_, n * (w + 1) / parts_);  // the callers' functions catch their exceptions
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-  std::size_t parts_;
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  std::function<void(std::size_t, std::size_t)> job_;
-  std::size_t n_ = 0, pending_ = 0;
-  std::uint64_t generation_ = 0;
-  bool quit_ = false;
-};
 
 }  // namespace detail
 
@@ -261,10 +195,17 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       return {std::move(so_far_kept)};
     }
   }
-  detail::round_pool pool(std::min<std::size_t>(batch_host_threads(), K / 128));
-  const auto on_pool = [&pool](std::size_t n, const auto& fn) {
-    if (n >= 256)
-      pool.run(n, fn);
+  // The host work of a round runs on the backend's workers (host_workers(): the CPU backend's
+  // own pool; the CUDA backend's host pool), in contiguous parts of the round's integrals.
+  worker_pool& pool = backend.host_workers();
+  const int parts = static_cast<int>(std::min<std::size_t>(
+      {batch_host_threads(), K / 128, static_cast<std::size_t>(pool.size())}));
+  const auto on_pool = [&pool, parts](std::size_t n, const auto& fn) {
+    if (n >= 256 && parts > 1)
+      pool.run(parts, [&](int w) {
+        const std::size_t p = static_cast<std::size_t>(parts), k = static_cast<std::size_t>(w);
+        fn(n * k / p, n * (k + 1) / p);
+      });
     else
       fn(std::size_t(0), n);
   };

@@ -1,6 +1,6 @@
 #pragma once
 /// @file backend/cpu.hpp
-/// CPU backend: runs the chunks of an iteration on std::threads.
+/// CPU backend: runs the chunks of an iteration on its pool of worker threads (worker_pool.hpp).
 ///
 /// Determinism contract (run_to_run and thread_count invariant): chunks are grouped in aligned
 /// tiles of T = min(1024, P) chunks (P = next power of two >= number of chunks); a thread takes
@@ -11,7 +11,7 @@
 /// array integrand (integrand.hpp) takes larger tiles (backend/cpu/array_path.hpp: one call of its
 /// array form per slice of up to 32768 points), still nodes of that tree: the same sums.
 ///
-/// The operations of a backend (backend/backend.hpp) on std::threads:
+/// The operations of a backend (backend/backend.hpp) on the pool's threads:
 ///  - reduce: partials of problem-defined chunks merged over the fixed tree (backend/cpu_tiles.hpp);
 ///  - count: an exact integer sum over chunks (the same scheduler; integer addition is exact);
 ///  - sample / make_map / adapt_map / map_edges / set_map_edges: the Vegas pass over the adaptive
@@ -40,6 +40,7 @@
 #include "cpu/fast_path.hpp"
 #include "cpu/vector_pass.hpp"
 #include "cpu_tiles.hpp"
+#include "worker_pool.hpp"
 
 namespace mcubes {
 
@@ -55,6 +56,8 @@ struct cpu_pass {
 };
 
 /// The CPU backend. Holds no per-sample memory: per thread one tile buffer and one bin array.
+/// Its worker threads are one pool (backend/worker_pool.hpp), started on first use and kept for
+/// every pass, reduction and a batch's host work (host_workers()); copies of a backend share it.
 class cpu_backend {
  public:
   /// @param threads number of worker threads; 0 = std::thread::hardware_concurrency().
@@ -62,9 +65,13 @@ class cpu_backend {
   explicit cpu_backend(int threads = 0, const stop_request* stop_on = nullptr) : stop(stop_on) {
     MCUBES_EXPECTS(threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", threads);
     threads_ = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+    pool_ = std::make_shared<worker_pool>(threads_);
   }
   static std::string name() { return "cpu"; }
   int threads() const noexcept { return threads_; }
+  /// The backend's worker pool (the same threads as its passes and reductions), for a batch's host
+  /// work (algorithm/vegas_batch.hpp).
+  worker_pool& host_workers() const noexcept { return *pool_; }
   /// Test hook: true runs every chunk through core/sampler.hpp's sample_chunk (the code the CUDA
   /// kernels share) instead of the batched CPU fast path; the results are bitwise the same.
   bool serial_sampler = false;
@@ -206,14 +213,7 @@ class cpu_backend {
         next = n_units;  // stop the other workers early
       }
     };
-    if (n_workers == 1) {
-      work(0);
-    } else {
-      std::vector<std::thread> pool;
-      pool.reserve(n_workers);
-      for (int w = 0; w < n_workers; ++w) pool.emplace_back(work, w);
-      for (auto& th : pool) th.join();
-    }
+    pool_->run(n_workers, work);
     if (failure) std::rethrow_exception(failure);
     if (abandoned) throw pass_abandoned();
 
@@ -244,7 +244,7 @@ class cpu_backend {
   template <int D, int N, class F>
   vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st,
                                  const map_view<D>& map, bool adapt, std::uint64_t stride = 1) const {
-    return cpu_sample_vector<D, N>(threads_, f, sp, st, map, adapt, stride);
+    return cpu_sample_vector<D, N>(threads_, *pool_, f, sp, st, map, adapt, stride);
   }
 
   // The map interface of a backend (algorithm/vegas.hpp): the backend owns the adaptive map, here
@@ -324,18 +324,19 @@ class cpu_backend {
   /// @throws the first exception a chunk throws.
   template <class T, class ChunkFn, class Merge>
   T reduce(std::uint64_t n_chunks, const ChunkFn& chunk, const Merge& merge) const {
-    return cpu_tree_reduce<T>(n_chunks, threads_, chunk, merge);
+    return cpu_tree_reduce<T>(n_chunks, threads_, *pool_, chunk, merge);
   }
   /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (wraps modulo 2^64).
   template <class ChunkFn>
   std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) const {
     return cpu_tree_reduce<std::uint64_t>(
-        n_chunks, threads_, [&](std::uint64_t c) { return static_cast<std::uint64_t>(chunk(c)); },
+        n_chunks, threads_, *pool_, [&](std::uint64_t c) { return static_cast<std::uint64_t>(chunk(c)); },
         [](std::uint64_t a, std::uint64_t b) { return a + b; });
   }
 
  private:
   int threads_ = 1;
+  std::shared_ptr<worker_pool> pool_;
 };
 
 }  // namespace mcubes

@@ -1,6 +1,7 @@
 #pragma once
 /// @file backend/cpu_tiles.hpp
-/// The CPU tile scheme of backend/cpu.hpp for any chunk partial type: std::threads compute the
+/// The CPU tile scheme of backend/cpu.hpp for any chunk partial type: the workers of the CPU
+/// backend's pool (backend/worker_pool.hpp) compute the
 /// partials of a fixed, problem-defined list of chunks and merge them over the fixed pairwise
 /// tree (core/fixed_tree.hpp). Used by plain Monte Carlo, the midpoint rule and Monte Carlo pi.
 ///
@@ -32,6 +33,7 @@
 #include "../core/reduction.hpp"
 #include "../core/tree_reduce.hpp"
 #include "../error.hpp"
+#include "worker_pool.hpp"
 
 namespace mcubes {
 
@@ -77,13 +79,13 @@ inline std::uint64_t cpu_tree_reduce_max_partials(std::uint64_t n_chunks, int th
   return workers * (tile + 2 * log2_tile + 8) + 2 * workers + 72;
 }
 
-/// Computes chunk(i) for i in [0, n_chunks) on `threads` threads (0 = all cores) and merges the
+/// Computes chunk(i) for i in [0, n_chunks) on up to `threads` workers of `pool` (0 = all cores) and merges the
 /// partials over the fixed tree (see the file comment); memory as cpu_tree_reduce_max_partials,
 /// whatever n_chunks (up to 2^64 - 1). `chunk` must be callable concurrently; `merge(left, right)`
 /// must satisfy merge(x, T{}) == x. The first exception thrown by a chunk (in time) stops the
 /// workers and is rethrown. Returns T{} for n_chunks = 0.
 template <class T, class ChunkFn, class Merge>
-T cpu_tree_reduce(std::uint64_t n_chunks, int threads, const ChunkFn& chunk, const Merge& merge) {
+T cpu_tree_reduce(std::uint64_t n_chunks, int threads, worker_pool& pool, const ChunkFn& chunk, const Merge& merge) {
   const int n_workers = cpu_tree_reduce_workers(n_chunks, threads);  // validates threads
   if (n_chunks == 0) return T{};
   const std::uint64_t tile = cpu_tile_width(n_chunks);
@@ -135,16 +137,16 @@ T cpu_tree_reduce(std::uint64_t n_chunks, int threads, const ChunkFn& chunk, con
       wake.notify_all();
     }
   };
-  if (n_workers <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<std::size_t>(n_workers));
-    for (int w = 0; w < n_workers; ++w) pool.emplace_back(work);
-    for (auto& th : pool) th.join();
-  }
+  pool.run(n_workers, [&](int) { work(); });
   if (failure) std::rethrow_exception(failure);
   return merged.result();
+}
+
+/// cpu_tree_reduce on a pool of `threads` workers made for the call (0 = all cores).
+template <class T, class ChunkFn, class Merge>
+T cpu_tree_reduce(std::uint64_t n_chunks, int threads, const ChunkFn& chunk, const Merge& merge) {
+  worker_pool pool(cpu_tree_reduce_workers(n_chunks, threads));
+  return cpu_tree_reduce<T>(n_chunks, threads, pool, chunk, merge);
 }
 
 }  // namespace mcubes

@@ -49,6 +49,7 @@
 #include "cuda/pass_buffers.cuh"
 #include "cuda/vector_pass.cuh"
 #include "cuda/vegas_pass.cuh"
+#include "worker_pool.hpp"
 
 namespace mcubes {
 
@@ -74,6 +75,9 @@ class cuda_backend {
   int last_grid() const noexcept { return last_.grid; }
   /// Whether the last adapting launch kept its bins in shared memory.
   bool last_shared_bins() const noexcept { return last_.shared_bins; }
+  /// The host workers of a batch's host work (algorithm/vegas_batch.hpp): at most 8 threads
+  /// (hardware threads), started on first use (backend/worker_pool.hpp).
+  worker_pool& host_workers() noexcept { return host_pool_; }
 
   // The map interface of a backend (algorithm/vegas.hpp).
 
@@ -286,6 +290,7 @@ class cuda_backend {
   cuda_detail::map_adapter adapter_;
   cuda_detail::launch_choice last_;       ///< the last V-Sample launch (for reports)
   launch_report last_launch_;             ///< the last reduce or count (for reports)
+  worker_pool host_pool_{host_worker_threads()};  ///< a batch's host work
 };
 
 }  // namespace mcubes

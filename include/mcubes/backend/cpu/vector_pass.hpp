@@ -34,6 +34,7 @@
 #include "../../core/vector_pass_sums.hpp"
 #include "../../core/vector_sampler.hpp"
 #include "../../integrand.hpp"
+#include "../worker_pool.hpp"
 #include "fast_path.hpp"
 
 namespace mcubes {
@@ -85,10 +86,10 @@ class vector_tree {
 }  // namespace cpu_detail
 
 /// V-Sample (adapt) or No-Adjust of the vector-valued integrand f (values<N>) over chunks
-/// 0, stride, 2 stride, ... on `threads` threads (see the file comment).
+/// 0, stride, 2 stride, ... on up to `threads` workers of `pool` (see the file comment).
 /// @throws the first exception the integrand throws.
 template <int D, int N, class F>
-vector_pass_sums cpu_sample_vector(int threads, const F& f, const sampling_params<D>& sp, const stratification& st,
+vector_pass_sums cpu_sample_vector(int threads, worker_pool& pool, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& map, bool adapt, std::uint64_t stride) {
   constexpr int M = vector_partial_size<N>;
   const std::uint64_t n_sel = (st.n_chunks + stride - 1) / stride;
@@ -161,13 +162,7 @@ vector_pass_sums cpu_sample_vector(int threads, const F& f, const sampling_param
       next = n_tiles;
     }
   };
-  if (n_workers == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int w = 0; w < n_workers; ++w) pool.emplace_back(work, w);
-    for (auto& th : pool) th.join();
-  }
+  pool.run(n_workers, work);
   if (failure) std::rethrow_exception(failure);
 
   vector_pass_sums out;
