@@ -7,7 +7,7 @@
 
 #include <mcubes/backend/cuda.cuh>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 #include <cstdint>
 #include <random>
