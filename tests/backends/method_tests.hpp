@@ -12,21 +12,18 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "support/results.hpp"
 
 namespace mcubes_methods {
 
 /// Largest |estimate - exact| / error accepted for a single seeded run (4 sigma).
 inline constexpr double max_pull = 4.0;
 
-inline std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using mcubes_test::bits;
 
 /// Two execution settings of one backend that must give identical bits.
 struct settings {
@@ -46,11 +43,10 @@ struct settings {
   O second(O o) const { return with(o, threads_b, block_b); }
 };
 
+/// The two results are the same run, bit for bit (mcubes_test::expect_same_result), labelled `what`.
 inline void expect_same_result(const mcubes::result& a, const mcubes::result& b, const std::string& what) {
-  EXPECT_EQ(bits(a.estimate), bits(b.estimate)) << what;
-  EXPECT_EQ(bits(a.error), bits(b.error)) << what;
-  EXPECT_EQ(a.iterations, b.iterations) << what;
-  EXPECT_EQ(a.status, b.status) << what;
+  SCOPED_TRACE(what);
+  mcubes_test::expect_same_result(a, b);
 }
 
 inline mcubes::vegas_options small_vegas(std::uint64_t calls = 200000) {

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "../cuda_test_support.hpp"
+#include "support/cuda.hpp"
 #include "method_tests.hpp"
 
 namespace {

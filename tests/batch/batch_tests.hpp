@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "mcubes/mcubes.hpp"
+#include "support/results.hpp"
 
 namespace batch_tests {
 
@@ -67,25 +67,13 @@ inline mcubes::vegas_options batch_options(const mcubes::execution& ex) {
   return o;
 }
 
-inline bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
-/// Every number of two results and of their iteration records, bit for bit.
+/// Every number of two results and of their iteration records, bit for bit, and the same seed.
 inline void expect_identical(const mcubes::result& a, const mcubes::result& b, const std::string& label) {
   SCOPED_TRACE(label);
-  EXPECT_TRUE(same_bits(a.estimate, b.estimate)) << a.estimate << " vs " << b.estimate;
-  EXPECT_TRUE(same_bits(a.error, b.error)) << a.error << " vs " << b.error;
-  EXPECT_TRUE(same_bits(a.chi2_dof, b.chi2_dof)) << a.chi2_dof << " vs " << b.chi2_dof;
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.iterations, b.iterations);
-  EXPECT_EQ(a.n_eval, b.n_eval);
   EXPECT_EQ(a.seed, b.seed);
-  ASSERT_EQ(a.records.size(), b.records.size());
-  for (std::size_t i = 0; i < a.records.size(); ++i) {
-    EXPECT_TRUE(same_bits(a.records[i].estimate, b.records[i].estimate)) << "iteration " << i;
-    EXPECT_TRUE(same_bits(a.records[i].error, b.records[i].error)) << "iteration " << i;
-    EXPECT_EQ(a.records[i].n_nonzero, b.records[i].n_nonzero) << "iteration " << i;
-    EXPECT_EQ(a.records[i].rescaled, b.records[i].rescaled) << "iteration " << i;
-  }
+  mcubes_test::expect_same_result(a, b);
 }
 
 /// Result k of a batch is the single run of with_parameters{f, p_k} with seed batch_seed(seed, k),

@@ -3,7 +3,7 @@
 // single runs with 512), independence of the other members, accuracy, failures, stopping.
 #include <mcubes/cuda.cuh>
 
-#include "../cuda_test_support.hpp"
+#include "support/cuda.hpp"
 #include "batch/batch_tests.hpp"
 
 namespace {

@@ -33,6 +33,8 @@
 
 #include <mcubes/suite.hpp>
 
+#include "support/bits.hpp"
+
 #ifndef MCUBES_CLI_PATH
 #error "MCUBES_CLI_PATH (path of the mcubes program) must be defined"
 #endif
@@ -101,7 +103,7 @@ std::string raw_json_number(const std::string& doc, const std::string& key) {
   return doc.substr(begin, end - begin);
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 // ---------------------------------------------------------------------------------------------
 // The bad-input catalogue (tests/cli/bad_inputs.tsv, path in MCUBES_BAD_INPUTS): one test per line,

@@ -13,7 +13,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +29,8 @@
 
 #include "cli/child_process.hpp"
 #include "cli/cli_test_support.hpp"
+
+#include "support/bits.hpp"
 
 #ifndef MCUBES_CLI_PATH
 #error "MCUBES_CLI_PATH (path of the mcubes program) must be defined"
@@ -53,7 +54,7 @@ cli_run run_cli(const std::string& args) {
   return mcubes_test::run_captured(std::string("'") + MCUBES_CLI_PATH + "' " + args, "mcubes_scan");
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 /// The options of the small scans below (and of integrate's reproductions of their rows).
 const std::string small_options =

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <vector>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 namespace table_probe {
 

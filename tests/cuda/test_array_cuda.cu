@@ -8,7 +8,7 @@
 
 #include <mcubes/cuda.cuh>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -90,7 +90,7 @@ vegas_options opts(std::uint64_t calls) {
   return o;
 }
 
-using mcubes_test::expect_bitwise_equal;
+using mcubes_test::expect_same_result;
 
 template <int D>
 device_array_function<D, rows_call<D>> array_of(kind k, call_log* log) {
@@ -108,7 +108,7 @@ TEST(CudaArray, BitwiseTheOnePointFunctorForAnySliceAndBlockSize) {
         o.cuda_threads_per_block = tpb;
         o.cuda_array_points = points;
         call_log log;
-        expect_bitwise_equal(ref, vegas<5>(array_of<5>(k, &log), region<5>::unit(), o));
+        expect_same_result(ref, vegas<5>(array_of<5>(k, &log), region<5>::unit(), o));
         // every sample of every pass once: n_eval, plus the bin-scale probe's (not counted in n_eval)
         EXPECT_GE(log.rows, ref.n_eval);
         EXPECT_LT(log.rows, ref.n_eval + ref.n_eval / 10);
@@ -136,7 +136,7 @@ TEST(CudaArray, OtherRegionsAndTheIntegratorsMapReuse) {
   integrator<2> a(reg, o), b(reg, o);
   call_log log;
   for (int round = 0; round < 2; ++round)
-    expect_bitwise_equal(a.integrate(one_point<2>{kind::peak}), b.integrate(array_of<2>(kind::peak, &log)));
+    expect_same_result(a.integrate(one_point<2>{kind::peak}), b.integrate(array_of<2>(kind::peak, &log)));
   EXPECT_EQ(a.edges(), b.edges());
 }
 

@@ -2,12 +2,14 @@
 // (adaptive_map::adapt): the same edges, bit for bit, for random exact bin sums, several numbers of
 // bins (shared-memory and global-memory scratch), damping exponents, m-Cubes1D, and several rounds
 // from non-uniform maps. Built with nvcc's default --fmad=true: the adaptation's arithmetic must not
-// be contracted into FMAs (portable_math.hpp). Skips when no GPU is present.
+// be contracted into FMAs (portable_math.hpp). Skips when no GPU is present. And cuda_backend is
+// a backend (backend/backend.hpp: every operation, the pipeline ones included), checked at compile time.
 #include <gtest/gtest.h>
 
+#include <mcubes/backend/backend.hpp>
 #include <mcubes/backend/cuda.cuh>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 #include <cstdint>
 #include <random>
@@ -17,6 +19,14 @@ namespace {
 
 using namespace mcubes;
 constexpr std::uint64_t test_seed = 20261122;
+
+static_assert(has_chunk_operations_v<cuda_backend>, "cuda_backend: name, reduce, count");
+static_assert(has_map_operations_v<cuda_backend>,
+              "cuda_backend: make_map, sample, sample_vector, adapt_map, map_edges, set_map_edges");
+static_assert(has_batch_operations_v<cuda_backend>, "cuda_backend: make_batch, sample_batch, adapt_batch, batch_map_edges");
+static_assert(backend_pipelines_batches<cuda_backend>::value && has_pipeline_operations_v<cuda_backend>,
+              "cuda_backend: batch_pipeline, check_batch_memory, start_batch, finish_batch");
+static_assert(is_backend_v<cuda_backend>, "cuda_backend is a backend");
 
 // Random exact bin sums: about a third empty (as far from a peak), the rest spread over 30 decades
 // of magnitude, some with a non-zero high word.

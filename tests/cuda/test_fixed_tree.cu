@@ -17,7 +17,7 @@
 #include <random>
 #include <vector>
 
-#include "../cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <vector>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 #include "table_probe.cuh"
 #include "tables/table_cases.hpp"
 

@@ -5,7 +5,7 @@
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -33,7 +33,7 @@ vegas_options small_adapting() {
   return o;
 }
 
-using mcubes_test::expect_bitwise_equal;
+using mcubes_test::expect_same_result;
 
 TEST(CudaVegas, BitwiseIdenticalOverBlockSizesGridsAndRepeats) {
   MCUBES_REQUIRE_DEVICE();
@@ -45,7 +45,7 @@ TEST(CudaVegas, BitwiseIdenticalOverBlockSizesGridsAndRepeats) {
     for (int rep = 0; rep < 3; ++rep) {
       o.cuda_threads_per_block = tpb;
       SCOPED_TRACE(testing::Message() << "threads per block " << tpb << ", repeat " << rep);
-      expect_bitwise_equal(ref, integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o));
+      expect_same_result(ref, integrate<8>(suite::f4_gaussian{}, region<8>::unit(), o));
     }
   }
   for (int blocks : {1, 7, 1000}) {  // grid size through the launch policy
@@ -53,7 +53,7 @@ TEST(CudaVegas, BitwiseIdenticalOverBlockSizesGridsAndRepeats) {
     policy.threads_per_block = 128;
     policy.max_blocks = blocks;
     SCOPED_TRACE(testing::Message() << "max blocks " << blocks);
-    expect_bitwise_equal(ref, vegas_with<8>(suite::f4_gaussian{}, region<8>::unit(), o, cuda_backend(policy)));
+    expect_same_result(ref, vegas_with<8>(suite::f4_gaussian{}, region<8>::unit(), o, cuda_backend(policy)));
   }
 }
 
@@ -63,7 +63,7 @@ TEST(CudaVegas, SymmetricMapBitwiseOverBlockSizes) {
   o.symmetric_map = true;
   const result ref = integrate<5>(suite::f5_c0{}, region<5>::unit(), o);
   o.cuda_threads_per_block = 1024;
-  expect_bitwise_equal(ref, integrate<5>(suite::f5_c0{}, region<5>::unit(), o));
+  expect_same_result(ref, integrate<5>(suite::f5_c0{}, region<5>::unit(), o));
 }
 
 TEST(CudaVegas, AgreesWithCpuBackend) {
@@ -87,7 +87,7 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
   const result gpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
   o.backend = backend_kind::cpu;
   const result cpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
-  expect_bitwise_equal(gpu, cpu);
+  expect_same_result(gpu, cpu);
 }
 #endif
 

@@ -7,11 +7,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "mcubes/mcubes.hpp"
+
+#include "support/results.hpp"
 
 namespace {
 
@@ -36,39 +37,13 @@ struct product_2d {
   double operator()(const mcubes::point<2>& x) const { return x[0] * x[0] * (1 + 3 * x[1]) + 0.1; }
 };
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 #define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(same_bits((a), (b))) << what << ": " << (a) << " vs " << (b)
 
 void expect_identical(const mcubes::result& a, const mcubes::result& b, const std::string& label) {
   SCOPED_TRACE(label);
-  EXPECT_SAME_BITS(a.estimate, b.estimate, "estimate");
-  EXPECT_SAME_BITS(a.error, b.error, "error");
-  EXPECT_SAME_BITS(a.chi2_dof, b.chi2_dof, "chi2_dof");
-  EXPECT_SAME_BITS(a.q, b.q, "q");
-  EXPECT_EQ(a.dof, b.dof);
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.iterations, b.iterations);
-  EXPECT_EQ(a.accumulated, b.accumulated);
-  EXPECT_EQ(a.n_eval, b.n_eval);
-  ASSERT_EQ(a.records.size(), b.records.size());
-  for (std::size_t i = 0; i < a.records.size(); ++i) {
-    const auto& x = a.records[i];
-    const auto& y = b.records[i];
-    SCOPED_TRACE("iteration " + std::to_string(i));
-    EXPECT_SAME_BITS(x.estimate, y.estimate, "iteration estimate");
-    EXPECT_SAME_BITS(x.error, y.error, "iteration error");
-    EXPECT_SAME_BITS(x.weighted_estimate, y.weighted_estimate, "weighted estimate");
-    EXPECT_SAME_BITS(x.weighted_error, y.weighted_error, "weighted error");
-    EXPECT_SAME_BITS(x.chi2_dof, y.chi2_dof, "chi2_dof");
-    EXPECT_SAME_BITS(x.q, y.q, "q");
-    EXPECT_EQ(x.adapted, y.adapted);
-    EXPECT_EQ(x.accumulated, y.accumulated);
-    EXPECT_EQ(x.rescaled, y.rescaled);
-    EXPECT_EQ(x.top_bin_level, y.top_bin_level);
-    EXPECT_EQ(x.n_eval, y.n_eval);
-    EXPECT_EQ(x.n_nonzero, y.n_nonzero);
-  }
+  mcubes_test::expect_same_result(a, b);
 }
 
 // Runs f with every thread count, twice each, and checks all results against the first.

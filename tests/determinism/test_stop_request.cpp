@@ -13,6 +13,8 @@
 
 #include <mcubes/mcubes.hpp>
 
+#include "support/bits.hpp"
+
 namespace {
 
 constexpr int D = 4;
@@ -52,14 +54,16 @@ mcubes::vegas_options options(int threads) {
   return o;
 }
 
+using mcubes_test::bits;
+
 void expect_same_records(const mcubes::result& stopped, const mcubes::result& full, int n) {
   ASSERT_EQ(stopped.records.size(), static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    EXPECT_EQ(stopped.records[i].estimate, full.records[i].estimate) << i;
-    EXPECT_EQ(stopped.records[i].error, full.records[i].error) << i;
+    EXPECT_EQ(bits(stopped.records[i].estimate), bits(full.records[i].estimate)) << i;
+    EXPECT_EQ(bits(stopped.records[i].error), bits(full.records[i].error)) << i;
   }
-  EXPECT_EQ(stopped.estimate, full.records[n - 1].weighted_estimate);
-  EXPECT_EQ(stopped.error, full.records[n - 1].weighted_error);
+  EXPECT_EQ(bits(stopped.estimate), bits(full.records[n - 1].weighted_estimate));
+  EXPECT_EQ(bits(stopped.error), bits(full.records[n - 1].weighted_error));
 }
 
 TEST(StopRequest, AbandonsThePassMidWayAndKeepsTheCompletedIterations) {

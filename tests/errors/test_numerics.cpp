@@ -7,13 +7,14 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "mcubes/core/adaptive_map.hpp"
 #include "mcubes/mcubes.hpp"
 #include "mcubes/suite.hpp"
+
+#include "support/bits.hpp"
 
 namespace {
 
@@ -22,7 +23,7 @@ using mcubes::region;
 using mcubes::status;
 using mcubes::vegas_options;
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 vegas_options quick(std::uint64_t calls = 20000, int max_iterations = 10) {
   vegas_options o;

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -18,29 +17,17 @@
 
 #include "mcubes/mcubes.hpp"
 
+#include "support/results.hpp"
+
 namespace {
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 #define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(same_bits((a), (b))) << what << ": " << (a) << " vs " << (b)
 
 void expect_identical(const mcubes::result& a, const mcubes::result& b, const std::string& label) {
   SCOPED_TRACE(label);
-  EXPECT_SAME_BITS(a.estimate, b.estimate, "estimate");
-  EXPECT_SAME_BITS(a.error, b.error, "error");
-  EXPECT_SAME_BITS(a.chi2_dof, b.chi2_dof, "chi2_dof");
-  EXPECT_SAME_BITS(a.q, b.q, "q");
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.iterations, b.iterations);
-  EXPECT_EQ(a.n_eval, b.n_eval);
-  ASSERT_EQ(a.records.size(), b.records.size());
-  for (std::size_t i = 0; i < a.records.size(); ++i) {
-    SCOPED_TRACE("iteration " + std::to_string(i));
-    EXPECT_SAME_BITS(a.records[i].estimate, b.records[i].estimate, "iteration estimate");
-    EXPECT_SAME_BITS(a.records[i].error, b.records[i].error, "iteration error");
-    EXPECT_EQ(a.records[i].n_nonzero, b.records[i].n_nonzero);
-    EXPECT_EQ(a.records[i].rescaled, b.records[i].rescaled);
-  }
+  mcubes_test::expect_same_result(a, b);
 }
 
 // A polynomial with a peak, the same arithmetic in both forms: 1 + sum_i c_i x_i^2 (1 - x_i)^3

@@ -11,7 +11,6 @@
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,6 +21,8 @@
 
 #include <mcubes/jit.hpp>
 #include <mcubes/mcubes.hpp>
+
+#include "support/results.hpp"
 
 namespace {
 
@@ -59,7 +60,7 @@ mcubes::vegas_options small_vegas(std::uint64_t seed = 5) {
   return o;
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 // ---------------------------------------------------------------------------------------------
 // Known integrals.
@@ -208,7 +209,7 @@ TEST(Jit, AFailingIntegralOfABatchIsNamedWithItsFailureNested) {
   EXPECT_FALSE(failures[1]);
   const std::vector<mcubes::result> alone = batch.vegas_batch(jit::box::unit(2), {{1.0}, {1.5}}, small_vegas());
   for (std::size_t k : {0u, 1u}) {
-    EXPECT_EQ(std::memcmp(&rs[k].estimate, &alone[k].estimate, sizeof(double)), 0) << k;  // the same bits
+    EXPECT_TRUE(same_bits(rs[k].estimate, alone[k].estimate)) << k;
     EXPECT_EQ(rs[k].iterations, alone[k].iterations) << k;
   }
   for (std::size_t k : {2u, 3u}) {
@@ -277,24 +278,7 @@ struct f4_body_aot {
   }
 };
 
-void expect_same_bits(const mcubes::result& a, const mcubes::result& b) {
-  EXPECT_TRUE(same_bits(a.estimate, b.estimate)) << a.estimate << " vs " << b.estimate;
-  EXPECT_TRUE(same_bits(a.error, b.error)) << a.error << " vs " << b.error;
-  EXPECT_TRUE(same_bits(a.chi2_dof, b.chi2_dof));
-  EXPECT_TRUE(same_bits(a.q, b.q));
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.iterations, b.iterations);
-  EXPECT_EQ(a.n_eval, b.n_eval);
-  ASSERT_EQ(a.records.size(), b.records.size());
-  for (std::size_t k = 0; k < a.records.size(); ++k) {
-    const mcubes::iteration_record &r = a.records[k], &s = b.records[k];
-    EXPECT_TRUE(same_bits(r.estimate, s.estimate) && same_bits(r.error, s.error) &&
-                same_bits(r.weighted_estimate, s.weighted_estimate) && same_bits(r.weighted_error, s.weighted_error) &&
-                same_bits(r.chi2_dof, s.chi2_dof) && same_bits(r.q, s.q) && r.n_eval == s.n_eval &&
-                r.n_nonzero == s.n_nonzero && r.adapted == s.adapted && r.accumulated == s.accumulated)
-        << "iteration " << k;
-  }
-}
+using mcubes_test::expect_same_result;
 
 TEST(JitDeterminism, F4ExpressionGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
   mcubes::vegas_options o = small_vegas(11);
@@ -302,9 +286,9 @@ TEST(JitDeterminism, F4ExpressionGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
   o.max_iterations = 12;
   const mcubes::result aot = mcubes::vegas(f4_expression_aot{}, mcubes::region<8>::unit(), o);
   const mcubes::result j = jit::vegas(jit::expression(MCUBES_TEST_STR(F4_EXPR), 8), jit::box::unit(8), o, {}, copts());
-  expect_same_bits(j, aot);
+  expect_same_result(j, aot);
   o.threads = 1;  // and for any number of threads (a cache hit)
-  expect_same_bits(jit::vegas(jit::expression(MCUBES_TEST_STR(F4_EXPR), 8), jit::box::unit(8), o, {}, copts()), aot);
+  expect_same_result(jit::vegas(jit::expression(MCUBES_TEST_STR(F4_EXPR), 8), jit::box::unit(8), o, {}, copts()), aot);
 }
 
 TEST(JitDeterminism, F4BodyGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
@@ -313,7 +297,7 @@ TEST(JitDeterminism, F4BodyGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
   o.max_iterations = 12;
   const mcubes::result aot = mcubes::vegas(f4_body_aot{}, mcubes::region<8>::unit(), o);
   const mcubes::result j = jit::vegas(jit::body(MCUBES_TEST_STR(F4_BODY), 8), jit::box::unit(8), o, {}, copts());
-  expect_same_bits(j, aot);
+  expect_same_result(j, aot);
 }
 
 // A suite integrand compiled at run time (jit::suite_integrand, what the command does outside
@@ -530,7 +514,7 @@ TEST(JitCache, ASecondCompilationIsACheckedCacheHit) {
   EXPECT_EQ(second.info().compile_seconds, 0);
   EXPECT_LT(second.info().total_seconds, 0.5);  // the benchmark has the figure (well under 50 ms)
   EXPECT_EQ(second.info().key, first.info().key);
-  expect_same_bits(second.vegas(jit::box::unit(2), small_vegas()), first.vegas(jit::box::unit(2), small_vegas()));
+  expect_same_result(second.vegas(jit::box::unit(2), small_vegas()), first.vegas(jit::box::unit(2), small_vegas()));
   // another dimension, method or text is another key
   EXPECT_NE(jit::compile(jit::expression(src.text, 3), jit::method::vegas, mcubes::backend_kind::cpu, copts()).info().key,
             first.info().key);
@@ -570,7 +554,7 @@ TEST(JitCache, XdgCacheHomeIsUsedWithPrivateFoldersAndUseCacheFalseKeepsNothing)
   struct stat st;
   EXPECT_NE(::stat(o.cache_dir.c_str(), &st), 0) << "use_cache = false made a cache folder";
   EXPECT_NE(::stat(g.info().object.c_str(), &st), 0) << "use_cache = false kept the object";
-  expect_same_bits(g.vegas(jit::box::unit(1), small_vegas()), r);
+  expect_same_result(g.vegas(jit::box::unit(1), small_vegas()), r);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,10 +4,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include <mcubes/mcubes.hpp>
+
+#include "support/bits.hpp"
 
 namespace {
 
@@ -18,11 +19,7 @@ constexpr double max_estimate_deviation = 0.05;
 /// For a smooth integrand the true error lies within a factor of this of the estimate.
 constexpr double max_estimate_factor = 2.0;
 
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using mcubes_test::bits;
 
 TEST(MidpointPi, ErrorAtOneMillionIsTheTruncationError) {
   const mcubes::result r = mcubes::pi_midpoint(1000000);

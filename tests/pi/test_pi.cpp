@@ -4,21 +4,18 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include <mcubes/mcubes.hpp>
 #include <mcubes/random.hpp>
+
+#include "support/bits.hpp"
 
 namespace {
 
 constexpr double pi_value = 3.141592653589793238462643383279502884;
 constexpr double max_pull = 5.0;  ///< |estimate - pi| <= 5 standard errors
 
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using mcubes_test::bits;
 
 TEST(PiPhilox, RoundKeyPhiloxEqualsRandom123) {
   for (std::uint64_t seed : {std::uint64_t(0), std::uint64_t(20211231), ~std::uint64_t(0), std::uint64_t(0x123456789abcdefull)}) {

@@ -13,7 +13,7 @@
 #include <mcubes/cuda.cuh>
 #include <mcubes/backend/cuda/check.cuh>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 namespace {
 

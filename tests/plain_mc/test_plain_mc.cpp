@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -19,15 +18,13 @@
 #include <mcubes/algorithm/vegas.hpp>
 #include <mcubes/suite.hpp>
 
+#include "support/bits.hpp"
+
 namespace {
 
 constexpr double max_pull = 4.0;  ///< |estimate - exact| <= 4 reported standard errors
 
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using mcubes_test::bits;
 
 struct constant3 {
   double operator()(const mcubes::point<3>&) const { return 2.5; }
@@ -336,9 +333,7 @@ mcubes::moments leaf_moments(std::uint64_t i) {
   return mcubes::moments{1 + i % 3, v, std::fabs(v) * 0.25};
 }
 
-bool same_bits(const mcubes::moments& a, const mcubes::moments& b) {
-  return a.n == b.n && bits(a.mean) == bits(b.mean) && bits(a.m2) == bits(b.m2);
-}
+using mcubes_test::same_bits;
 
 const auto merge_moments = [](const mcubes::moments& a, const mcubes::moments& b) { return mcubes::merge(a, b); };
 const auto merge_dd = [](const mcubes::dd_sum& a, const mcubes::dd_sum& b) { return mcubes::merge(a, b); };

@@ -13,7 +13,7 @@
 #include <mcubes/backend/cuda/check.cuh>
 #include <mcubes/suite.hpp>
 
-#include "cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 namespace {
 

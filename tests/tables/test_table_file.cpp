@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/bits.hpp"
+
 namespace {
 
 using mcubes::read_columns;
@@ -126,12 +128,7 @@ TEST(ReadColumns, SeventeenDigitsRoundTripBitForBit) {
   for (std::size_t k = 0; k < v.size(); ++k) s << v[k] << (k % 2 ? "\n" : ", ");
   const table_data t = read_columns(write_file("digits.csv", s.str()));
   ASSERT_EQ(t.shape, (std::vector<std::size_t>{5, 2}));
-  for (std::size_t k = 0; k < v.size(); ++k) {
-    std::uint64_t a, b;
-    std::memcpy(&a, &v[k], 8);
-    std::memcpy(&b, &t.values[k], 8);
-    EXPECT_EQ(a, b) << "value " << k;
-  }
+  for (std::size_t k = 0; k < v.size(); ++k) EXPECT_EQ(mcubes_test::bits(v[k]), mcubes_test::bits(t.values[k])) << "value " << k;
 }
 
 TEST(ReadColumns, Column) {
@@ -259,7 +256,7 @@ TEST(ReadNpy, DtypesInCOrder) {
   const table_data f8 = read_npy(npy_file("f8", npy(1, dict("<f8", false, "(2, 3)"), le<double>(d))));
   EXPECT_EQ(f8.shape, (std::vector<std::size_t>{2, 3}));
   ASSERT_EQ(f8.values.size(), 6u);
-  for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(std::memcmp(&f8.values[k], &d[k], 8), 0) << k;
+  for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(mcubes_test::bits(f8.values[k]), mcubes_test::bits(d[k])) << k;
   EXPECT_EQ(f8.column(1), (std::vector<double>{-2.5, -0.0}));
 
   const std::vector<float> f = {0.1f, -1.5f, 3e38f};

@@ -12,9 +12,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
+
+#include "support/bits.hpp"
 
 namespace {
 
@@ -29,7 +30,7 @@ struct one_point {
   double operator()(const point<D>& x) const { return value_at(x.x); }
 };
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 sampling_params<D> params(std::uint64_t g, std::uint64_t p, std::uint64_t chunk_cubes) {
   sampling_params<D> sp;

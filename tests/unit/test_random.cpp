@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <set>
 #include <utility>
@@ -15,6 +14,8 @@
 #include "mcubes/options.hpp"
 #include "mcubes/backend/cpu.hpp"
 #include "mcubes/random.hpp"
+
+#include "support/bits.hpp"
 
 namespace {
 
@@ -46,7 +47,7 @@ r123::Philox4x32::ctr_type philox(const u32 (&c)[4], const u32 (&k)[2]) {
 // The documented conversion of one 32-bit word: (w + 1/2) 2^-32, exact, in (0,1).
 double u01_reference(u32 w) { return (static_cast<double>(w) + 0.5) * std::ldexp(1.0, -32); }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 TEST(Philox, KnownAnswers) {
   for (const auto& v : philox_kats) {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -17,6 +16,8 @@
 #include "mcubes/core/reduction.hpp"
 #include "mcubes/core/tree_reduce.hpp"
 
+#include "support/bits.hpp"
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -24,7 +25,7 @@ __extension__ typedef unsigned __int128 u128;  // exact reference arithmetic (GC
 
 constexpr u64 test_seed = 12345;
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 // Reference: the padded tree computed level by level on an explicit array of width w (zeros past n).
 double level_by_level(const std::vector<double>& a, u64 width) {

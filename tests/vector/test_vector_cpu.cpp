@@ -9,17 +9,18 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "mcubes/mcubes.hpp"
+
+#include "support/results.hpp"
 
 namespace {
 
 constexpr double max_pull = 4.0;                  // |estimate - exact| / error, fixed seeds
 constexpr double covariance_rel_tolerance = 1e-11;  // engine vs direct sums (different order)
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using mcubes_test::same_bits;
 
 struct scalar_peak {
   double operator()(const mcubes::point<2>& x) const {
@@ -97,10 +98,7 @@ TEST(VectorCpu, SameBitsForAnyThreadCount) {
   const auto a = mcubes::vegas_vector<2>(four{}, reg, options(1));
   for (int threads : {2, 3, 4, 7}) {
     SCOPED_TRACE(testing::Message() << threads << " threads");
-    const auto b = mcubes::vegas_vector<2>(four{}, reg, options(threads));
-    for (int i = 0; i < 4; ++i) EXPECT_TRUE(same_bits(a.estimate[i], b.estimate[i])) << i;
-    for (std::size_t t = 0; t < a.covariance.size(); ++t) EXPECT_TRUE(same_bits(a.covariance[t], b.covariance[t])) << t;
-    EXPECT_TRUE(same_bits(a.chi2_dof_vector, b.chi2_dof_vector));
+    mcubes_test::expect_same(a, mcubes::vegas_vector<2>(four{}, reg, options(threads)));
   }
 }
 
@@ -125,13 +123,8 @@ TEST(VectorCpu, SixteenComponentsSameBitsForAnyThreadCount) {
   const auto a = mcubes::vegas_vector<2>(sixteen{}, reg, o);
   for (int threads : {2, 5}) {
     o.threads = threads;
-    const auto b = mcubes::vegas_vector<2>(sixteen{}, reg, o);
-    ASSERT_EQ(a.iterations.size(), b.iterations.size());
-    for (std::size_t k = 0; k < a.iterations.size(); ++k) {
-      for (int i = 0; i < 16; ++i) EXPECT_TRUE(same_bits(a.iterations[k].estimate[i], b.iterations[k].estimate[i])) << k << " " << i;
-      for (int t = 0; t < 256; ++t)
-        EXPECT_TRUE(same_bits(a.iterations[k].covariance[t], b.iterations[k].covariance[t])) << k << " " << t;
-    }
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    mcubes_test::expect_same(a, mcubes::vegas_vector<2>(sixteen{}, reg, o));
   }
   // a covariance matrix: symmetric, non-negative diagonal, |correlation| <= 1
   for (const auto& it : a.iterations)
@@ -296,21 +289,6 @@ struct four_rows {
   }
 };
 
-void expect_same_vector_result(const mcubes::vector_result& a, const mcubes::vector_result& b) {
-  ASSERT_EQ(a.components, b.components);
-  for (int i = 0; i < a.components; ++i) {
-    EXPECT_TRUE(same_bits(a.estimate[i], b.estimate[i])) << i;
-    EXPECT_TRUE(same_bits(a.error[i], b.error[i])) << i;
-    EXPECT_TRUE(same_bits(a.chi2_dof[i], b.chi2_dof[i])) << i;
-  }
-  for (std::size_t t = 0; t < a.covariance.size(); ++t) EXPECT_TRUE(same_bits(a.covariance[t], b.covariance[t])) << t;
-  EXPECT_TRUE(same_bits(a.chi2_dof_vector, b.chi2_dof_vector));
-  EXPECT_EQ(a.dof_vector, b.dof_vector);
-  EXPECT_EQ(a.run.iterations, b.run.iterations);
-  EXPECT_EQ(a.run.n_eval, b.run.n_eval);
-  ASSERT_EQ(a.iterations.size(), b.iterations.size());
-}
-
 TEST(VectorCpu, ArrayIntegrandIsTheOnePointRunBitwise) {
   const auto reg = mcubes::region<2>({-1.0, 0.0}, {1.0, 2.0});
   const auto ref = mcubes::vegas_vector<2>(four{}, reg, options(1));
@@ -321,7 +299,7 @@ TEST(VectorCpu, ArrayIntegrandIsTheOnePointRunBitwise) {
       mcubes::vegas_options o = options(threads);
       o.calls_per_iteration = calls_per_iteration;
       const auto got = mcubes::vegas_vector<2>(mcubes::vector_array_function<2, 4, four_rows>{{&calls, &rows}}, reg, o);
-      if (calls_per_iteration == 20000) expect_same_vector_result(ref, got);
+      if (calls_per_iteration == 20000) mcubes_test::expect_same(ref, got);
       // every sample of every pass once: n_eval, plus the bin-scale probe's samples (not counted in n_eval)
       EXPECT_GE(rows, got.run.n_eval);
       EXPECT_LT(rows, got.run.n_eval + got.run.n_eval / 10);
@@ -329,7 +307,7 @@ TEST(VectorCpu, ArrayIntegrandIsTheOnePointRunBitwise) {
       if (calls_per_iteration == 300000) {
         EXPECT_GT(calls, 2 * got.run.records.size());  // several groups per pass
         o.threads = 1;
-        expect_same_vector_result(mcubes::vegas_vector<2>(four{}, reg, o), got);
+        mcubes_test::expect_same(mcubes::vegas_vector<2>(four{}, reg, o), got);
       }
     }
 }

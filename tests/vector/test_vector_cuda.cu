@@ -6,10 +6,9 @@
 // bitwise the scalar CUDA run.
 #include <mcubes/cuda.cuh>
 
-#include <cstring>
 #include <vector>
 
-#include "../cuda_test_support.hpp"
+#include "support/cuda.hpp"
 
 namespace {
 
@@ -61,19 +60,7 @@ mcubes::vegas_options opts(mcubes::backend_kind b, int block, std::uint64_t call
   return o;
 }
 
-void expect_same(const mcubes::vector_result& a, const mcubes::vector_result& b) {
-  ASSERT_EQ(a.components, b.components);
-  for (int i = 0; i < a.components; ++i) EXPECT_EQ(mcubes_test::bits(a.estimate[i]), mcubes_test::bits(b.estimate[i])) << i;
-  for (std::size_t t = 0; t < a.covariance.size(); ++t)
-    EXPECT_EQ(mcubes_test::bits(a.covariance[t]), mcubes_test::bits(b.covariance[t])) << t;
-  EXPECT_EQ(mcubes_test::bits(a.chi2_dof_vector), mcubes_test::bits(b.chi2_dof_vector));
-  EXPECT_EQ(a.run.iterations, b.run.iterations);
-  ASSERT_EQ(a.iterations.size(), b.iterations.size());
-  for (std::size_t k = 0; k < a.iterations.size(); ++k)
-    for (std::size_t t = 0; t < a.iterations[k].covariance.size(); ++t)
-      EXPECT_EQ(mcubes_test::bits(a.iterations[k].covariance[t]), mcubes_test::bits(b.iterations[k].covariance[t]))
-          << "iteration " << k << ", entry " << t;
-}
+using mcubes_test::expect_same;
 
 // CUDA with each block size against the CPU, bitwise
 template <int D, class F>
