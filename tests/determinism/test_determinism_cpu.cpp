@@ -37,10 +37,6 @@ struct product_2d {
   double operator()(const mcubes::point<2>& x) const { return x[0] * x[0] * (1 + 3 * x[1]) + 0.1; }
 };
 
-using mcubes_test::same_bits;
-
-#define EXPECT_SAME_BITS(a, b, what) EXPECT_TRUE(same_bits((a), (b))) << what << ": " << (a) << " vs " << (b)
-
 void expect_identical(const mcubes::result& a, const mcubes::result& b, const std::string& label) {
   SCOPED_TRACE(label);
   mcubes_test::expect_same_result(a, b);
