@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "../backend/backend.hpp"
 #include "../backend/worker_pool.hpp"
 #include "../core/batch.hpp"
 #include "../error.hpp"
@@ -105,17 +106,6 @@ inline std::size_t batch_host_threads() { return static_cast<std::size_t>(host_w
 /// Batches of at least this many integrals run as two pipelined lanes on a backend that supports
 /// it (cuda_backend::batch_pipeline; see vegas_batch_with).
 inline constexpr std::size_t batch_pipeline_min = 256;
-
-namespace detail {
-
-/// Whether Backend starts a batch's passes and finishes them later (start_batch, finish_batch;
-/// and checks a batch's memory, check_batch_memory): a static constexpr bool batch_pipeline = true.
-template <class B, class = void>
-struct pipelines_batches : std::false_type {};
-template <class B>
-struct pipelines_batches<B, std::void_t<decltype(B::batch_pipeline)>> : std::bool_constant<static_cast<bool>(B::batch_pipeline)> {};
-
-}  // namespace detail
 
 /// Checks the batch's sizes. @throws invalid_input naming the mismatch.
 inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
@@ -231,7 +221,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   // state's k - first). On a backend that pipelines batches and for K >= batch_pipeline_min, two
   // lanes whose passes alternate on the device: while it samples one lane's passes, the host takes
   // the other's sums and starts its next passes. Otherwise one lane.
-  constexpr bool pipelined = detail::pipelines_batches<Backend>::value;
+  constexpr bool pipelined = backend_pipelines_batches<std::remove_const_t<Backend>>::value;
   using batch_t = decltype(backend.template make_batch<D>(params.data(), K, opt.n_bins));
   struct lane {
     std::size_t first, count;
