@@ -188,6 +188,33 @@ backend_choice choose_user_backend(backend_kind requested) {
   return c;
 }
 
+namespace {
+/// Compiles `src` for vegas or vegas_batch on `backend` under `copt` (Ctrl-C cancels it); on a
+/// terminal (`progress`) shows "[mcubes] compiling <what> with <compiler> ..." on stderr while the
+/// compiler runs and clears the line after.
+std::shared_ptr<const jit::compiled_integrand> compile_with_progress(const jit::integrand_source& src, bool batch,
+                                                                     const backend_choice& backend,
+                                                                     jit::compile_options copt, bool progress,
+                                                                     const std::string& what) {
+  copt.cancelled = [] { return interrupt_signal() != 0; };
+  bool shown = false;
+  if (progress)
+    copt.on_compile = [&](const std::vector<std::string>& command) {
+      std::fprintf(stderr, "\r\033[K[mcubes] compiling %s with %s ...", what.c_str(), command.front().c_str());
+      std::fflush(stderr);
+      shown = true;
+    };
+  struct clear_line {
+    bool& shown;
+    ~clear_line() {
+      if (shown) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
+    }
+  } clear{shown};
+  return std::make_shared<const jit::compiled_integrand>(
+      jit::compile(src, batch ? jit::method::vegas_batch : jit::method::vegas, backend.used, copt, 0));
+}
+}  // namespace
+
 std::shared_ptr<const jit::compiled_integrand> compile_user_integrand(const integrate_args& a, int dim,
                                                                       std::size_t n_params, bool batch,
                                                                       const backend_choice& backend, bool progress) {
@@ -197,22 +224,7 @@ std::shared_ptr<const jit::compiled_integrand> compile_user_integrand(const inte
   src.label = expr ? "--expr" : "--body";
   jit::compile_options copt;
   copt.timeout_seconds = parse_real(a.compile_timeout, "--compile-timeout", 1e-3, 86400);
-  copt.cancelled = [] { return interrupt_signal() != 0; };
-  bool shown = false;
-  if (progress)
-    copt.on_compile = [&](const std::vector<std::string>& command) {
-      std::fprintf(stderr, "\r\033[K[mcubes] compiling the integrand with %s ...", command.front().c_str());
-      std::fflush(stderr);
-      shown = true;
-    };
-  struct clear_line {
-    bool& shown;
-    ~clear_line() {
-      if (shown) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
-    }
-  } clear{shown};
-  return std::make_shared<const jit::compiled_integrand>(
-      jit::compile(src, batch ? jit::method::vegas_batch : jit::method::vegas, backend.used, copt, 0));
+  return compile_with_progress(src, batch, backend, copt, progress, "the integrand");
 }
 
 bool suite_compiled_at_run_time(const suite::entry& e, int dim) {
@@ -222,24 +234,8 @@ bool suite_compiled_at_run_time(const suite::entry& e, int dim) {
 std::shared_ptr<const jit::compiled_integrand> compile_suite_integrand(const suite::entry& e, int dim, bool batch,
                                                                        const backend_choice& backend, bool progress) {
   const jit::integrand_source src = jit::suite_integrand(e.name, dim, static_cast<int>(e.parameters.size()));
-  jit::compile_options copt;
-  copt.cancelled = [] { return interrupt_signal() != 0; };
-  bool shown = false;
-  if (progress)
-    copt.on_compile = [&](const std::vector<std::string>& command) {
-      std::fprintf(stderr, "\r\033[K[mcubes] compiling %s for d = %d with %s (once: it is cached) ...", e.name.c_str(),
-                   dim, command.front().c_str());
-      std::fflush(stderr);
-      shown = true;
-    };
-  struct clear_line {
-    bool& shown;
-    ~clear_line() {
-      if (shown) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
-    }
-  } clear{shown};
-  return std::make_shared<const jit::compiled_integrand>(
-      jit::compile(src, batch ? jit::method::vegas_batch : jit::method::vegas, backend.used, copt, 0));
+  return compile_with_progress(src, batch, backend, {}, progress,
+                               e.name + " for d = " + std::to_string(dim) + " (once: it is cached)");
 }
 
 namespace {
