@@ -160,21 +160,22 @@ inline result pi_midpoint(std::uint64_t n, const midpoint_options& opt = {}) {
 template <int D>
 class integrator {
  public:
-  /// Makes the backend of `opt` (execution fields) and a uniform map of opt.n_bins bins per axis.
+  /// Makes the backend of `opt` (execution fields) and a uniform map of map_bins_for(opt) bins per
+  /// axis (opt.n_bins, or sized to opt.calls_per_iteration when 0).
   /// @throws invalid_input for bad options; cuda_error if CUDA is selected and cannot be used.
   explicit integrator(const mcubes::region<D>& reg, const vegas_options& opt = {}) : region_(reg), options_(opt) {
     validate(opt, D);
 #if defined(__CUDACC__)
     if (uses_cuda(opt)) {
       cuda_ = std::make_unique<cuda_backend>(launch_policy_of(opt), opt.device);
-      cuda_map_ = cuda_->template make_map<D>(opt.n_bins);
+      cuda_map_ = cuda_->template make_map<D>(map_bins_for(opt));
       return;
     }
 #else
     (void)uses_cuda(opt);
 #endif
     cpu_ = std::make_unique<cpu_backend>(opt.threads);
-    cpu_map_ = std::make_unique<adaptive_map<D>>(opt.n_bins);
+    cpu_map_ = std::make_unique<adaptive_map<D>>(map_bins_for(opt));
   }
 
 #if defined(__CUDACC__)
@@ -187,7 +188,7 @@ class integrator {
     cuda_launch_policy p = policy;
     p.threads_per_block = opt.cuda_threads_per_block;
     cuda_ = std::make_unique<cuda_backend>(p, opt.device);
-    cuda_map_ = cuda_->template make_map<D>(opt.n_bins);
+    cuda_map_ = cuda_->template make_map<D>(map_bins_for(opt));
   }
 #endif
 
@@ -199,7 +200,7 @@ class integrator {
   }
 
   /// Runs `opt` from the current map and iteration index (vegas_continue). opt's execution fields
-  /// and n_bins must be the integrator's. @throws invalid_input if they differ or opt is invalid;
+  /// must be the integrator's, and opt.n_bins its map's (or 0: the map's, whatever the calls). @throws invalid_input if they differ or opt is invalid;
   /// otherwise as vegas_continue.
   template <class F>
   result integrate(const F& f, const vegas_options& opt, const iteration_callback& on_iteration = {}) {
@@ -210,7 +211,9 @@ class integrator {
   }
  private:
   template <class F>
-  result run(const F& f, const vegas_options& opt, const iteration_callback& on_iteration) {
+  result run(const F& f, const vegas_options& options, const iteration_callback& on_iteration) {
+    vegas_options opt = options;
+    if (opt.n_bins == 0) opt.n_bins = n_bins();
     MCUBES_EXPECTS(opt.backend == options_.backend && opt.device == options_.device &&
                        opt.cuda_threads_per_block == options_.cuda_threads_per_block && opt.threads == options_.threads &&
                        opt.cuda_array_points == options_.cuda_array_points,

@@ -21,8 +21,25 @@ inline constexpr std::uint64_t default_seed = 20211231;
 /// 691^-alpha, so up to alpha = 64 (2^-604 at worst) no weight can underflow.
 inline constexpr double max_alpha = 64;
 
-/// Options of mcubes::vegas (m-Cubes, paper Algorithms 2-3; Lepage 1978 for the map), with the
-/// execution options of execution.hpp.
+/// How the samples of an iteration are spread over the sub-cubes.
+enum class stratification_mode {
+  /// VEGAS+ (Lepage 2021; core/cube_counts.hpp): a quarter of the calls uniformly, the rest where
+  /// the sub-cubes' estimates varied most in the last adapting iteration (damped by beta). Finds
+  /// and keeps peaks that the map's axes cannot isolate. Scalar integrands (functors, run-time
+  /// compiled, batches); vector-valued and array integrands sample uniformly (result::stratification says which ran).
+  adaptive,
+  /// m-Cubes (Sakiotis et al. 2022): g^d sub-cubes of p samples each, bitwise the paper's algorithm.
+  uniform,
+};
+
+/// "adaptive" or "uniform".
+inline const char* to_string(stratification_mode m) { return m == stratification_mode::uniform ? "uniform" : "adaptive"; }
+
+/// Largest default number of map increments per axis (the m-Cubes value).
+inline constexpr int max_default_bins = 500;
+
+/// Options of mcubes::vegas (m-Cubes, paper Algorithms 2-3; Lepage 1978 for the map; VEGAS+,
+/// Lepage 2021, for the stratification), with the execution options of execution.hpp.
 struct vegas_options : execution {
   double rel_tol = 1e-3;                     ///< stop when error <= max(abs_tol, rel_tol*|estimate|)
   double abs_tol = 0.0;                      ///< absolute tolerance (same test)
@@ -32,9 +49,18 @@ struct vegas_options : execution {
   int skip = 5;                              ///< leading iterations left out of the weighted estimate
   int min_iterations = 5;                    ///< accumulated (non-skipped) iterations needed before convergence is declared
   double max_chi2_dof = 2.0;                 ///< convergence also needs chi2/dof <= this (iterations must agree); finite, > 0
-  int n_bins = 500;                          ///< bins per axis of the adaptive map
+  /// Bins (increments) per axis of the adaptive map; 0 (default): sized to the budget,
+  /// min(500, max(2, calls_per_iteration / 10)), so that each bin sees about ten samples an
+  /// iteration (as vegas; fewer bias the map's weighted average). See map_bins_for().
+  int n_bins = 0;
   double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map
   bool symmetric_map = false;                ///< m-Cubes1D: one map shared by every axis (fully symmetric integrands)
+  /// The spread of samples over sub-cubes: VEGAS+ (default) or the uniform m-Cubes grid.
+  stratification_mode stratification = stratification_mode::adaptive;
+  /// VEGAS+ damping exponent (vegas's beta): 0 spreads the calls uniformly, 1 is the optimum of
+  /// a noiseless allocation; a multiple of 1/16 in [0, 1] (core/cube_counts.hpp: computed with
+  /// square roots only, the same bits on every backend). Ignored by the uniform stratification.
+  double beta = 0.75;
   std::uint64_t seed = default_seed;         ///< key of the Philox streams (see random.hpp)
   // backend, threads, cuda_threads_per_block, device: execution.hpp
 };
@@ -66,9 +92,27 @@ inline void validate(const vegas_options& o, int dim) {
                  o.min_iterations, ") exceeds max_iterations (", o.max_iterations, "): the run could never converge");
   MCUBES_EXPECTS(o.max_chi2_dof > 0, "max_chi2_dof must be positive, got ", o.max_chi2_dof);
   MCUBES_EXPECTS(std::isfinite(o.max_chi2_dof), "max_chi2_dof must be finite, got ", o.max_chi2_dof);
-  MCUBES_EXPECTS(o.n_bins >= 2 && o.n_bins <= (1 << 20), "n_bins must be in [2, 2^20], got ", o.n_bins);
+  MCUBES_EXPECTS(o.n_bins == 0 || (o.n_bins >= 2 && o.n_bins <= (1 << 20)),
+                 "n_bins must be in [2, 2^20] (or 0: sized to the calls per iteration), got ", o.n_bins);
+  MCUBES_EXPECTS(o.stratification == stratification_mode::adaptive || o.stratification == stratification_mode::uniform,
+                 "stratification must be adaptive or uniform");
+  MCUBES_EXPECTS(o.beta >= 0 && o.beta <= 1 && o.beta * 16 == std::floor(o.beta * 16),
+                 "beta must be a multiple of 1/16 (0.0625) in [0, 1] (e.g. 0, 0.25, 0.5, 0.75, 1), got ", o.beta);
   MCUBES_EXPECTS(o.alpha >= 0 && o.alpha <= max_alpha, "alpha must be in [0, ", max_alpha, "], got ", o.alpha);
   validate(static_cast<const execution&>(o));
+}
+
+/// The map's bins per axis for `o`: o.n_bins, or when 0, min(500, max(2, calls_per_iteration / 10)).
+inline int map_bins_for(const vegas_options& o) {
+  if (o.n_bins != 0) return o.n_bins;
+  const std::uint64_t b = o.calls_per_iteration / 10;
+  return b < 2 ? 2 : (b > static_cast<std::uint64_t>(max_default_bins) ? max_default_bins : static_cast<int>(b));
+}
+
+/// The options with n_bins resolved (map_bins_for): what a run records in its result.
+inline vegas_options with_resolved_bins(vegas_options o) {
+  o.n_bins = map_bins_for(o);
+  return o;
 }
 
 }  // namespace mcubes

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "core/cube_counts.hpp"
 #include "core/reduction.hpp"
 #include "core/stratification.hpp"
 #include "options.hpp"
@@ -35,14 +36,16 @@ inline vegas_plan plan_vegas(int dim, const vegas_options& o, int threads) {
   validate(o, dim);
   MCUBES_EXPECTS(threads >= 1, "plan_vegas: threads must be at least 1, got ", threads);
   vegas_plan p;
-  p.grid = make_stratification(dim, o.calls_per_iteration);
-  p.n_eval = p.grid.n_eval();
-  const double d = dim, n = o.n_bins, level = 16.0 * d * n;  // one array of bin_accumulator
+  const bool vegas_plus = o.stratification == stratification_mode::adaptive;
+  p.grid = vegas_plus ? make_adaptive_stratification(dim, o.calls_per_iteration) : make_stratification(dim, o.calls_per_iteration);
+  p.n_eval = vegas_plus ? o.calls_per_iteration : p.grid.n_eval();  // VEGAS+: at most the calls
+  const double d = dim, n = map_bins_for(o), level = 16.0 * d * n;  // one array of bin_accumulator
   const double map = 8.0 * d * (n + 1) + 8.0 * d * n + 24.0 * n;
-  p.typical_bytes = level * (threads + 1) + map;
-  p.worst_bytes = level * (max_bin_level + 1) * (threads + 1) + map;
+  const double shares = vegas_plus ? 16.0 * static_cast<double>(p.grid.n_cubes) : 0;  // two doubles per sub-cube
+  p.typical_bytes = level * (threads + 1) + map + shares;
+  p.worst_bytes = level * (max_bin_level + 1) * (threads + 1) + map + shares;
   const double tiles = static_cast<double>(p.grid.n_chunks) / 32 + 1;  // tile sums (at least 32 chunks per tile)
-  p.device_bytes = level * (max_bin_level + 1) + 8.0 * d * (n + 1) + 16.0 * tiles;
+  p.device_bytes = level * (max_bin_level + 1) + 8.0 * d * (n + 1) + 16.0 * tiles + shares;
   return p;
 }
 

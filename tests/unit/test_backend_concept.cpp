@@ -87,6 +87,18 @@ struct op_set_map_edges {
   template <class Map>
   void set_map_edges(Map& map, const std::vector<double>& edges) const;
 };
+struct op_make_cube_values {
+  std::vector<double> make_cube_values(std::uint64_t n) const;
+};
+struct op_make_cube_values_const {  // read-only storage: the passes could not write their shares
+  const std::vector<double> make_cube_values(std::uint64_t n) const;
+};
+struct const_values {
+  const double* data() const;
+};
+struct op_make_cube_values_read_only {
+  const_values make_cube_values(std::uint64_t n) const;
+};
 struct op_make_batch {
   template <int D, class P>
   fake_batch<D, P> make_batch(const P* params, std::size_t n, int n_bins) const;
@@ -168,7 +180,7 @@ struct backend_replacing : std::conditional_t<std::is_same_v<Ops, Old>, New, Ops
 
 #define MCUBES_TEST_CPU_OPS                                                                                      \
   op_name, op_reduce, op_count, op_make_map, op_sample, op_sample_vector, op_adapt_map, op_map_edges,            \
-      op_set_map_edges, op_make_batch, op_sample_batch, op_adapt_batch, op_batch_map_edges, op_host_workers
+      op_set_map_edges, op_make_cube_values, op_make_batch, op_sample_batch, op_adapt_batch, op_batch_map_edges, op_host_workers
 #define MCUBES_TEST_PIPELINE_OPS op_pipeline_flag, op_check_batch_memory, op_start_batch, op_finish_batch
 
 /// Whether the operations of a CPU-like backend (no pipeline), with Old replaced by New, make a backend.
@@ -200,6 +212,7 @@ static_assert(!cpu_like_is_backend<op_sample_vector>);
 static_assert(!cpu_like_is_backend<op_adapt_map>);
 static_assert(!cpu_like_is_backend<op_map_edges>);
 static_assert(!cpu_like_is_backend<op_set_map_edges>);
+static_assert(!cpu_like_is_backend<op_make_cube_values>);
 static_assert(!cpu_like_is_backend<op_make_batch>);
 static_assert(!cpu_like_is_backend<op_sample_batch>);
 static_assert(!cpu_like_is_backend<op_adapt_batch>);
@@ -216,6 +229,8 @@ static_assert(!cpu_like_is_backend<op_make_map, op_make_map_viewless>);
 static_assert(!cpu_like_is_backend<op_sample, op_sample_double>);
 static_assert(!cpu_like_is_backend<op_sample_vector, op_sample_vector_scalar>);
 static_assert(!cpu_like_is_backend<op_set_map_edges, op_map_edges_to_map>);
+static_assert(!cpu_like_is_backend<op_make_cube_values, op_make_cube_values_const>);
+static_assert(!cpu_like_is_backend<op_make_cube_values, op_make_cube_values_read_only>);
 static_assert(!cpu_like_is_backend<op_sample_batch, op_sample_batch_one>);
 static_assert(!cpu_like_is_backend<op_host_workers, op_host_workers_by_value>);
 // Not backends at all.

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <string>
 #include <cmath>
 #include <cstdio>
@@ -17,12 +18,14 @@
 #include <vector>
 
 #include "../core/adaptive_map.hpp"
+#include "../core/cube_counts.hpp"
 #include "../core/reduction.hpp"
 #include "../core/running_average.hpp"
 #include "../core/sample_diagnosis.hpp"
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
 #include "../error.hpp"
+#include "../integrand.hpp"
 #include "../options.hpp"
 #include "../region.hpp"
 #include "../result.hpp"
@@ -70,6 +73,16 @@ template <int D, class F>
   throw_non_finite<D>(f, iteration, index, x, value);
 }
 
+/// The options a run of F samples with: VEGAS+ needs the integrand's value at each point by itself
+/// (sample_chunk); array integrands (integrand.hpp: is_array_integrand_v, device array
+/// integrands), which are called on whole slices of points laid out by sample index, sample the
+/// uniform m-Cubes grid (their result's options say so).
+template <int D, class F>
+vegas_options stratification_for(vegas_options opt) {
+  if constexpr (is_array_integrand_v<F, D> || is_device_array_integrand_v<F>) opt.stratification = stratification_mode::uniform;
+  return opt;
+}
+
 }  // namespace detail
 
 /// Where a Vegas run stands between calls (integrator.hpp keeps one per adaptive map): the index of
@@ -114,14 +127,21 @@ class vegas_run {
   /// min_chunk_samples: chunks of at least that many samples (make_stratification; 0, the scalar
   /// chunking, except for vector-valued integrands).
   /// @throws invalid_input for bad options (validate()), a state beyond the iteration index range.
+  ///
+  /// VEGAS+ (opt.stratification adaptive, core/cube_counts.hpp): the run needs two arrays of
+  /// n_cubes() doubles in the backend's memory, given once by use_cube_shares() before the first
+  /// pass, and before every pass the backend's reductions that needs_counts() asks for
+  /// (allocate_counts() does both; vegas_continue and vegas_batch call it).
   vegas_run(const region<D>& reg, const vegas_options& opt, vegas_state& state, std::string backend_name,
             int map_n_bins, std::uint64_t min_chunk_samples = 0)
-      : opt_(opt), state_(state), run_start_(std::chrono::steady_clock::now()),
-        st_(make_stratification(D, opt.calls_per_iteration, min_chunk_samples)) {
+      : opt_(with_resolved_bins(opt)), state_(state), run_start_(std::chrono::steady_clock::now()),
+        st_(opt.stratification == stratification_mode::adaptive
+                ? make_adaptive_stratification(D, opt.calls_per_iteration, min_chunk_samples)
+                : make_stratification(D, opt.calls_per_iteration, min_chunk_samples)) {
     static_assert(D >= 1, "dimension must be at least 1");
     validate(opt, D);
-    MCUBES_EXPECTS(map_n_bins == opt.n_bins, "the adaptive map has ", map_n_bins,
-                   " bins per axis, but the options ask for n_bins = ", opt.n_bins);
+    MCUBES_EXPECTS(map_n_bins == opt_.n_bins, "the adaptive map has ", map_n_bins,
+                   " bins per axis, but the options ask for n_bins = ", opt_.n_bins);
     MCUBES_EXPECTS(state.next_iteration <= max_iteration_index - opt.max_iterations,
                    "iteration indices beyond 2^31 - 1: reset the integrator");
     for (int j = 0; j < D; ++j) {
@@ -134,9 +154,14 @@ class vegas_run {
     sp_.p = st_.samples_per_cube;
     sp_.chunk_cubes = st_.chunk_cubes;
     sp_.seed = opt.seed;
+    if (st_.adaptive()) {
+      sp_.counts.n_base = st_.calls / st_.n_cubes;  // the first iteration: floor(N/m) each
+      sp_.counts.beta16 = static_cast<std::uint32_t>(opt.beta * beta_steps);
+      evaluations_ = st_.n_eval();
+    }
     cube_weight_ = reg.volume() / static_cast<double>(st_.n_cubes);  // V/m
     res_.seed = opt.seed;
-    res_.options = opt;
+    res_.options = opt_;
     res_.backend = std::move(backend_name);
     start_iteration();
   }
@@ -155,6 +180,52 @@ class vegas_run {
   std::uint64_t evaluations() const noexcept { return res_.n_eval; }
   /// The region's volume over the number of sub-cubes, V / m: the factor of a pass's unscaled sums.
   double cube_weight() const noexcept { return cube_weight_; }
+  /// Whether the run samples with VEGAS+ counts (then use_cube_shares() is needed).
+  bool per_cube() const noexcept { return st_.adaptive(); }
+  /// Sub-cubes of the grid, m.
+  std::uint64_t n_cubes() const noexcept { return st_.n_cubes; }
+
+  /// VEGAS+: the run's two arrays of n_cubes() doubles in the backend's memory (the passes read
+  /// one and write the other; they swap after each adapting iteration). They must outlive the run.
+  void use_cube_shares(double* a, double* b) {
+    shares_in_ = a;
+    shares_out_ = b;
+    set_share_out();
+  }
+  /// VEGAS+: what the backend must compute before the next pass: 1, the sum of the shares that the
+  /// last adapting iteration wrote (reduce(n_chunks, share_sum(), plus_merge{}), then
+  /// set_share_total); 2, the evaluations of the new counts (count(n_chunks, count_sum()), then
+  /// set_evaluation_count). 0: nothing.
+  int needs_counts() const noexcept { return pending_total_ ? 1 : (pending_count_ ? 2 : 0); }
+  share_sum_chunk share_sum() const noexcept { return {shares_in_, st_.n_cubes, st_.chunk_cubes}; }
+  count_sum_chunk count_sum() const noexcept { return {sp_.counts, st_.n_cubes, st_.chunk_cubes}; }
+  /// The counts of the next iterations from the sum of the shares (core/cube_counts.hpp): n_h =
+  /// n_min + min(n_cap - n_min, floor(d_h (N - m n_min) / total)); uniform floor(N/m) when the
+  /// total is 0 (no sub-cube varied) or not finite.
+  void set_share_total(double total) {
+    MCUBES_EXPECTS(pending_total_, "vegas_run::set_share_total: no adapting iteration to allocate from");
+    pending_total_ = false;
+    const std::uint64_t m = st_.n_cubes;
+    if (total > 0 && std::isfinite(total)) {
+      sp_.counts.n_base = st_.min_samples_per_cube;
+      sp_.counts.n_extra_max = st_.samples_per_cube - st_.min_samples_per_cube;
+      sp_.counts.scale = static_cast<double>(st_.calls - m * st_.min_samples_per_cube) / total;
+      sp_.counts.share_in = shares_in_;
+      pending_count_ = true;
+    } else {
+      sp_.counts.n_base = st_.calls / m;
+      sp_.counts.n_extra_max = 0;
+      sp_.counts.scale = 0;
+      sp_.counts.share_in = nullptr;
+      evaluations_ = m * sp_.counts.n_base;
+    }
+  }
+  /// The evaluations of the counts set by set_share_total (sum of count(c)).
+  void set_evaluation_count(std::uint64_t n) {
+    MCUBES_EXPECTS(pending_count_, "vegas_run::set_evaluation_count: no new counts to count");
+    pending_count_ = false;
+    evaluations_ = n;
+  }
 
   /// Optional, for runs that integrate more than the scalar (vector-valued integrands,
   /// algorithm/vegas_vector.hpp): `done(rec)` is called when an iteration is complete, before the
@@ -186,6 +257,7 @@ class vegas_run {
         sp_.bin_scale = scale_for(reference());
         phase_ = phase::main;
         stride_ = 1;
+        set_share_out();
         return;
       case phase::main: {
         const chunk_partial& fl = sums.flags;
@@ -268,6 +340,20 @@ class vegas_run {
       stride_ = 1;
       phase_ = phase::main;
     }
+    set_share_out();
+  }
+
+  // VEGAS+: the pass writes its shares in an adapting iteration's full passes only (not the probe's).
+  void set_share_out() {
+    if (!st_.adaptive()) return;
+    sp_.counts.share_out = adapt_ && phase_ != phase::probe ? shares_out_ : nullptr;
+  }
+
+  // VEGAS+: after an adapting iteration, its shares become the next counts' (set_share_total).
+  void reallocate() {
+    MCUBES_EXPECTS(shares_out_ != nullptr, "vegas_run: a VEGAS+ run needs use_cube_shares() before its first pass");
+    std::swap(shares_in_, shares_out_);
+    pending_total_ = true;
   }
 
   void summarise() {
@@ -307,7 +393,7 @@ class vegas_run {
                             " is at or above 2^560 (3.8e168), beyond which no error estimate is representable in "
                             "double precision; rescale the integrand");
     rec.error = std::sqrt(std::fmax(variance, running_average::variance_floor(rec.estimate)));
-    rec.n_eval = st_.n_eval();
+    rec.n_eval = st_.adaptive() ? evaluations_ : st_.n_eval();
     rec.n_nonzero = sums.flags.n_nonzero;
     res_.n_eval += rec.n_eval;
 
@@ -338,6 +424,7 @@ class vegas_run {
     if (adapt_) {
       adapt_map(sums);  // on the host or the device
       if (sums.flags.max_contribution > 0) reference() = sums.flags.max_contribution;
+      if (st_.adaptive()) reallocate();
     }
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     res_.records.push_back(rec);
@@ -384,6 +471,37 @@ class vegas_run {
   phase phase_ = phase::main;
   std::function<void(const iteration_record&)> iteration_done_;
   std::function<bool()> also_converged_;
+  // VEGAS+ (use_cube_shares, needs_counts)
+  double* shares_in_ = nullptr;
+  double* shares_out_ = nullptr;
+  bool pending_total_ = false, pending_count_ = false;
+  std::uint64_t evaluations_ = 0;  // of the current counts
+};
+
+/// VEGAS+: the reductions the run needs before its next pass (vegas_run::needs_counts), on
+/// `backend` (its reduce and count: the same bits on every backend). Nothing for a uniform run.
+template <int D, class Backend>
+void allocate_counts(vegas_run<D>& run, Backend& backend) {
+  const stratification& st = run.strat();
+  if (run.needs_counts() == 1) run.set_share_total(backend.template reduce<double>(st.n_chunks, run.share_sum(), plus_merge{}));
+  if (run.needs_counts() == 2) run.set_evaluation_count(backend.count(st.n_chunks, run.count_sum()));
+}
+
+/// The VEGAS+ arrays of runs on `backend` (one make_cube_values of 2 m per run: host or device
+/// memory), handed to the runs (vegas_run::use_cube_shares). Empty for uniform runs.
+template <class Backend>
+struct cube_shares {
+  using values_t = std::decay_t<decltype(std::declval<Backend&>().make_cube_values(std::uint64_t{}))>;
+  std::unique_ptr<values_t> values;
+
+  /// Arrays for runs[0..n) (all of one grid), or nothing if they are uniform.
+  template <class RunPtr>
+  void attach(RunPtr* runs, std::size_t n, Backend& backend) {
+    if (n == 0 || !runs[0]->per_cube()) return;
+    const std::uint64_t m = runs[0]->n_cubes();
+    values = std::make_unique<values_t>(backend.make_cube_values(2 * m * n));
+    for (std::size_t k = 0; k < n; ++k) runs[k]->use_cube_shares(values->data() + 2 * m * k, values->data() + 2 * m * k + m);
+  }
 };
 
 /// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,
@@ -433,9 +551,12 @@ class vegas_run {
 template <int D, class F, class Backend, class Map>
 result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
                       vegas_state& state, const iteration_callback& on_iteration = {}) {
-  vegas_run<D> run(reg, opt, state, backend.name(), map_bins(map));
+  vegas_run<D> run(reg, detail::stratification_for<D, F>(opt), state, backend.name(), map_bins(map));
+  cube_shares<Backend> shares;
+  vegas_run<D>* one = &run;
+  shares.attach(&one, 1, backend);
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
-    detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), opt.n_bins, it, index, value);
+    detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);
   };
   const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
   while (!run.done()) {
@@ -445,6 +566,7 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
     }
     iteration_sums sums;
     try {
+      allocate_counts(run, backend);
       sums = backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
     } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
       run.stop();
@@ -462,7 +584,7 @@ template <int D, class F, class Backend>
 result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend&& backend,
                   const iteration_callback& on_iteration = {}) {
   validate(opt, D);
-  auto map = backend.template make_map<D>(opt.n_bins);
+  auto map = backend.template make_map<D>(map_bins_for(opt));
   vegas_state state;
   return vegas_continue<D>(f, reg, opt, backend, map, state, on_iteration);
 }

@@ -199,6 +199,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     else
       fn(std::size_t(0), n);
   };
+  const int n_bins = map_bins_for(opt);
   std::vector<vegas_state> states(K);
   std::vector<std::unique_ptr<vegas_run<D>>> runs(K);
   const std::string backend_name = backend.name();
@@ -208,7 +209,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       try {
         vegas_options o = opt;
         o.seed = batch_seed(opt.seed, k);
-        runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, opt.n_bins);
+        runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, n_bins);
       } catch (...) {
         made[k] = std::current_exception();
       }
@@ -216,13 +217,15 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   });
   for (const std::exception_ptr& e : made)
     if (e) std::rethrow_exception(e);
+  cube_shares<std::remove_const_t<Backend>> shares;  // VEGAS+: each integral its own allocation
+  shares.attach(runs.data(), K, backend);
 
   // The lanes: integrals [first, first + count) with their own batch state (integral k is the
   // state's k - first). On a backend that pipelines batches and for K >= batch_pipeline_min, two
   // lanes whose passes alternate on the device: while it samples one lane's passes, the host takes
   // the other's sums and starts its next passes. Otherwise one lane.
   constexpr bool pipelined = backend_pipelines_batches<std::remove_const_t<Backend>>::value;
-  using batch_t = decltype(backend.template make_batch<D>(params.data(), K, opt.n_bins));
+  using batch_t = decltype(backend.template make_batch<D>(params.data(), K, n_bins));
   struct lane {
     std::size_t first, count;
     batch_t batch;
@@ -232,12 +235,12 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   };
   const std::size_t n_lanes = pipelined && K >= batch_pipeline_min ? 2 : 1;
   if constexpr (pipelined)  // the whole batch's memory, before any lane's (a refusal names K)
-    backend.template check_batch_memory<D, P>(K, opt.n_bins);
+    backend.template check_batch_memory<D, P>(K, n_bins);
   std::vector<lane> lanes;
   lanes.reserve(n_lanes);
   for (std::size_t l = 0; l < n_lanes; ++l) {
     const std::size_t first = K * l / n_lanes, count = K * (l + 1) / n_lanes - first;
-    lanes.push_back(lane{first, count, backend.template make_batch<D>(params.data() + first, count, opt.n_bins), {}, {}, false});
+    lanes.push_back(lane{first, count, backend.template make_batch<D>(params.data() + first, count, n_bins), {}, {}, false});
     lane& L = lanes.back();
     L.active.resize(count);
     for (std::size_t j = 0; j < count; ++j) L.active[j] = first + j;
@@ -245,6 +248,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   const auto start = [&](lane& L) {  // the lane's next passes (started on a pipelining backend)
     L.passes.clear();
     for (const std::size_t k : L.active) {
+      allocate_counts(*runs[k], backend);  // VEGAS+: the counts of its next pass
       batch_pass<D> ps;
       ps.integral = k - L.first;
       ps.sp = runs[k]->params();
@@ -312,7 +316,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
               std::lock_guard<std::mutex> lock(backend_mutex);
               edges = backend.batch_map_edges(L.batch, passes[i].integral);
             }
-            detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, opt.n_bins, it, index, value);
+            detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, n_bins, it, index, value);
           };
           runs[k]->take(sums[i], fail, [&](const iteration_sums&) { adapts[i] = 1; }, {});
           if (adapts[i] != predicted[i])

@@ -136,9 +136,13 @@ inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> 
 /// `on_iteration` (optional) sees component 0's record and running result after each iteration
 /// and may stop the run at that boundary (result.hpp); it changes no number.
 template <int D, int N, class F, class Backend>
-vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend,
+vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& options, Backend& backend,
                                 const iteration_callback& on_iteration = {}) {
-  validate(opt, D);
+  validate(options, D);
+  // Vector-valued integrands sample the uniform m-Cubes grid (the vector passes have no VEGAS+
+  // counts yet); the result's options say so. Bins: map_bins_for.
+  vegas_options opt = with_resolved_bins(options);
+  opt.stratification = stratification_mode::uniform;
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
   vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins, vector_chunk_samples<N>);

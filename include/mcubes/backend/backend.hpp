@@ -28,6 +28,10 @@
 ///   void adapt_map(map, sums, alpha, symmetric)         the map adapted to the last V-Sample pass
 ///   vector<double> map_edges(map)                       the edges, on the host
 ///   void set_map_edges(map, edges)                      replaces the edges (checked)
+///   Values make_cube_values(n)                          n doubles in the backend's memory, with
+///                                                       data() (VEGAS+'s per-sub-cube shares,
+///                                                       read and written by sample() through
+///                                                       sampling_params::counts)
 ///
 /// the batch operations of algorithm/vegas_batch.hpp (many integrals f(., params[k])):
 ///
@@ -148,18 +152,21 @@ template <class B>
 using map_edges_t = decltype(std::declval<B&>().map_edges(std::declval<const map_t<B>&>()));
 template <class B>
 using set_map_edges_t = decltype(std::declval<B&>().set_map_edges(std::declval<map_t<B>&>(), std::declval<const std::vector<double>&>()));
+template <class B>
+using cube_values_data_t = decltype(std::declval<B&>().make_cube_values(std::uint64_t{}).data());
 
 template <class B, class = void>
 struct map_ops : std::false_type {};
 template <class B>
 struct map_ops<B, std::void_t<map_t<B>, decltype(std::declval<const map_t<B>&>().view()), sample_t<B>, sample_vector_t<B>,
                               decltype(std::declval<sample_vector_t<B>&>().scalar), decltype(std::declval<sample_vector_t<B>&>().sums),
-                              adapt_map_t<B>, map_edges_t<B>, set_map_edges_t<B>>>
+                              adapt_map_t<B>, map_edges_t<B>, set_map_edges_t<B>, cube_values_data_t<B>>>
     : std::bool_constant<std::is_same_v<decltype(std::declval<const map_t<B>&>().view()), map_view<dim>> &&
                          std::is_same_v<sample_t<B>, iteration_sums> &&
                          std::is_convertible_v<decltype(std::declval<sample_vector_t<B>&>().scalar), iteration_sums> &&
                          std::is_convertible_v<decltype(std::declval<sample_vector_t<B>&>().sums), std::vector<double>> &&
-                         std::is_convertible_v<map_edges_t<B>, std::vector<double>>> {};
+                         std::is_convertible_v<map_edges_t<B>, std::vector<double>> &&
+                         std::is_same_v<cube_values_data_t<B>, double*>> {};
 
 // make_batch, sample_batch, adapt_batch, batch_map_edges, host_workers
 template <class B>
@@ -204,8 +211,8 @@ struct pipeline_ops<B, std::void_t<check_batch_memory_t<B>, start_batch_t<B>, fi
 /// and pi) with the argument and result types above.
 template <class B>
 inline constexpr bool has_chunk_operations_v = backend_probe::chunk_ops<B>::value;
-/// True if B offers make_map, sample, sample_vector, adapt_map, map_edges and set_map_edges (Vegas,
-/// vector Vegas, the integrator) and its map has view().
+/// True if B offers make_map, sample, sample_vector, adapt_map, map_edges, set_map_edges and
+/// make_cube_values (Vegas, vector Vegas, the integrator) and its map has view().
 template <class B>
 inline constexpr bool has_map_operations_v = backend_probe::map_ops<B>::value;
 /// True if B offers make_batch, sample_batch, adapt_batch, batch_map_edges and host_workers

@@ -168,11 +168,13 @@ class cpu_backend {
           no_bins none;
           const auto& f = integrand(i);
           const sampling_params<D>& sp = *ps.sp;
-          if (!serial_sampler && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
+          // VEGAS+ counts (core/cube_counts.hpp) run on sample_chunk, the code every backend shares
+          const bool serial = serial_sampler || sp.counts.per_cube();
+          if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
                                                                      ps.adapt, est.data(), var.data(), wp.flags, sink,
                                                                      buffers)) {
             // an array integrand: its points evaluated in slices (same bits)
-          } else if (ps.stride == 1 && !serial_sampler) {  // the batched fast path (same bits)
+          } else if (ps.stride == 1 && !serial) {  // the batched fast path (same bits)
             if (ps.adapt)
               cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
                                            sink, stop);
@@ -183,7 +185,7 @@ class cpu_backend {
             for (std::uint64_t c = 0; c < count; ++c) {
               if (stop != nullptr && stop->requested()) break;  // abandoned below
               const std::uint64_t chunk = (first + c) * ps.stride;
-              if (!serial_sampler) {  // the probe's chunks one at a time on the fast path (same bits)
+              if (!serial) {  // the probe's chunks one at a time on the fast path (same bits)
                 if (ps.adapt)
                   cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
                                                wp.flags, sink, stop);
@@ -253,6 +255,8 @@ class cpu_backend {
   /// A uniform map of n_bins bins per axis. @throws invalid_input if n_bins < 2.
   template <int D>
   adaptive_map<D> make_map(int n_bins) const { return adaptive_map<D>(n_bins); }
+  /// n doubles in host memory, zero (VEGAS+'s per-sub-cube shares, algorithm/vegas.hpp cube_shares).
+  std::vector<double> make_cube_values(std::uint64_t n) const { return std::vector<double>(static_cast<std::size_t>(n)); }
   /// sample() on the backend's map.
   template <int D, class F>
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const adaptive_map<D>& map,

@@ -91,6 +91,13 @@ class cuda_backend {
     return map_storage_.make_uniform_async<D>(n_bins, device_.stream());
   }
 
+  /// n doubles in device memory, uninitialised (VEGAS+'s per-sub-cube shares, algorithm/vegas.hpp
+  /// cube_shares). @throws cuda_error if the allocation fails.
+  device_array<double> make_cube_values(std::uint64_t n) {
+    device_.use();
+    return device_array<double>(static_cast<std::size_t>(n));
+  }
+
   /// Replaces the map's edges (D * (n_bins + 1), axis-major; checked by check_map_edges), copied
   /// to the device in the backend's stream (synchronous).
   /// @throws invalid_input if `edges` is not a valid map; cuda_error if the copy fails.

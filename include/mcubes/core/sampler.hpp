@@ -20,6 +20,7 @@
 #include "../point.hpp"
 #include "../random.hpp"
 #include "adaptive_map.hpp"
+#include "cube_counts.hpp"
 #include "reduction.hpp"
 #include "stratification.hpp"
 
@@ -33,11 +34,12 @@ struct sampling_params {
   std::uint64_t g = 0;           ///< intervals per axis
   double inv_g = 1;              ///< 1.0 / g (rounded once, on the host): y_j = (c_j + u_j) * inv_g
   std::uint64_t n_cubes = 0;     ///< m
-  std::uint64_t p = 0;           ///< samples per sub-cube
+  std::uint64_t p = 0;           ///< samples per sub-cube (VEGAS+: the index stride, counts below)
   std::uint64_t chunk_cubes = 0; ///< sub-cubes per chunk
   std::uint64_t seed = 0;
   std::uint32_t iteration = 0;
   double bin_scale = 1;          ///< power-of-two fixed-point scale of bin contributions
+  cube_counts counts;            ///< VEGAS+ per-sub-cube counts (core/cube_counts.hpp); default: p each
 };
 
 /// Per-chunk partial results. Sums are over the chunk's sub-cubes in index order.
@@ -176,8 +178,12 @@ MCUBES_HOST_DEVICE inline void cube_start(std::uint64_t cube, std::uint64_t g, c
 }
 
 /// Processes sub-cubes [begin, end) serially (V-Sample or No-Adjust, see the file comment), the
-/// partial of a chunk. `coord` holds the coordinates of sub-cube `begin` on entry (cube_start) and
-/// is stepped by an odometer (axis 0 fastest: no integer division) from sub-cube to sub-cube; on
+/// partial of a chunk. With VEGAS+ counts (sp.counts.per_cube(), core/cube_counts.hpp) sub-cube c has
+/// n_c = sp.counts.count(c) samples of indices c*p + k, k < n_c, its I_c and var_c use n_c for p,
+/// each bin term is (f J)^2 * (bin_scale / n_c) (the sample's share of the sub-cube's volume: the
+/// bins estimate the integral of (f J)^2 over each increment however the samples are spread), and
+/// sp.counts.share_out, when set, receives d_c = cube_share(n_c var_c, beta16).
+/// `coord` holds the coordinates of sub-cube `begin` on entry (cube_start) and is stepped by an odometer (axis 0 fastest: no integer division) from sub-cube to sub-cube; on
 /// return it holds those of sub-cube `end` (the coordinates past the last sub-cube, m, wrap to 0),
 /// so that a thread that samples consecutive chunks divides only once. The same values as
 /// cube_coordinates for every sub-cube, so the same bits.
@@ -188,13 +194,17 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
                                                      std::uint64_t begin, std::uint64_t end, cube_coord_t<D> (&coord)[D],
                                                      Bins& bins, const U& uni) {
   chunk_partial out;
-  const double pd = static_cast<double>(sp.p);
+  const bool per_cube = sp.counts.per_cube();
+  const double pd_uniform = static_cast<double>(sp.p);
   const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
   for (std::uint64_t c = begin; c < end; ++c) {
     double cd[D];  // converted exactly to double once per sub-cube
     for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
     double s1 = 0, s2 = 0;
-    const std::uint64_t first = c * sp.p, last = first + sp.p;  // sample indices c*p + k, k < p
+    const std::uint64_t n = per_cube ? sp.counts.count(c) : sp.p;
+    const double pd = per_cube ? static_cast<double>(n) : pd_uniform;
+    const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // uniform: bin_scale itself
+    const std::uint64_t first = c * sp.p, last = first + n;  // sample indices c*p + k, k < n
     for (std::uint64_t index = first; index != last; ++index) {
       point<D> x;
       int bin[D];
@@ -211,12 +221,13 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
       s2 += fj2;
       if constexpr (Bins::enabled) {
         if (fj2 > out.max_contribution) out.max_contribution = fj2;
-        add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), [&](int j) { return bin[j]; });
+        add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
       }
     }
     const double mean = s1 / pd;
     double var = (s2 - s1 * mean) / (pd * (pd - 1));
     if (var <= 0) var = 0;  // rounding; a NaN (inf - inf: sums that overflow) stays NaN and is reported
+    if (sp.counts.share_out != nullptr) sp.counts.share_out[c] = cube_share(portable::det_mul(var, pd), sp.counts.beta16);
     out.estimate += mean;
     out.variance += var;
     for (int j = 0; j < D; ++j) {  // odometer step to the next sub-cube

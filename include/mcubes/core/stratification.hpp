@@ -27,10 +27,18 @@ struct stratification {
   int dim = 0;
   std::uint64_t g = 0;                  ///< intervals per axis
   std::uint64_t n_cubes = 0;            ///< m = g^d
-  std::uint64_t samples_per_cube = 0;   ///< p
+  std::uint64_t samples_per_cube = 0;   ///< p (VEGAS+: the index stride, the most samples of a sub-cube)
   std::uint64_t chunk_cubes = 0;        ///< sub-cubes per chunk
   std::uint64_t n_chunks = 0;           ///< ceil(m / chunk_cubes)
-  std::uint64_t n_eval() const noexcept { return n_cubes * samples_per_cube; }
+  /// VEGAS+ (core/cube_counts.hpp: make_adaptive_stratification): the fewest samples of a sub-cube
+  /// n_min; 0 for the uniform m-Cubes grid (p samples in every sub-cube).
+  std::uint64_t min_samples_per_cube = 0;
+  std::uint64_t calls = 0;              ///< VEGAS+: the calls per iteration N the counts share out
+  bool adaptive() const noexcept { return min_samples_per_cube != 0; }
+  /// Evaluations of a uniform pass, m p (VEGAS+: of the first iteration, m floor(N/m)).
+  std::uint64_t n_eval() const noexcept {
+    return adaptive() ? n_cubes * (calls / n_cubes) : n_cubes * samples_per_cube;
+  }
 };
 
 namespace detail {
