@@ -27,6 +27,7 @@ std::string with_option_names(const std::string& message) {
       {"max_chi2_dof", "--max-chi2-dof"},
       {"n_bins", "--bins"},
       {"alpha", "--alpha"},
+      {"beta", "--beta"},
       {"threads", "--threads"},
   };
   auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
@@ -94,10 +95,15 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
                   "Accumulated iterations needed before convergence is declared")
       ->capture_default_str();
   sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
-  sub.add_option("--bins", a.bins, "Bins per axis of the adaptive map, 2..2^20")->capture_default_str();
+  sub.add_option("--bins", a.bins,
+                 "Bins per axis of the adaptive map, 2..2^20, or auto: min(500, calls per iteration / 10), about ten "
+                 "samples a bin")
+      ->capture_default_str()
+      ->type_name("N|auto");
   sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
       ->capture_default_str();
   sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
+  add_stratification_options(sub, a);
   sub.add_option("--param", a.params,
                   "A parameter of the integrand, NAME=VALUE (repeat for each; f1..f6: a = difficulty, u = shift; "
                   "the others keep the paper's values, see 'mcubes list'; --expr/--body: p0=V, p1=V, ... give "
@@ -149,6 +155,19 @@ int resolve_dim(const integrate_args& a, const suite::entry& e) {
   return static_cast<int>(dim);
 }
 
+void add_stratification_options(CLI::App& sub, integrate_args& a) {
+  sub.add_option("--stratification", a.stratification,
+                 "How samples spread over the sub-cubes: adaptive (VEGAS+, Lepage 2021: a quarter uniformly, the rest "
+                 "where the sub-cubes varied most; finds peaks off the map's grid) or uniform (m-Cubes, the paper's "
+                 "algorithm)")
+      ->capture_default_str()
+      ->type_name("adaptive|uniform");
+  sub.add_option("--beta", a.beta,
+                 "VEGAS+ damping exponent: a multiple of 1/16 in [0, 1] (0: no redistribution, 1: the optimum of a "
+                 "noiseless allocation)")
+      ->capture_default_str();
+}
+
 vegas_options resolve_options(const integrate_args& a, const suite::entry& e, int dim) {
   vegas_options o;
   const double big = std::numeric_limits<double>::max();
@@ -165,8 +184,12 @@ vegas_options resolve_options(const integrate_args& a, const suite::entry& e, in
   o.skip = a.skip_opt->count() ? count(a.skip, "--skip", 0) : e.paper.skip;
   o.min_iterations = count(a.min_iterations, "--min-iterations", 1);
   o.max_chi2_dof = parse_real(a.max_chi2_dof, "--max-chi2-dof", 0, big);
-  o.n_bins = count(a.bins, "--bins", 2, 1 << 20);
+  o.n_bins = a.bins == "auto" ? 0 : count(a.bins, "--bins", 2, 1 << 20);
   o.alpha = parse_real(a.alpha, "--alpha", 0, max_alpha);
+  MCUBES_EXPECTS(a.stratification == "adaptive" || a.stratification == "uniform",
+                 "--stratification must be adaptive (VEGAS+) or uniform (m-Cubes), got '", a.stratification, "'");
+  o.stratification = a.stratification == "uniform" ? stratification_mode::uniform : stratification_mode::adaptive;
+  o.beta = parse_real(a.beta, "--beta", 0, 1);
   o.symmetric_map = a.symmetric_map;
   const common_values c = parse_common(a.common, a.threads_opt->count() > 0);
   o.seed = c.seed;

@@ -30,8 +30,10 @@ struct integrate_args {
   std::string skip;
   std::string min_iterations = std::to_string(vegas_options{}.min_iterations);
   std::string max_chi2_dof = "2";
-  std::string bins = std::to_string(vegas_options{}.n_bins);
+  std::string bins = "auto";
   std::string alpha = "1.5";
+  std::string stratification = "adaptive";
+  std::string beta = "0.75";
   bool symmetric_map = false;
   common_args common;
   std::string json;
@@ -65,6 +67,8 @@ struct integrate_args {
 
 /// Registers the options of `integrate` on `sub`, bound to `a`.
 void add_integrate_options(CLI::App& sub, integrate_args& a);
+/// --stratification and --beta (integrate and scan).
+void add_stratification_options(CLI::App& sub, integrate_args& a);
 
 /// "f1, f2, ...": the names of the suite integrands.
 std::string known_names();

@@ -118,7 +118,7 @@ int run_integrate(const integrate_args& a) {
   const double limit = a.max_memory_opt->count() ? memory_limit : available;
   if (limit > 0 && report.plan.worst_bytes > limit)
     mcubes::detail::throw_invalid("the run may need up to ", format_bytes(report.plan.worst_bytes), " of memory for ",
-                                  opts.n_bins, " bins x ", dim, " axes x ", on_cuda ? 1 : cpu_threads,
+                                  map_bins_for(opts), " bins x ", dim, " axes x ", on_cuda ? 1 : cpu_threads,
                                   (on_cuda || cpu_threads == 1) ? " thread" : " threads",
                                   " with every overflow bin level, above the ",
                                   a.max_memory_opt->count() ? "--max-memory limit " : "free memory ",

@@ -99,15 +99,34 @@ void print_header(std::FILE* out, const run_report& r) {
 
 void print_plan_line(std::FILE* out, const vegas_plan& plan, int dim, const vegas_options& o) {
   const stratification& g = plan.grid;
+  if (g.adaptive())
+    std::fprintf(out,
+                 "evaluations/iteration %llu at most (%llu sub-cubes = %llu^%d, at least %llu samples each, the rest "
+                 "where the sub-cubes vary most; stratification adaptive (VEGAS+), beta %.6g), ",
+                 static_cast<unsigned long long>(plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
+                 static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.min_samples_per_cube), o.beta);
+  else
+    std::fprintf(out,
+                 "evaluations/iteration %llu (%llu sub-cubes = %llu^%d x %llu samples; at most %llu asked; stratification "
+                 "uniform (m-Cubes)), ",
+                 static_cast<unsigned long long>(plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
+                 static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.samples_per_cube),
+                 static_cast<unsigned long long>(o.calls_per_iteration));
+  const int bins = map_bins_for(o);
   std::fprintf(out,
-               "evaluations/iteration %llu (%llu sub-cubes = %llu^%d x %llu samples; at most %llu asked), "
                "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
-               "max chi2/dof %.6g, bins %d, alpha %.6g%s\n",
-               static_cast<unsigned long long>(plan.n_eval), static_cast<unsigned long long>(g.n_cubes),
-               static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.samples_per_cube),
-               static_cast<unsigned long long>(o.calls_per_iteration), o.max_iterations, o.adapt_iterations, o.skip,
-               o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, o.n_bins, o.alpha,
-               o.symmetric_map ? ", symmetric map" : "");
+               "max chi2/dof %.6g, bins %d%s, alpha %.6g%s\n",
+               o.max_iterations, o.adapt_iterations, o.skip, o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, bins,
+               o.n_bins == 0 ? " (auto)" : "", o.alpha, o.symmetric_map ? ", symmetric map" : "");
+  if (o.n_bins != 0 && static_cast<std::uint64_t>(o.n_bins) * 10 > o.calls_per_iteration)
+    std::fprintf(out,
+                 "warning: %d bins per axis get fewer than ten samples each from %llu evaluations per iteration; the "
+                 "map's weighted average is biased with so few (--bins auto: %d)\n",
+                 o.n_bins, static_cast<unsigned long long>(o.calls_per_iteration), [&] {
+                   vegas_options a = o;
+                   a.n_bins = 0;
+                   return map_bins_for(a);
+                 }());
 }
 
 void print_table_header(std::FILE* out) {
@@ -201,8 +220,10 @@ nlohmann::ordered_json options_json(const vegas_options& o) {
           {"skip", o.skip},
           {"min_iterations", o.min_iterations},
           {"max_chi2_dof", json_number(o.max_chi2_dof)},
-          {"n_bins", o.n_bins},
+          {"n_bins", map_bins_for(o)},
           {"alpha", json_number(o.alpha)},
+          {"stratification", to_string(o.stratification)},
+          {"beta", json_number(o.beta)},
           {"symmetric_map", o.symmetric_map},
           {"seed", o.seed},
           {"threads", o.threads},

@@ -194,7 +194,7 @@ int run_scan(const scan_args& sa) {
       mcubes::detail::throw_invalid(
           "the scan needs about ", format_bytes(bytes), " of memory for K = ", grid.size, " integrals x (",
           on_cuda ? "" : "8 d (n_bins + 1) map + 16 d n_bins (1 + W) bin sums + ",
-          "max_iterations records) with d = ", dim, ", n_bins = ", opts.n_bins, ", above the ",
+          "max_iterations records) with d = ", dim, ", n_bins = ", map_bins_for(opts), ", above the ",
           a.max_memory_opt->count() ? "--max-memory limit " : "free memory ", format_bytes(limit),
           " (use fewer --bins or --max-iterations, a coarser grid, or split the scan)");
   };
@@ -238,7 +238,9 @@ int run_scan(const scan_args& sa) {
   report.threads = on_cuda ? opts.cuda_threads_per_block : cpu_threads;
   report.plan = on_cuda ? plan_vegas(dim, opts, 1) : plan;
   report.host_bytes = scan_host_bytes(grid.size, dim, opts, report.plan, cpu_threads, on_cuda, sa.json_iterations);
-  report.device_bytes = on_cuda ? scan_device_bytes(grid.size, dim, opts.n_bins) : 0;
+  report.device_bytes = on_cuda ? scan_device_bytes(grid.size, dim, map_bins_for(opts)) : 0;
+  if (on_cuda && opts.stratification == stratification_mode::adaptive)  // VEGAS+: two doubles per sub-cube and integral
+    report.device_bytes += 16.0 * static_cast<double>(grid.size) * static_cast<double>(report.plan.grid.n_cubes);
   report.json_iterations = sa.json_iterations;
   check_memory(report.host_bytes, on_cuda);
   std::optional<user_integrand_report> compiled_report;
@@ -420,6 +422,7 @@ void add_scan_options(CLI::App& sub, scan_args& sa) {
   sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
       ->capture_default_str();
   sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
+  add_stratification_options(sub, a);
   sub.add_option("--seed", a.common.seed,
                  "Seed of the scan: integral k uses batch_seed(SEED, k), reported in its row (an integer in [0, 2^64))")
       ->capture_default_str()

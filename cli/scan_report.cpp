@@ -74,7 +74,7 @@ std::size_t failed_count(const scan_report& r) {
 
 double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const vegas_plan& plan, int cpu_threads,
                        bool on_cuda, bool json_iterations) {
-  const double n = o.n_bins, dd = d, I = o.max_iterations;
+  const double n = map_bins_for(o), dd = d, I = o.max_iterations;
   double capacity = 1;  // of the records vector (grown by doubling)
   while (capacity < I) capacity *= 2;
   const double results = capacity * sizeof(iteration_record) + sizeof(result) + scan_point_bytes;
@@ -84,7 +84,8 @@ double scan_host_bytes(std::uint64_t K, int d, const vegas_options& o, const veg
   const double tiles = std::ceil(static_cast<double>(plan.grid.n_chunks) / cpu_tile_chunks);
   const double workers = std::min<double>(cpu_threads, std::max(1.0, tiles));
   const double map = 8.0 * dd * (n + 1) + 8.0 * (4 * n + 1) + 8.0 * dd * n;  // edges, adaptation scratch
-  const double run = map + 16.0 * dd * n * (1 + workers) + scan_run_state_bytes;  // while the batch runs
+  const double shares = o.stratification == stratification_mode::adaptive ? 16.0 * static_cast<double>(plan.grid.n_cubes) : 0;
+  const double run = map + 16.0 * dd * n * (1 + workers) + shares + scan_run_state_bytes;  // while the batch runs
   return static_cast<double>(K) * (results + std::max(run, json));
 }
 
@@ -130,6 +131,8 @@ std::string reproduce_command(const scan_report& r, std::uint64_t k, std::uint64
   if (o.max_chi2_dof != def.max_chi2_dof) s += " --max-chi2-dof " + number(o.max_chi2_dof);
   if (o.n_bins != def.n_bins) s += " --bins " + std::to_string(o.n_bins);
   if (o.alpha != def.alpha) s += " --alpha " + number(o.alpha);
+  if (o.stratification != def.stratification) s += std::string(" --stratification ") + to_string(o.stratification);
+  if (o.beta != def.beta) s += " --beta " + number(o.beta);
   if (o.symmetric_map) s += " --symmetric-map";
   return s;
 }

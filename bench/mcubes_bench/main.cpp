@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
     s->add_option("--threads", threads, "CPU threads (0 = all)");
     s->add_option("--seed", seed, "seed");
   }
+  std::string stratification = "uniform";  // the m-Cubes reference's algorithm; adaptive: VEGAS+
+  for (auto* s : {ref, thr, trc, acc, cpu})
+    s->add_option("--stratification", stratification, "uniform (m-Cubes, the default here) or adaptive (VEGAS+)")
+        ->check(CLI::IsMember({"uniform", "adaptive"}));
   for (auto* s : {ref, thr, trc, acc}) {
     s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
     s->add_option("--tpb", tpb, "CUDA threads per block");
@@ -86,6 +90,7 @@ int main(int argc, char** argv) {
   o.threads = threads;
   o.cuda_threads_per_block = tpb;
   o.seed = seed;
+  o.stratification = stratification == "adaptive" ? mcubes::stratification_mode::adaptive : mcubes::stratification_mode::uniform;
   try {
 #if defined(MCUBES_HAS_CUDA_BACKEND)
     bench_policy().adapt_tiles_per_block = adapt_tiles;

@@ -618,6 +618,8 @@ class compiled_integrand {
     o.n_bins = opt.n_bins;
     o.alpha = opt.alpha;
     o.symmetric_map = opt.symmetric_map ? 1 : 0;
+    o.stratification = static_cast<int32_t>(opt.stratification);
+    o.beta = opt.beta;
     o.seed = opt.seed;
     return o;
   }

@@ -163,7 +163,8 @@ class integrator {
   /// Makes the backend of `opt` (execution fields) and a uniform map of map_bins_for(opt) bins per
   /// axis (opt.n_bins, or sized to opt.calls_per_iteration when 0).
   /// @throws invalid_input for bad options; cuda_error if CUDA is selected and cannot be used.
-  explicit integrator(const mcubes::region<D>& reg, const vegas_options& opt = {}) : region_(reg), options_(opt) {
+  explicit integrator(const mcubes::region<D>& reg, const vegas_options& opt = {})
+      : region_(reg), options_(with_resolved_bins(opt)) {
     validate(opt, D);
 #if defined(__CUDACC__)
     if (uses_cuda(opt)) {
@@ -182,7 +183,7 @@ class integrator {
   /// As above on the CUDA backend with a tuned launch policy (benchmarks; no field of the policy
   /// changes a result). @throws as above.
   integrator(const mcubes::region<D>& reg, const vegas_options& opt, const cuda_launch_policy& policy)
-      : region_(reg), options_(opt) {
+      : region_(reg), options_(with_resolved_bins(opt)) {
     validate(opt, D);
     MCUBES_EXPECTS(uses_cuda(opt), "a CUDA launch policy needs backend cuda (or automatic with a device)");
     cuda_launch_policy p = policy;
@@ -222,14 +223,14 @@ class integrator {
     MCUBES_EXPECTS(opt.n_bins == n_bins(), "the integrator's map has ", n_bins(), " bins per axis, the options ask for ",
                    opt.n_bins);
 #if defined(__CUDACC__)
-    if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, on_iteration);
+    if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, cuda_shares_, on_iteration);
 #endif
     cpu_->stop = opt.stop;  // this call's stop request (execution::stop)
     if constexpr (is_device_array_integrand_v<F>) {
       throw invalid_input("a device array integrand (its values computed by device code, e.g. a PyTorch or CuPy "
                           "function) runs on the CUDA backend only; this integrator's backend is " + backend_name());
     } else {
-      return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, on_iteration);
+      return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, cpu_shares_, on_iteration);
     }
   }
 
@@ -257,13 +258,16 @@ class integrator {
     cpu_->set_map_edges(*cpu_map_, edges);
   }
 
-  /// Where the run stands (the next iteration's index, the bin-scale reference); set_state makes a
-  /// loaded map continue exactly (map_io.hpp).
+  /// Where the run stands (the next iteration's index, the bin-scale reference, the VEGAS+
+  /// allocation); set_state makes a loaded map continue exactly (map_io.hpp) under the uniform
+  /// stratification. VEGAS+'s per-sub-cube shares are not part of a saved map: after set_state the
+  /// allocation starts afresh (uniform counts in the next iteration).
   const vegas_state& state() const noexcept { return state_; }
   /// @throws invalid_input for a negative iteration index.
   void set_state(const vegas_state& s) {
     MCUBES_EXPECTS(s.next_iteration >= 0, "the next iteration index must be non-negative, got ", s.next_iteration);
     state_ = s;
+    state_.cubes = vegas_state::allocation{};
   }
 
   int n_bins() const noexcept { return options_.n_bins; }
@@ -278,9 +282,11 @@ class integrator {
   vegas_state state_;
   std::unique_ptr<cpu_backend> cpu_;
   std::unique_ptr<adaptive_map<D>> cpu_map_;
+  cube_shares<cpu_backend> cpu_shares_;  // VEGAS+: the allocation's arrays, kept with state_
 #if defined(__CUDACC__)
   std::unique_ptr<cuda_backend> cuda_;
   device_map<D> cuda_map_;
+  cube_shares<cuda_backend> cuda_shares_;
 #endif
 };
 

@@ -25,8 +25,9 @@ inline constexpr double max_alpha = 64;
 enum class stratification_mode {
   /// VEGAS+ (Lepage 2021; core/cube_counts.hpp): a quarter of the calls uniformly, the rest where
   /// the sub-cubes' estimates varied most in the last adapting iteration (damped by beta). Finds
-  /// and keeps peaks that the map's axes cannot isolate. Scalar integrands (functors, run-time
-  /// compiled, batches); vector-valued and array integrands sample uniformly (result::stratification says which ran).
+  /// and keeps peaks that the map's axes cannot isolate. Functors (scalar, batches, vector-valued:
+  /// allocated by component 0) and run-time compiled integrands; array integrands (called on
+  /// slices of points) sample uniformly (the result's options say which ran).
   adaptive,
   /// m-Cubes (Sakiotis et al. 2022): g^d sub-cubes of p samples each, bitwise the paper's algorithm.
   uniform,

@@ -221,7 +221,21 @@ void to_value(const char* name, py::handle v, backend_kind& out) {
   out = backend_of(py::cast<std::string>(v));
 }
 
+void to_value(const char* name, py::handle v, stratification_mode& out) {
+  if (!py::isinstance<py::str>(v))
+    throw py::type_error(std::string(name) + " must be a str ('adaptive' (VEGAS+) or 'uniform' (m-Cubes)), got " +
+                         typed_text(v));
+  const std::string text = py::cast<std::string>(v);
+  if (text == "adaptive")
+    out = stratification_mode::adaptive;
+  else if (text == "uniform")
+    out = stratification_mode::uniform;
+  else
+    throw py::value_error(std::string(name) + " must be 'adaptive' (VEGAS+) or 'uniform' (m-Cubes), got '" + text + "'");
+}
+
 py::object to_python(bool x) { return py::bool_(x); }
+py::object to_python(stratification_mode m) { return py::str(to_string(m)); }
 template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
 py::object to_python(T x) {
   return py::int_(x);
@@ -263,7 +277,8 @@ const std::vector<option_field<vegas_options>>& option_table<vegas_options>() {
         MCUBES_PY_OPTION(O, rel_tol),        MCUBES_PY_OPTION(O, abs_tol),          MCUBES_PY_OPTION(O, calls_per_iteration),
         MCUBES_PY_OPTION(O, max_iterations), MCUBES_PY_OPTION(O, adapt_iterations), MCUBES_PY_OPTION(O, skip),
         MCUBES_PY_OPTION(O, min_iterations), MCUBES_PY_OPTION(O, max_chi2_dof),     MCUBES_PY_OPTION(O, n_bins),
-        MCUBES_PY_OPTION(O, alpha),          MCUBES_PY_OPTION(O, symmetric_map),    MCUBES_PY_OPTION(O, seed)};
+        MCUBES_PY_OPTION(O, alpha),          MCUBES_PY_OPTION(O, symmetric_map),    MCUBES_PY_OPTION(O, seed),
+        MCUBES_PY_OPTION(O, stratification), MCUBES_PY_OPTION(O, beta)};
     for (auto& f : execution_fields<O>()) t.push_back(f);
     return t;
   }();
@@ -671,7 +686,7 @@ class py_integrator {
   void set_edges(const py::array_t<double, py::array::c_style | py::array::forcecast>& e) {
     const one_call guard(busy_, "set_edges");
     MCUBES_EXPECTS(e.ndim() == 2 && e.shape(0) == box_.dim(), "set_edges: an array of shape (d, n_bins + 1) = (",
-                   box_.dim(), ", ", options_.n_bins + 1, ") is needed");
+                   box_.dim(), ", ", map_bins_for(options_) + 1, ") is needed");
     integ_->set_edges(std::vector<double>(e.data(), e.data() + e.size()));
   }
   void reset() {
@@ -697,7 +712,7 @@ class py_integrator {
     fixed("device", opt.device, options_.device);
     fixed("cuda_threads_per_block", opt.cuda_threads_per_block, options_.cuda_threads_per_block);
     fixed("cuda_array_points", opt.cuda_array_points, options_.cuda_array_points);
-    fixed("n_bins", opt.n_bins, options_.n_bins);
+    if (opt.n_bins != 0) fixed("n_bins", opt.n_bins, map_bins_for(options_));
   }
 
   box box_;

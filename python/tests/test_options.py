@@ -34,9 +34,10 @@ ENTRIES = {
 UINT64 = {"calls_per_iteration", "seed", "samples", "cuda_array_points"}
 INT = {"max_iterations", "adapt_iterations", "skip", "min_iterations", "n_bins", "threads", "cuda_threads_per_block",
        "device"}
-REAL = {"rel_tol", "abs_tol", "max_chi2_dof", "alpha"}
+REAL = {"rel_tol", "abs_tol", "max_chi2_dof", "alpha", "beta"}
 BOOL = {"symmetric_map"}
-STR = {"backend": "'cpu', 'cuda' or 'auto'", "array_module": "'torch' or 'cupy'"}
+STR = {"backend": "'cpu', 'cuda' or 'auto'", "array_module": "'torch' or 'cupy'",
+       "stratification": "'adaptive' (VEGAS+) or 'uniform' (m-Cubes)"}
 
 # (option kinds, bad value, exception, the words of the accepted type or range, what it got)
 BAD = [
@@ -90,6 +91,7 @@ METHOD_RANGE = {
     "rel_tol": -1, "abs_tol": float("nan"), "calls_per_iteration": 1, "max_iterations": 0, "adapt_iterations": -1,
     "skip": -1, "min_iterations": 0, "max_chi2_dof": 0, "n_bins": 1, "alpha": 65, "threads": -1,
     "cuda_threads_per_block": 48, "device": -1, "cuda_array_points": 2 ** 41, "samples": 1,
+    "beta": 0.6,  # not a multiple of 1/16
 }
 
 

@@ -12,6 +12,9 @@ TEST(MethodsCpu, IntegratorTrainThenMeasureIsVegas) { mcubes_methods::integrator
 TEST(MethodsCpu, IntegratorMapSaveLoadRoundTrips) {
   mcubes_methods::integrator_map_save_load(cpu, ::testing::TempDir());
 }
+TEST(MethodsCpu, VegasPlusFindsThePeaksOffTheGrid) { mcubes_methods::vegas_plus_finds_the_peaks_off_the_grid(cpu); }
+TEST(MethodsCpu, VegasPlusWithinAndBitwise) { mcubes_methods::vegas_plus_within_and_bitwise(cpu); }
+TEST(MethodsCpu, SmallBudgetHonest) { mcubes_methods::small_budget_honest(cpu); }
 TEST(MethodsCpu, PlainMcWithinAndBitwise) { mcubes_methods::plain_mc_within_and_bitwise(cpu); }
 TEST(MethodsCpu, MidpointWithinAndBitwise) { mcubes_methods::midpoint_within_and_bitwise(cpu); }
 TEST(MethodsCpu, PiSameHits) { mcubes_methods::pi_same_hits(cpu); }

@@ -24,6 +24,18 @@ TEST(MethodsCuda, IntegratorMapSaveLoadRoundTrips) {
   MCUBES_REQUIRE_DEVICE();
   mcubes_methods::integrator_map_save_load(gpu, ::testing::TempDir());
 }
+TEST(MethodsCuda, VegasPlusFindsThePeaksOffTheGrid) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes_methods::vegas_plus_finds_the_peaks_off_the_grid(gpu);
+}
+TEST(MethodsCuda, VegasPlusWithinAndBitwise) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes_methods::vegas_plus_within_and_bitwise(gpu);
+}
+TEST(MethodsCuda, SmallBudgetHonest) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes_methods::small_budget_honest(gpu);
+}
 TEST(MethodsCuda, PlainMcWithinAndBitwise) {
   MCUBES_REQUIRE_DEVICE();
   mcubes_methods::plain_mc_within_and_bitwise(gpu);

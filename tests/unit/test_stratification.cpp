@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -182,6 +183,82 @@ TEST(Stratification, BadInputThrows) {
   } catch (const mcubes::invalid_input& e) {
     EXPECT_NE(std::string(e.what()).find("calls"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+// ---- VEGAS+ (core/cube_counts.hpp)
+
+#include "mcubes/core/cube_counts.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace {
+
+TEST(AdaptiveStratification, GridOfAQuarterOfTheCalls) {
+  for (const int dim : {1, 2, 4, 8, 13}) {
+    for (const u64 calls : {u64(2), u64(7), u64(1000), u64(250000), u64(1000000), u64(1) << 40}) {
+      const mcubes::stratification s = mcubes::make_adaptive_stratification(dim, calls);
+      const u64 g = reference_g(dim, calls / 4 >= 2 ? calls / 4 : 2);  // g^d <= calls/8
+      SCOPED_TRACE("d = " + std::to_string(dim) + ", calls = " + std::to_string(calls));
+      EXPECT_EQ(s.g, g);
+      EXPECT_EQ(static_cast<u128>(s.n_cubes), pow128(g, dim));
+      EXPECT_TRUE(s.adaptive());
+      EXPECT_EQ(s.calls, calls);
+      const u64 n_min = std::max<u64>(2, calls / (4 * s.n_cubes));
+      EXPECT_EQ(s.min_samples_per_cube, n_min);
+      EXPECT_LE(s.n_cubes * n_min, std::max<u64>(calls, 2));  // the uniform part fits the budget
+      EXPECT_EQ(s.samples_per_cube, std::max<u64>(mcubes::max_samples_per_cube, n_min));  // the index stride
+      EXPECT_EQ(s.n_eval(), s.n_cubes * (calls / s.n_cubes));  // the first iteration: floor(N/m) each
+      EXPECT_GE(s.chunk_cubes, 1u);
+      EXPECT_EQ(s.n_chunks, (s.n_cubes + s.chunk_cubes - 1) / s.chunk_cubes);
+      EXPECT_LE(s.n_chunks, mcubes::max_chunks);
+    }
+  }
+  EXPECT_FALSE(mcubes::make_stratification(4, 1000).adaptive());
+}
+
+TEST(CubeShare, PowersBySquareRootsOnly) {
+  using mcubes::cube_share;
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (const std::uint32_t b : {0u, 4u, 12u, 16u}) {
+    EXPECT_EQ(cube_share(0.0, b), 0.0);
+    EXPECT_EQ(cube_share(-1.0, b), 0.0);
+    EXPECT_EQ(cube_share(nan, b), 0.0);
+    EXPECT_EQ(cube_share(inf, b), 0.0);
+  }
+  for (const double v : {1e-300, 1e-20, 0.5, 1.0, 3.0, 7e15, 1e300}) {
+    EXPECT_EQ(cube_share(v, 0), 1.0);
+    for (const std::uint32_t b : {1u, 4u, 8u, 12u, 16u}) {
+      const double want = std::pow(v, b / 32.0);
+      EXPECT_NEAR(cube_share(v, b), want, 1e-14 * want) << "v = " << v << ", beta16 = " << b;
+    }
+  }
+}
+
+TEST(CubeCounts, BasePlusFlooredShareCappedAndSummedExactly) {
+  const double share[5] = {0.0, 0.25, 1.0, 1e9, 0.333};
+  mcubes::cube_counts c;
+  EXPECT_FALSE(c.per_cube());
+  c.n_base = 3;
+  c.n_extra_max = 100;
+  EXPECT_TRUE(c.per_cube());
+  EXPECT_EQ(c.count(4), 3u);  // no shares: n_base each
+  c.share_in = share;
+  c.scale = 10;
+  EXPECT_EQ(c.count(0), 3u);
+  EXPECT_EQ(c.count(1), 5u);    // floor(2.5)
+  EXPECT_EQ(c.count(2), 13u);
+  EXPECT_EQ(c.count(3), 103u);  // capped
+  EXPECT_EQ(c.count(4), 6u);    // floor(3.33)
+  const mcubes::count_sum_chunk chunk{c, 5, 2};  // chunks {0,1} {2,3} {4}
+  EXPECT_EQ(chunk(0), 8u);
+  EXPECT_EQ(chunk(1), 116u);
+  EXPECT_EQ(chunk(2), 6u);
+  const mcubes::share_sum_chunk sum{share, 5, 2};
+  EXPECT_EQ(sum(1), 1.0 + 1e9);
+  EXPECT_EQ(sum(2), 0.333);
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ template <int D, class F>
 /// uniform m-Cubes grid (their result's options say so).
 template <int D, class F>
 vegas_options stratification_for(vegas_options opt) {
-  if constexpr (is_array_integrand_v<F, D> || is_device_array_integrand_v<F>) opt.stratification = stratification_mode::uniform;
+  if constexpr (declares_array_integrand_v<F> || is_device_array_integrand_v<F>) opt.stratification = stratification_mode::uniform;
   return opt;
 }
 
@@ -92,6 +92,21 @@ vegas_options stratification_for(vegas_options opt) {
 struct vegas_state {
   int next_iteration = 0;
   double reference = -1;
+  /// VEGAS+ (core/cube_counts.hpp): the allocation the next iteration samples with, for the grid
+  /// of `n_cubes` sub-cubes and `calls` calls (a run of another grid or beta starts afresh). The
+  /// shares themselves stay in the caller's two arrays (vegas_run::use_cube_shares), in the order
+  /// `second_in` says (true: the second array holds the shares the counts read).
+  struct allocation {
+    std::uint64_t n_cubes = 0, calls = 0;
+    std::uint32_t beta16 = 0;
+    std::uint64_t n_base = 0, n_extra_max = 0;
+    double scale = 0;
+    bool has_shares = false;     ///< the counts read the shares (else n_base each)
+    bool second_in = false;
+    bool pending_total = false;  ///< an adapting iteration wrote shares not yet summed
+    bool pending_count = false;  ///< new counts not yet counted
+    std::uint64_t evaluations = 0;  ///< of the counts
+  } cubes;
 };
 
 /// Largest iteration index (the random stream's counter word is 32 bits; iteration counts are int).
@@ -155,9 +170,18 @@ class vegas_run {
     sp_.chunk_cubes = st_.chunk_cubes;
     sp_.seed = opt.seed;
     if (st_.adaptive()) {
-      sp_.counts.n_base = st_.calls / st_.n_cubes;  // the first iteration: floor(N/m) each
-      sp_.counts.beta16 = static_cast<std::uint32_t>(opt.beta * beta_steps);
-      evaluations_ = st_.n_eval();
+      vegas_state::allocation& a = state_.cubes;
+      const auto beta16 = static_cast<std::uint32_t>(opt.beta * beta_steps);
+      if (a.n_cubes != st_.n_cubes || a.calls != st_.calls || a.beta16 != beta16) {  // afresh: floor(N/m) each
+        a = vegas_state::allocation{};
+        a.n_cubes = st_.n_cubes;
+        a.calls = st_.calls;
+        a.beta16 = beta16;
+        a.n_base = st_.calls / st_.n_cubes;
+        a.evaluations = st_.n_eval();
+      }
+      sp_.counts.beta16 = beta16;
+      sync_counts();
     }
     cube_weight_ = reg.volume() / static_cast<double>(st_.n_cubes);  // V/m
     res_.seed = opt.seed;
@@ -188,43 +212,49 @@ class vegas_run {
   /// VEGAS+: the run's two arrays of n_cubes() doubles in the backend's memory (the passes read
   /// one and write the other; they swap after each adapting iteration). They must outlive the run.
   void use_cube_shares(double* a, double* b) {
-    shares_in_ = a;
-    shares_out_ = b;
+    shares_in_ = state_.cubes.second_in ? b : a;
+    shares_out_ = state_.cubes.second_in ? a : b;
+    sync_counts();
     set_share_out();
   }
   /// VEGAS+: what the backend must compute before the next pass: 1, the sum of the shares that the
   /// last adapting iteration wrote (reduce(n_chunks, share_sum(), plus_merge{}), then
   /// set_share_total); 2, the evaluations of the new counts (count(n_chunks, count_sum()), then
   /// set_evaluation_count). 0: nothing.
-  int needs_counts() const noexcept { return pending_total_ ? 1 : (pending_count_ ? 2 : 0); }
+  int needs_counts() const noexcept {
+    if (!st_.adaptive()) return 0;
+    return state_.cubes.pending_total ? 1 : (state_.cubes.pending_count ? 2 : 0);
+  }
   share_sum_chunk share_sum() const noexcept { return {shares_in_, st_.n_cubes, st_.chunk_cubes}; }
   count_sum_chunk count_sum() const noexcept { return {sp_.counts, st_.n_cubes, st_.chunk_cubes}; }
   /// The counts of the next iterations from the sum of the shares (core/cube_counts.hpp): n_h =
   /// n_min + min(n_cap - n_min, floor(d_h (N - m n_min) / total)); uniform floor(N/m) when the
   /// total is 0 (no sub-cube varied) or not finite.
   void set_share_total(double total) {
-    MCUBES_EXPECTS(pending_total_, "vegas_run::set_share_total: no adapting iteration to allocate from");
-    pending_total_ = false;
+    vegas_state::allocation& a = state_.cubes;
+    MCUBES_EXPECTS(a.pending_total, "vegas_run::set_share_total: no adapting iteration to allocate from");
+    a.pending_total = false;
     const std::uint64_t m = st_.n_cubes;
     if (total > 0 && std::isfinite(total)) {
-      sp_.counts.n_base = st_.min_samples_per_cube;
-      sp_.counts.n_extra_max = st_.samples_per_cube - st_.min_samples_per_cube;
-      sp_.counts.scale = static_cast<double>(st_.calls - m * st_.min_samples_per_cube) / total;
-      sp_.counts.share_in = shares_in_;
-      pending_count_ = true;
+      a.n_base = st_.min_samples_per_cube;
+      a.n_extra_max = st_.samples_per_cube - st_.min_samples_per_cube;
+      a.scale = static_cast<double>(st_.calls - m * st_.min_samples_per_cube) / total;
+      a.has_shares = true;
+      a.pending_count = true;
     } else {
-      sp_.counts.n_base = st_.calls / m;
-      sp_.counts.n_extra_max = 0;
-      sp_.counts.scale = 0;
-      sp_.counts.share_in = nullptr;
-      evaluations_ = m * sp_.counts.n_base;
+      a.n_base = st_.calls / m;
+      a.n_extra_max = 0;
+      a.scale = 0;
+      a.has_shares = false;
+      a.evaluations = m * a.n_base;
     }
+    sync_counts();
   }
   /// The evaluations of the counts set by set_share_total (sum of count(c)).
   void set_evaluation_count(std::uint64_t n) {
-    MCUBES_EXPECTS(pending_count_, "vegas_run::set_evaluation_count: no new counts to count");
-    pending_count_ = false;
-    evaluations_ = n;
+    MCUBES_EXPECTS(state_.cubes.pending_count, "vegas_run::set_evaluation_count: no new counts to count");
+    state_.cubes.pending_count = false;
+    state_.cubes.evaluations = n;
   }
 
   /// Optional, for runs that integrate more than the scalar (vector-valued integrands,
@@ -353,7 +383,18 @@ class vegas_run {
   void reallocate() {
     MCUBES_EXPECTS(shares_out_ != nullptr, "vegas_run: a VEGAS+ run needs use_cube_shares() before its first pass");
     std::swap(shares_in_, shares_out_);
-    pending_total_ = true;
+    state_.cubes.second_in = !state_.cubes.second_in;
+    state_.cubes.pending_total = true;
+    sync_counts();
+  }
+
+  // VEGAS+: the pass's counts from the state and the arrays.
+  void sync_counts() {
+    const vegas_state::allocation& a = state_.cubes;
+    sp_.counts.n_base = a.n_base;
+    sp_.counts.n_extra_max = a.n_extra_max;
+    sp_.counts.scale = a.scale;
+    sp_.counts.share_in = a.has_shares ? shares_in_ : nullptr;
   }
 
   void summarise() {
@@ -393,7 +434,7 @@ class vegas_run {
                             " is at or above 2^560 (3.8e168), beyond which no error estimate is representable in "
                             "double precision; rescale the integrand");
     rec.error = std::sqrt(std::fmax(variance, running_average::variance_floor(rec.estimate)));
-    rec.n_eval = st_.adaptive() ? evaluations_ : st_.n_eval();
+    rec.n_eval = st_.adaptive() ? state_.cubes.evaluations : st_.n_eval();
     rec.n_nonzero = sums.flags.n_nonzero;
     res_.n_eval += rec.n_eval;
 
@@ -471,11 +512,9 @@ class vegas_run {
   phase phase_ = phase::main;
   std::function<void(const iteration_record&)> iteration_done_;
   std::function<bool()> also_converged_;
-  // VEGAS+ (use_cube_shares, needs_counts)
+  // VEGAS+ (use_cube_shares; the allocation itself is in state_.cubes)
   double* shares_in_ = nullptr;
   double* shares_out_ = nullptr;
-  bool pending_total_ = false, pending_count_ = false;
-  std::uint64_t evaluations_ = 0;  // of the current counts
 };
 
 /// VEGAS+: the reductions the run needs before its next pass (vegas_run::needs_counts), on
@@ -488,18 +527,25 @@ void allocate_counts(vegas_run<D>& run, Backend& backend) {
 }
 
 /// The VEGAS+ arrays of runs on `backend` (one make_cube_values of 2 m per run: host or device
-/// memory), handed to the runs (vegas_run::use_cube_shares). Empty for uniform runs.
+/// memory), handed to the runs (vegas_run::use_cube_shares); kept between calls by a caller that
+/// keeps the runs' vegas_state (the integrator), so that a continued run samples as one longer run.
+/// Empty for uniform runs.
 template <class Backend>
 struct cube_shares {
   using values_t = std::decay_t<decltype(std::declval<Backend&>().make_cube_values(std::uint64_t{}))>;
   std::unique_ptr<values_t> values;
+  std::uint64_t size = 0;  ///< doubles held
 
-  /// Arrays for runs[0..n) (all of one grid), or nothing if they are uniform.
+  /// Arrays for runs[0..n) (all of one grid; kept if the size is unchanged), or nothing if they are
+  /// uniform.
   template <class RunPtr>
   void attach(RunPtr* runs, std::size_t n, Backend& backend) {
     if (n == 0 || !runs[0]->per_cube()) return;
     const std::uint64_t m = runs[0]->n_cubes();
-    values = std::make_unique<values_t>(backend.make_cube_values(2 * m * n));
+    if (!values || size != 2 * m * n) {
+      values = std::make_unique<values_t>(backend.make_cube_values(2 * m * n));
+      size = 2 * m * n;
+    }
     for (std::size_t k = 0; k < n; ++k) runs[k]->use_cube_shares(values->data() + 2 * m * k, values->data() + 2 * m * k + m);
   }
 };
@@ -510,10 +556,15 @@ struct cube_shares {
 /// in the random stream; it adapts the map when k < adapt_iterations and is accumulated when
 /// k >= skip. The map and the state are left where the run ended, so that a later call continues
 /// (train, then measure with a frozen map). From a uniform map and a fresh state this is the
-/// whole m-Cubes run (vegas_with). The arithmetic is vegas_run's (above).
+/// whole m-Cubes run (vegas_with). The arithmetic is vegas_run's (above). With `shares` (VEGAS+'s
+/// per-sub-cube arrays, kept by the caller with the state) the VEGAS+ allocation continues too;
+/// without, it starts afresh.
 ///
-/// Each iteration draws calls_per_iteration (rounded down to m*p) samples, stratified in m = g^d
-/// sub-cubes (stratification.hpp) and importance-sampled through the adaptive map. The result's
+/// Each iteration draws at most calls_per_iteration samples, stratified in m = g^d sub-cubes and
+/// importance-sampled through the adaptive map: with opt.stratification uniform (m-Cubes,
+/// stratification.hpp) p = calls/m in each (rounded down to m*p); adaptive (VEGAS+, the default,
+/// core/cube_counts.hpp) at least n_min in each and the rest allocated to the sub-cubes whose
+/// samples varied most in the last adapting iteration (array integrands sample uniformly). The result's
 /// estimate and error are the weighted average of the iterations from `skip` on that had at least
 /// one non-zero sample (an all-zero iteration carries no information and is reported, not
 /// averaged; so is an iteration whose |estimate| is below 2^-460, whose variance underflows), with
@@ -550,9 +601,9 @@ struct cube_shares {
 ///         whatever `on_iteration` throws.
 template <int D, class F, class Backend, class Map>
 result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
-                      vegas_state& state, const iteration_callback& on_iteration = {}) {
+                      vegas_state& state, cube_shares<std::remove_const_t<Backend>>& shares,
+                      const iteration_callback& on_iteration = {}) {
   vegas_run<D> run(reg, detail::stratification_for<D, F>(opt), state, backend.name(), map_bins(map));
-  cube_shares<Backend> shares;
   vegas_run<D>* one = &run;
   shares.attach(&one, 1, backend);
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
@@ -575,6 +626,16 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
     run.take(sums, fail, adapt, on_iteration);
   }
   return run.finish(on_iteration);
+}
+
+/// vegas_continue with VEGAS+ arrays of its own: the state's allocation starts afresh (uniform
+/// counts in the first iteration).
+template <int D, class F, class Backend, class Map>
+result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
+                      vegas_state& state, const iteration_callback& on_iteration = {}) {
+  state.cubes = vegas_state::allocation{};
+  cube_shares<std::remove_const_t<Backend>> shares;
+  return vegas_continue<D>(f, reg, opt, backend, map, state, shares, on_iteration);
 }
 
 /// vegas_continue from a uniform map of opt.n_bins bins made by `backend`, at iteration 0: one

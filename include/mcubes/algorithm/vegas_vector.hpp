@@ -139,13 +139,15 @@ template <int D, int N, class F, class Backend>
 vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& options, Backend& backend,
                                 const iteration_callback& on_iteration = {}) {
   validate(options, D);
-  // Vector-valued integrands sample the uniform m-Cubes grid (the vector passes have no VEGAS+
-  // counts yet); the result's options say so. Bins: map_bins_for.
-  vegas_options opt = with_resolved_bins(options);
-  opt.stratification = stratification_mode::uniform;
+  // VEGAS+ allocates by component 0 (core/vector_sampler.hpp); array integrands sample the
+  // uniform grid (detail::stratification_for; the result's options say so). Bins: map_bins_for.
+  const vegas_options opt = detail::stratification_for<D, F>(with_resolved_bins(options));
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
   vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins, vector_chunk_samples<N>);
+  cube_shares<std::remove_const_t<Backend>> shares;
+  vegas_run<D>* one = &run;
+  shares.attach(&one, 1, backend);
   const double w = run.cube_weight();
   constexpr int M = vector_partial_size<N>;
   std::vector<double> pending(M, 0.0);
@@ -219,6 +221,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   };
   const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
   while (!run.done()) {
+    allocate_counts(run, backend);
     vector_pass_sums ps = backend.template sample_vector<D, N>(f, run.params(), run.strat(), map.view(), run.adapt(),
                                                                run.stride());
     pending = std::move(ps.sums);

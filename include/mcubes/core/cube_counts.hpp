@@ -19,10 +19,10 @@
 /// damps it against the noise of S_h estimated from a few samples; beta = 0 spreads A uniformly.
 /// Not vegas 6.1.1's (S_h^2 / n_h)^(beta/2): since that carries the last n_h, the allocation
 /// oscillates from one iteration to the next (a sub-cube given many samples looks quiet and gets
-/// few), and on Lepage's Eq. (45) (three Gaussians on the diagonal of [0,1]^8, 1e6 calls, 30
-/// iterations, seeds 1-4) its errors alternate by a factor 3 and the pulls average -1.7, against
-/// -0.7 with S_h^beta. Nor the CIGAR/torchquad lineage's var^beta (S_h^(2 beta)), which
-/// concentrates far more. The first iteration of a run, and any iteration after one whose d_h are
+/// few): on Lepage's Eq. (45) (three Gaussians on the diagonal of [0,1]^8, 2.5e5 calls) the
+/// iteration errors alternate by a factor of about 3, and the allocation frozen after the last
+/// adapting iteration may be the poor one. Nor the CIGAR/torchquad lineage's var^beta
+/// (S_h^(2 beta)), which concentrates far more. The first iteration of a run, and any iteration after one whose d_h are
 /// all 0, gives every sub-cube n_h = floor(N / m).
 ///
 /// Determinism: d_h is computed with correctly rounded square roots and never-fused products only

@@ -65,7 +65,9 @@ inline constexpr std::uint64_t vector_chunk_samples = N == 1 ? 0 : 32;
 /// the caller; the CPU passes s = 1, the CUDA shared-memory kernel its tile's column stride), and
 /// returns the flags (n_nonzero: samples with a non-zero component; first_non_finite,
 /// non_finite_value: component 0's value there; max_contribution: of (f_0 J)^2) with
-/// estimate/variance those of component 0.
+/// estimate/variance those of component 0. VEGAS+ counts (sp.counts, core/cube_counts.hpp): as
+/// sample_cubes, n_c samples in sub-cube c, each moment over its own n_c, and the shares from
+/// component 0's S_c (vegas allocates by the first component too), so that N = 1 is the scalar run.
 template <int D, int N, class F, class Bins, class U>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                             std::uint64_t chunk, Bins& bins, const U& uni, double* out,
@@ -74,8 +76,9 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
   const std::uint64_t begin = chunk * sp.chunk_cubes;
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
-  const double pd = static_cast<double>(sp.p);
-  const double inv_den = 1.0 / (pd * (pd - 1));
+  const bool per_cube = sp.counts.per_cube();
+  const double pd_uniform = static_cast<double>(sp.p);
+  const double inv_den_uniform = 1.0 / (pd_uniform * (pd_uniform - 1));
   double* const cov = out + static_cast<std::size_t>(N) * out_stride;
   // Sub-cube coordinates by an odometer (axis 0 fastest), as sample_chunk: the same values as
   // cube_coordinates, one division per axis per chunk.
@@ -97,7 +100,12 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
 #pragma unroll
 #endif
     for (int i = 0; i < N; ++i) s1[i] = 0, mu[i] = 0;
-    const std::uint64_t first = c * sp.p, last = first + sp.p;
+    const std::uint64_t n = per_cube ? sp.counts.count(c) : sp.p;
+    const double pd = per_cube ? static_cast<double>(n) : pd_uniform;
+    const double inv_den = per_cube ? 1.0 / (pd * (pd - 1)) : inv_den_uniform;
+    const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // as sample_cubes
+    const std::uint64_t first = c * sp.p, last = first + n;
+    double cov00 = 0;  // N > 1: component 0's variance sum of this sub-cube (its share)
     for (std::uint64_t index = first; index != last; ++index) {
       point<D> x;
       int bin[D];
@@ -140,6 +148,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
           b[i] = fj[i] - mu[i];
         }
         if (index != first) {
+          if (per_cube && sp.counts.share_out != nullptr) cov00 += a[0] * b[0];
           double* row = cov;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -156,7 +165,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       if constexpr (Bins::enabled) {
         const double fj2 = fj[0] * fj[0];
         if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-        add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), [&](int j) { return bin[j]; });
+        add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
       }
     }
     if constexpr (N == 1) {
@@ -165,11 +174,14 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       double cv = (s2 - s1[0] * mean) / (pd * (pd - 1));  // the scalar path's variance
       if (cv <= 0) cv = 0;  // rounding; a NaN stays NaN and is reported
       cov[0] += cv;
+      if (sp.counts.share_out != nullptr) sp.counts.share_out[c] = cube_share(portable::det_mul(cv, pd), sp.counts.beta16);
     } else {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
       for (int i = 0; i < N; ++i) out[i * out_stride] += s1[i] / pd;
+      if (per_cube && sp.counts.share_out != nullptr)
+        sp.counts.share_out[c] = cube_share(portable::det_mul(cov00 > 0 ? cov00 : 0.0, pd), sp.counts.beta16);
     }
   }
   flags.estimate = out[0];

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 3
+#define MCUBES_JIT_ABI_VERSION 4
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -62,6 +62,8 @@ typedef struct mcubes_jit_options {
   int32_t n_bins;
   double alpha;
   int32_t symmetric_map;
+  int32_t stratification;  ///< mcubes::stratification_mode as int (0 adaptive, 1 uniform)
+  double beta;
   uint64_t seed;
   uint64_t samples;     ///< plain Monte Carlo: N
   uint64_t n_per_axis;  ///< midpoint rule: points per axis

@@ -216,6 +216,8 @@ vegas_options vegas_options_of(const mcubes_jit_options& o) {
   v.n_bins = o.n_bins;
   v.alpha = o.alpha;
   v.symmetric_map = o.symmetric_map != 0;
+  v.stratification = static_cast<stratification_mode>(o.stratification);
+  v.beta = o.beta;
   v.seed = o.seed;
   return v;
 }

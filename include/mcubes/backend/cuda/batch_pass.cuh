@@ -85,7 +85,9 @@ batch_state<D, P> make_batch_state(const P* params, std::size_t n, int n_bins, c
 /// shared memory <= 32 KiB (and <= 64), and B G <= the padded width (the unit is a node of the
 /// pass's tree), else 1. Never changes a result.
 inline std::uint64_t batch_group(const stratification& st, std::uint64_t width, int B) {
-  const std::uint64_t per_chunk = st.chunk_cubes * st.samples_per_cube;
+  // VEGAS+: samples_per_cube is the index stride (the most a sub-cube gets); the average counts here
+  const std::uint64_t per_cube = st.adaptive() ? std::max<std::uint64_t>(1, st.calls / st.n_cubes) : st.samples_per_cube;
+  const std::uint64_t per_chunk = st.chunk_cubes * per_cube;
   int max_levels = 1;
   while (max_levels < batch_group_levels && batch_group_smem_bytes(max_levels + 1, B) <= batch_group_smem_limit)
     ++max_levels;
