@@ -47,9 +47,15 @@ void print_plan(const run_report& report, const vegas_options& opts, bool on_cud
   const double first_seconds = rate > 0 ? static_cast<double>(report.plan.n_eval) / rate : 0;
   const stratification& g = report.plan.grid;
   std::printf("plan: integrand %s, d = %d, backend %s\n", report.entry->name.c_str(), dim, report.backend_description.c_str());
-  std::printf("  sub-cubes m = g^d = %llu^%d = %llu, samples per sub-cube p = %llu, chunks %llu\n",
-              static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.n_cubes),
-              static_cast<unsigned long long>(g.samples_per_cube), static_cast<unsigned long long>(g.n_chunks));
+  if (g.adaptive())
+    std::printf("  sub-cubes m = g^d = %llu^%d = %llu (adaptive stratification, VEGAS+), at least %llu samples per "
+                "sub-cube, chunks %llu\n",
+                static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.n_cubes),
+                static_cast<unsigned long long>(g.min_samples_per_cube), static_cast<unsigned long long>(g.n_chunks));
+  else
+    std::printf("  sub-cubes m = g^d = %llu^%d = %llu, samples per sub-cube p = %llu, chunks %llu\n",
+                static_cast<unsigned long long>(g.g), dim, static_cast<unsigned long long>(g.n_cubes),
+                static_cast<unsigned long long>(g.samples_per_cube), static_cast<unsigned long long>(g.n_chunks));
   std::printf("  evaluations per iteration %llu (at most %llu asked), iterations at most %d\n",
               static_cast<unsigned long long>(report.plan.n_eval),
               static_cast<unsigned long long>(opts.calls_per_iteration), opts.max_iterations);

@@ -305,7 +305,10 @@ nlohmann::ordered_json to_json(const run_report& r) {
   j["n_eval"] = res.n_eval;
   j["n_iterations"] = res.iterations;
   j["evaluations_per_iteration"] = r.plan.n_eval;
-  j["grid"] = {{"g", r.plan.grid.g}, {"sub_cubes", r.plan.grid.n_cubes}, {"samples_per_cube", r.plan.grid.samples_per_cube}};
+  if (r.plan.grid.adaptive())  // VEGAS+: the counts vary; at least min_samples_per_cube each
+    j["grid"] = {{"g", r.plan.grid.g}, {"sub_cubes", r.plan.grid.n_cubes}, {"min_samples_per_cube", r.plan.grid.min_samples_per_cube}};
+  else
+    j["grid"] = {{"g", r.plan.grid.g}, {"sub_cubes", r.plan.grid.n_cubes}, {"samples_per_cube", r.plan.grid.samples_per_cube}};
   j["accumulated"] = res.accumulated;
   j["iterations"] = std::move(iterations);
   j["seed"] = res.seed;

@@ -554,7 +554,9 @@ class Result:
     estimate, error (1 sigma), chi2_dof, q (the p-value of chi2), dof, status ('converged', 'not
     converged', 'not resolved', 'underflow', 'interrupted'; only 'converged' is a result to use),
     status_text (a sentence), iterations, accumulated, n_eval, seed, seconds, backend, records
-    (Records: NumPy arrays per iteration). summary() gives the iteration table.
+    (Records: NumPy arrays per iteration), stratification (vegas: 'adaptive' or 'uniform', what
+    ran; NumPy and GPU callables sample the uniform grid; None for the other methods). summary()
+    gives the iteration table.
 
     vegas() only: the estimate is the average of the accumulated iterations with predictable
     weights (each iteration weighted by 1 / the previous one's variance), unbiased where an

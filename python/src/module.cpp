@@ -392,6 +392,8 @@ py::dict to_dict(const result& r) {
   d["seed"] = r.seed;
   d["seconds"] = r.seconds;
   d["backend"] = r.backend;
+  // Vegas: the stratification that ran ('adaptive' or 'uniform'; array callables sample uniformly)
+  d["stratification"] = r.records.empty() ? py::object(py::none()) : py::object(py::str(to_string(r.options.stratification)));
   const auto& rs = r.records;
   py::dict rec;
   rec["index"] = column<std::int32_t>(rs, [](const iteration_record& x) { return x.index; });

@@ -23,7 +23,7 @@ def test_vegas_bitwise_the_cpp_functor(d, small_vegas):
 
 def test_vegas_many_points_per_call_and_chunks_of_many_sub_cubes():
     opts = dict(calls_per_iteration=3_000_000, max_iterations=2, adapt_iterations=1, skip=0, min_iterations=1,
-                rel_tol=1e-12, seed=9)
+                rel_tol=1e-12, seed=9, stratification="uniform")
     calls = []
 
     def counted(x):
@@ -81,3 +81,11 @@ def test_parameter_scan_bitwise_the_cpp_batch(small_vegas):
     assert len(got) == 3 and len({r.seed for r in got}) == 3
     for a, b in zip(ref, got):
         assert_same_result(a, b)
+
+
+def test_a_numpy_callable_samples_the_uniform_grid_and_says_so():
+    """NumPy callables are array integrands: VEGAS+ (the default stratification) needs one-point calls,
+    so they sample the uniform m-Cubes grid, and the result's options say so."""
+    r = mcubes.vegas(poly, [(0, 1)] * 2, calls_per_iteration=5000, max_iterations=3, skip=0, min_iterations=1,
+                     rel_tol=1e-12)
+    assert r.stratification == "uniform"

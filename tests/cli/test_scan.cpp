@@ -295,7 +295,9 @@ void expect_interrupted(int sig, int expected_exit) {
   const std::string path = temp_path(".json");
   const child c = mcubes_test::start("mcubes_scan", {"scan", "f4", "--dim", "4", "--param", "u=0.4:0.6:2",
                                                      "--calls-per-iter", "1e6", "--max-iterations", "300", "--rel-tol",
-                                                     "1e-14", "--threads", "1", "--backend", "cpu", "--json", path});
+                                                     "1e-14", "--threads", "1", "--backend", "cpu", "--json", path,
+                                                     // every iteration m p evaluations: n_eval a multiple of them
+                                                     "--stratification", "uniform"});
   wait_for_rounds(c, path, rounds);
   ASSERT_EQ(kill(c.pid, sig), 0);
   int status = 0;

@@ -142,6 +142,7 @@ struct hidden_spike_2d {
 
 TEST(DeterminismCpu, OverflowBinLevelsAndRescaledIterations) {
   mcubes::vegas_options opt = adapting_options(100000);
+  opt.stratification = mcubes::stratification_mode::uniform;  // the grid and probe stride the spike is placed for
   const auto st = mcubes::make_stratification(2, opt.calls_per_iteration);
   ASSERT_EQ(st.g, 223u);                     // the spike fills most of sub-cube (91, 156) = 34879,
   ASSERT_NE(34879u % (st.n_chunks / 1024), 0u);  // which the probe skips

@@ -117,7 +117,7 @@ TEST(BadInput, SizesAndIterations) {
   o.calls_per_iteration = (std::uint64_t(1) << 50) + 1;
   expect_invalid_option(o, {"calls_per_iteration"});
   o = small_options();
-  for (int nb : {1, 0, -3}) {
+  for (int nb : {1, -3, (1 << 20) + 1}) {  // 0 is valid: bins sized to the calls (map_bins_for)
     o.n_bins = nb;
     expect_invalid_option(o, {"n_bins"});
   }
@@ -245,6 +245,9 @@ template <class F>
 void check_non_finite(const F& f, bool expect_nan) {
   mcubes::vegas_options opt = small_options();
   opt.calls_per_iteration = 200000;  // 46^3 sub-cubes, one per chunk: the first bad one is mid-run
+  // the replay above is the uniform grid's (sample c p + k of sub-cube c, on a map of 500 bins)
+  opt.stratification = mcubes::stratification_mode::uniform;
+  opt.n_bins = 500;
   point3 where{};
   const std::uint64_t expected = first_non_finite_index(f, opt, where);
   ASSERT_NE(expected, ~std::uint64_t(0)) << "the replay found no non-finite value: the test is void";
@@ -281,6 +284,29 @@ void check_non_finite(const F& f, bool expect_nan) {
 
 TEST(NonFiniteIntegrand, NaNReportsTheSmallestSampleIndex) { check_non_finite(nan_corner{}, true); }
 TEST(NonFiniteIntegrand, InfReportsTheSmallestSampleIndex) { check_non_finite(inf_box{}, false); }
+
+// VEGAS+ (the default): the sample named is one where f is not finite, the same one for any
+// number of threads, at its point (the index is sub-cube * n_cap + k, core/cube_counts.hpp).
+TEST(NonFiniteIntegrand, VegasPlusNamesTheSameSampleWhereFIsNotFinite) {
+  mcubes::vegas_options opt = small_options();
+  opt.calls_per_iteration = 200000;
+  std::uint64_t first = ~std::uint64_t(0);
+  for (int threads : {1, 2, 8}) {
+    opt.threads = threads;
+    try {
+      mcubes::vegas(nan_corner{}, nf_region, opt);
+      ADD_FAILURE() << "no exception with " << threads << " threads";
+    } catch (const mcubes::non_finite_integrand& e) {
+      if (first == ~std::uint64_t(0)) first = e.sample_index();
+      EXPECT_EQ(e.sample_index(), first) << threads << " threads";
+      ASSERT_EQ(e.point().size(), static_cast<std::size_t>(nf_dim));
+      point3 x;
+      for (int j = 0; j < nf_dim; ++j) x[j] = e.point()[j];
+      EXPECT_TRUE(std::isnan(nan_corner{}(x))) << mcubes::point_text(e.point());
+      EXPECT_TRUE(std::isnan(e.value()));
+    }
+  }
+}
 
 TEST(NonFiniteIntegrand, IsAnMcubesError) {
   auto opt = small_options();

@@ -72,6 +72,7 @@ static_assert(mcubes::is_integrand_v<poly_array<3>, 3>);
 template <int D>
 void check_vegas(std::uint64_t calls, int iterations) {
   mcubes::vegas_options opt;
+  opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
   opt.calls_per_iteration = calls;
   opt.max_iterations = iterations;
   opt.adapt_iterations = iterations / 2;  // V-Sample (with the probe) and No-Adjust passes
@@ -101,6 +102,7 @@ TEST(ArrayIntegrand, VegasBitwiseWithChunksOfManySubCubes) { check_vegas<2>(5000
 
 TEST(ArrayIntegrand, SerialSamplerAndRegionBitwise) {
   mcubes::vegas_options opt;
+  opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
   opt.calls_per_iteration = 50000;
   opt.max_iterations = 5;
   opt.rel_tol = 1e-12;
@@ -114,6 +116,22 @@ TEST(ArrayIntegrand, SerialSamplerAndRegionBitwise) {
   expect_identical(ref, mcubes::vegas(poly_array<4>{}, reg, opt), "array path");
 }
 
+// Array integrands are called on slices of points laid out by sample index: they sample the
+// uniform m-Cubes grid whatever the options ask, and their result's options say so.
+TEST(ArrayIntegrand, SamplesTheUniformGridAndSaysSo) {
+  mcubes::vegas_options opt;
+  opt.calls_per_iteration = 30000;
+  opt.max_iterations = 3;
+  opt.skip = 0;
+  opt.min_iterations = 1;
+  opt.rel_tol = 1e-12;
+  ASSERT_EQ(opt.stratification, mcubes::stratification_mode::adaptive);  // the default
+  const mcubes::result r = mcubes::vegas(poly_array<3>{}, mcubes::region<3>::unit(), opt);
+  EXPECT_EQ(r.options.stratification, mcubes::stratification_mode::uniform);
+  opt.stratification = mcubes::stratification_mode::uniform;
+  expect_identical(mcubes::vegas(poly_scalar<3>{}, mcubes::region<3>::unit(), opt), r, "the uniform one-point run");
+}
+
 TEST(ArrayIntegrand, ArrayFunctionAdaptor) {
   const auto g = [](const double* x, std::size_t n, double* v) {
     for (std::size_t i = 0; i < n; ++i) v[i] = poly<3>(x + 3 * i);
@@ -123,6 +141,7 @@ TEST(ArrayIntegrand, ArrayFunctionAdaptor) {
   const mcubes::point<3> x{{0.25, 0.5, 0.75}};
   EXPECT_SAME_BITS(f(x), poly<3>(x.x), "one-point call");
   mcubes::vegas_options opt;
+  opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
   opt.calls_per_iteration = 30000;
   opt.max_iterations = 3;
   opt.skip = 0;
@@ -134,6 +153,7 @@ TEST(ArrayIntegrand, ArrayFunctionAdaptor) {
 
 TEST(ArrayIntegrand, IntegratorContinuesBitwise) {
   mcubes::vegas_options opt;
+  opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
   opt.calls_per_iteration = 40000;
   opt.max_iterations = 3;
   opt.skip = 0;
@@ -199,6 +219,7 @@ mcubes::non_finite_integrand caught(const F& f, const Run& run) {
 TEST(ArrayIntegrand, NonFiniteNamesTheSameSample) {
   const auto vegas = [](const auto& f) {
     mcubes::vegas_options opt;
+    opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
     opt.calls_per_iteration = 100000;
     opt.threads = 2;
     mcubes::vegas(f, mcubes::region<2>::unit(), opt);
@@ -233,6 +254,7 @@ struct throws_at_call {
 
 TEST(ArrayIntegrand, ExceptionsOfTheCallPropagate) {
   mcubes::vegas_options opt;
+  opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
   opt.calls_per_iteration = 100000;
   for (int threads : {1, 2}) {
     opt.threads = threads;

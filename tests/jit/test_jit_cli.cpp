@@ -225,14 +225,15 @@ TEST(JitCli, ASuiteIntegrandOutsideThePrecompiledDimensionsIsCompiledAtRunTime) 
   // a scan in that dimension: row k has the bits of integrate with the row's seed
   const cli_run sc = run_cli("scan f4 --dim 13 --param a=4:5:2 --backend cpu --calls-per-iter 20000 --max-iterations 12 --rel-tol 0.01 "
                              "--seed 7 --json -");
-  ASSERT_EQ(sc.exit_code, 0) << sc.err << sc.out;
+  // exit 1: a row may stop not converged (VEGAS+ in 13-D at 2e4 calls has one sub-cube); the bits are the test
+  ASSERT_LE(sc.exit_code, 1) << sc.err << sc.out;
   const json sj = json::parse(sc.out);
   EXPECT_TRUE(sj.contains("compile"));
   const json& row = sj.at("results").at(1);
   EXPECT_EQ(row.at("params").at("a").get<double>(), 5.0);
   const cli_run one = run_cli("integrate f4 --param a=5 --param u=0.5 --dim 13 --backend cpu --calls-per-iter 20000 "
                               "--max-iterations 12 --rel-tol 0.01 --json - --seed " + std::to_string(row.at("seed").get<std::uint64_t>()));
-  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_LE(one.exit_code, 1) << one.err;
   const json oj = json::parse(one.out);
   EXPECT_EQ(row.at("estimate").get<double>(), oj.at("estimate").get<double>());
   EXPECT_EQ(row.at("error").get<double>(), oj.at("error").get<double>());

@@ -200,7 +200,8 @@ TEST(AdaptiveStratification, GridOfAQuarterOfTheCalls) {
   for (const int dim : {1, 2, 4, 8, 13}) {
     for (const u64 calls : {u64(2), u64(7), u64(1000), u64(250000), u64(1000000), u64(1) << 40}) {
       const mcubes::stratification s = mcubes::make_adaptive_stratification(dim, calls);
-      const u64 g = reference_g(dim, calls / 4 >= 2 ? calls / 4 : 2);  // g^d <= calls/8
+      const u64 quarter = std::min<u64>(calls / 4 >= 2 ? calls / 4 : 2, 2 * mcubes::max_adaptive_cubes);
+      const u64 g = reference_g(dim, quarter);  // g^d <= min(calls/8, max_adaptive_cubes)
       SCOPED_TRACE("d = " + std::to_string(dim) + ", calls = " + std::to_string(calls));
       EXPECT_EQ(s.g, g);
       EXPECT_EQ(static_cast<u128>(s.n_cubes), pow128(g, dim));
@@ -209,7 +210,9 @@ TEST(AdaptiveStratification, GridOfAQuarterOfTheCalls) {
       const u64 n_min = std::max<u64>(2, calls / (4 * s.n_cubes));
       EXPECT_EQ(s.min_samples_per_cube, n_min);
       EXPECT_LE(s.n_cubes * n_min, std::max<u64>(calls, 2));  // the uniform part fits the budget
-      EXPECT_EQ(s.samples_per_cube, std::max<u64>(mcubes::max_samples_per_cube, n_min));  // the index stride
+      EXPECT_EQ(s.samples_per_cube, std::max<u64>(mcubes::max_samples_per_cube, 8 * (calls / s.n_cubes)));  // the index stride
+      EXPECT_GT(s.samples_per_cube, n_min);
+      EXPECT_LT(static_cast<u128>(s.n_cubes) * s.samples_per_cube, u128(1) << 64);  // sample indices fit
       EXPECT_EQ(s.n_eval(), s.n_cubes * (calls / s.n_cubes));  // the first iteration: floor(N/m) each
       EXPECT_GE(s.chunk_cubes, 1u);
       EXPECT_EQ(s.n_chunks, (s.n_cubes + s.chunk_cubes - 1) / s.chunk_cubes);

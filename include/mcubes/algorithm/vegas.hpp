@@ -219,14 +219,20 @@ class vegas_run {
   }
   /// VEGAS+: what the backend must compute before the next pass: 1, the sum of the shares that the
   /// last adapting iteration wrote (reduce(n_chunks, share_sum(), plus_merge{}), then
-  /// set_share_total); 2, the evaluations of the new counts (count(n_chunks, count_sum()), then
-  /// set_evaluation_count). 0: nothing.
+  /// set_share_total); 2, the scale of the new counts and their evaluations (count(n_chunks,
+  /// count_sum(scale)) for the scales allocate_counts tries, then set_counts). 0: nothing.
   int needs_counts() const noexcept {
     if (!st_.adaptive()) return 0;
     return state_.cubes.pending_total ? 1 : (state_.cubes.pending_count ? 2 : 0);
   }
   share_sum_chunk share_sum() const noexcept { return {shares_in_, st_.n_cubes, st_.chunk_cubes}; }
-  count_sum_chunk count_sum() const noexcept { return {sp_.counts, st_.n_cubes, st_.chunk_cubes}; }
+  count_sum_chunk count_sum(double scale) const noexcept {
+    count_sum_chunk c{sp_.counts, st_.n_cubes, st_.chunk_cubes};
+    c.counts.scale = scale;
+    return c;
+  }
+  /// The scale set_share_total chose, A / sum d_h (allocate_counts starts from it).
+  double scale() const noexcept { return sp_.counts.scale; }
   /// The counts of the next iterations from the sum of the shares (core/cube_counts.hpp): n_h =
   /// n_min + min(n_cap - n_min, floor(d_h (N - m n_min) / total)); uniform floor(N/m) when the
   /// total is 0 (no sub-cube varied) or not finite.
@@ -250,11 +256,14 @@ class vegas_run {
     }
     sync_counts();
   }
-  /// The evaluations of the counts set by set_share_total (sum of count(c)).
-  void set_evaluation_count(std::uint64_t n) {
-    MCUBES_EXPECTS(state_.cubes.pending_count, "vegas_run::set_evaluation_count: no new counts to count");
+  /// The scale of the counts (allocate_counts: the largest that fits the calls) and their
+  /// evaluations (sum of count(c) at that scale).
+  void set_counts(double scale, std::uint64_t n) {
+    MCUBES_EXPECTS(state_.cubes.pending_count, "vegas_run::set_counts: no new counts to count");
     state_.cubes.pending_count = false;
+    state_.cubes.scale = scale;
     state_.cubes.evaluations = n;
+    sync_counts();
   }
 
   /// Optional, for runs that integrate more than the scalar (vector-valued integrands,
@@ -519,11 +528,45 @@ class vegas_run {
 
 /// VEGAS+: the reductions the run needs before its next pass (vegas_run::needs_counts), on
 /// `backend` (its reduce and count: the same bits on every backend). Nothing for a uniform run.
+/// The scale: A / sum d_h first; where sub-cubes are capped at n_cap (or floors lose samples),
+/// the counts then fall short of the calls, and the scale is raised (doubling, then at most 24
+/// bisections) to the largest tried whose counts stay within the calls, so that the capped
+/// sub-cubes' excess goes to the others (water-filling). Exact integer counts and a fixed sequence
+/// of scales: the same counts on every backend.
 template <int D, class Backend>
 void allocate_counts(vegas_run<D>& run, Backend& backend) {
   const stratification& st = run.strat();
   if (run.needs_counts() == 1) run.set_share_total(backend.template reduce<double>(st.n_chunks, run.share_sum(), plus_merge{}));
-  if (run.needs_counts() == 2) run.set_evaluation_count(backend.count(st.n_chunks, run.count_sum()));
+  if (run.needs_counts() != 2) return;
+  const auto count_at = [&](double s) { return backend.count(st.n_chunks, run.count_sum(s)); };
+  const std::uint64_t target = st.calls, close = target - target / 1024;  // within 0.1 %: good enough
+  double lo = run.scale();
+  std::uint64_t n_lo = count_at(lo);
+  if (n_lo < close) {
+    double hi = lo;
+    std::uint64_t n_hi = n_lo;
+    for (int k = 0; k < 64; ++k) {  // doubling until the counts exceed the calls (or stop growing)
+      hi = 2 * hi;
+      n_hi = count_at(hi);
+      if (n_hi > target) break;
+      const bool saturated = n_hi == n_lo;
+      lo = hi;
+      n_lo = n_hi;
+      if (saturated || n_lo >= close) break;
+    }
+    for (int k = 0; k < 24 && n_hi > target && n_lo < close; ++k) {
+      const double mid = 0.5 * (lo + hi);
+      const std::uint64_t n_mid = count_at(mid);
+      if (n_mid <= target) {
+        lo = mid;
+        n_lo = n_mid;
+      } else {
+        hi = mid;
+        n_hi = n_mid;
+      }
+    }
+  }
+  run.set_counts(lo, n_lo);
 }
 
 /// The VEGAS+ arrays of runs on `backend` (one make_cube_values of 2 m per run: host or device

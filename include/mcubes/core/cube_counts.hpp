@@ -6,8 +6,10 @@
 /// whose estimates vary most. Host and device code; written once for every backend.
 ///
 /// The grid (make_adaptive_stratification): as vegas, a quarter of the calls is spread uniformly
-/// (neval_frac = 0.75): g = floor((N/8)^(1/d)) intervals per axis, m = g^d sub-cubes, n_min =
-/// max(2, floor(N / (4 m))) samples in every sub-cube, and the rest, A = N - m n_min, is allocated.
+/// (neval_frac = 0.75): g = floor(min(N/8, 2^24)^(1/d)) intervals per axis, m = g^d sub-cubes,
+/// n_min = max(2, floor(N / (4 m))) samples in every sub-cube, and the rest, A = N - m n_min, is
+/// allocated. The allocation's memory is 16 bytes per sub-cube (two arrays of shares), so m is
+/// capped at 2^24 (256 MiB).
 ///
 /// The rule (Lepage 2021, Eq. 20 with its damping; vegas before 6.1.1): after an adapting
 /// iteration, sub-cube h carries
@@ -15,7 +17,8 @@
 /// the sample variance of f J in the sub-cube (var_h is the variance of its estimate I_h,
 /// core/sampler.hpp, before the factor V/m), and the next iteration gives it
 ///   n_h = n_min + min(n_cap - n_min, floor(d_h * A / sum_h d_h))
-/// samples (n_cap = max_samples_per_cube). beta = 1 is the optimal allocation n_h ~ S_h; beta < 1
+/// samples (n_cap = max(50000, 8 N/m)); where the caps (or the floors) leave calls unused, the scale
+/// A / sum_h d_h is raised until the counts use them (algorithm/vegas.hpp allocate_counts). beta = 1 is the optimal allocation n_h ~ S_h; beta < 1
 /// damps it against the noise of S_h estimated from a few samples; beta = 0 spreads A uniformly.
 /// Not vegas 6.1.1's (S_h^2 / n_h)^(beta/2): since that carries the last n_h, the allocation
 /// oscillates from one iteration to the next (a sub-cube given many samples looks quiet and gets
@@ -44,8 +47,12 @@ namespace mcubes {
 
 /// Fraction of the calls of an iteration that VEGAS+ allocates (vegas's neval_frac).
 inline constexpr double adaptive_calls_fraction = 0.75;
-/// Most samples one sub-cube receives in an iteration (vegas's max_neval_hcube).
+/// Most samples one sub-cube receives in an iteration (vegas's max_neval_hcube), unless 8 times
+/// the average floor(N/m) is more (budgets beyond 2^27 calls, where m is capped).
 inline constexpr std::uint64_t max_samples_per_cube = 50000;
+/// Most sub-cubes of the VEGAS+ grid (2^24): its two arrays of shares take 16 bytes per sub-cube
+/// (256 MiB at most, per integral), whatever the calls; beyond 2^27 calls n_min grows instead.
+inline constexpr std::uint64_t max_adaptive_cubes = std::uint64_t(1) << 24;
 /// The granularity of beta: d_h = (S_h^2)^(beta/2) is computed from (S_h^2)^(1/32) (five square roots).
 inline constexpr int beta_steps = 16;
 
@@ -74,11 +81,10 @@ struct cube_counts {
 /// and never-fused products in a fixed order (bitwise the same on every backend). 0 for var <= 0
 /// and for a NaN var (a sub-cube whose sums overflowed: the pass reports it); 1 for beta16 = 0.
 MCUBES_HOST_DEVICE inline double cube_share(double var, std::uint32_t beta16) {
-  if (!(var > 0)) return 0;
+  if (!(var > 0) || !(var <= 1.7976931348623157e308)) return 0;  // 0, negative, NaN or +Inf
   if (beta16 == 0) return 1;
   double r = var;
   for (int i = 0; i < 5; ++i) r = std::sqrt(r);
-  if (!(r < INFINITY)) return 0;  // var = +Inf
   double d = 1, base = r;         // binary powering, lowest bit first
   for (std::uint32_t e = beta16; e != 0; e >>= 1) {
     if (e & 1u) d = portable::det_mul(d, base);
@@ -116,19 +122,22 @@ struct count_sum_chunk {
 };
 
 /// The sub-cube grid of VEGAS+ for a d-dimensional problem with maxcalls evaluations per iteration
-/// (file comment): g = floor((maxcalls/8)^(1/d)) (at least 1), m = g^d, samples_per_cube = the
-/// index stride n_cap = max(max_samples_per_cube, n_min) (n_min = max(2, floor(maxcalls/(4m)))),
+/// (file comment): g = floor(min(maxcalls/8, max_adaptive_cubes)^(1/d)) (at least 1), m = g^d,
+/// samples_per_cube = the index stride n_cap = max(max_samples_per_cube, 8 floor(maxcalls/m)),
+/// min_samples_per_cube = n_min = max(2, floor(maxcalls/(4m))),
 /// chunks as make_stratification's for maxcalls/m samples per sub-cube.
 /// @throws invalid_input if d < 1 or maxcalls < 2.
 inline stratification make_adaptive_stratification(int dim, std::uint64_t maxcalls, std::uint64_t min_chunk_samples = 0) {
-  stratification s = make_stratification(dim, maxcalls / 4 >= 2 ? maxcalls / 4 : 2, 0);  // g from (maxcalls/8)^(1/d)
+  std::uint64_t quarter = maxcalls / 4 >= 2 ? maxcalls / 4 : 2;  // g from (maxcalls/8)^(1/d): make_stratification halves
+  if (quarter > 2 * max_adaptive_cubes) quarter = 2 * max_adaptive_cubes;
+  stratification s = make_stratification(dim, quarter, 0);
   const std::uint64_t m = s.n_cubes;
   const std::uint64_t avg = maxcalls / m >= 2 ? maxcalls / m : 2;
   std::uint64_t n_min = maxcalls / (4 * m);
   if (n_min < 2) n_min = 2;
   s.min_samples_per_cube = n_min;
   s.calls = maxcalls;
-  s.samples_per_cube = max_samples_per_cube > n_min ? max_samples_per_cube : n_min;
+  s.samples_per_cube = max_samples_per_cube > 8 * (maxcalls / m) ? max_samples_per_cube : 8 * (maxcalls / m);
   s.chunk_cubes = (m + max_chunks - 1) / max_chunks;
   const std::uint64_t for_samples = (min_chunk_samples + avg - 1) / avg;
   if (for_samples > s.chunk_cubes) s.chunk_cubes = for_samples < m ? for_samples : m;
