@@ -165,10 +165,19 @@ TEST(CudaVegas, SixtyFourBitSizes) {
   o.adapt_iterations = 1;
   o.skip = 0;
   o.min_iterations = 1;
+  o.stratification = stratification_mode::uniform;
   const result r = integrate<2>(quadratic2{}, region<2>::unit(), o);
   EXPECT_EQ(r.n_eval, 20000000000ull);
   EXPECT_LE(std::fabs(r.estimate - 2.0 / 3.0), kSigmas * r.records[0].error);
   EXPECT_GT(r.records[0].error, 0.0);
+  // VEGAS+: 2^24 sub-cubes (the cap), floor(N/m) samples each in the first iteration, indices
+  // c * n_cap + k beyond 2^37
+  o.stratification = stratification_mode::adaptive;
+  const result p = integrate<2>(quadratic2{}, region<2>::unit(), o);
+  const std::uint64_t m = std::uint64_t(1) << 24;
+  EXPECT_EQ(p.n_eval, m * (o.calls_per_iteration / m));
+  EXPECT_LE(std::fabs(p.estimate - 2.0 / 3.0), kSigmas * p.records[0].error);
+  EXPECT_GT(p.records[0].error, 0.0);
 }
 
 struct nan_beyond {  // NaN where x0 + x1 > 1.9

@@ -301,6 +301,7 @@ TEST(VectorCpu, ArrayIntegrandIsTheOnePointRunBitwise) {
       std::uint64_t calls = 0, rows = 0;
       mcubes::vegas_options o = options(threads);
       o.calls_per_iteration = calls_per_iteration;
+      o.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
       const auto got = mcubes::vegas_vector<2>(mcubes::vector_array_function<2, 4, four_rows>{{&calls, &rows}}, reg, o);
       if (calls_per_iteration == 20000) mcubes_test::expect_same(ref, got);
       // every sample of every pass once: n_eval, plus the bin-scale probe's samples (not counted in n_eval)

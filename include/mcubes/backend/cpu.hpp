@@ -55,6 +55,13 @@ struct cpu_pass {
   std::uint64_t stride;
 };
 
+/// An owning array of doubles in host memory, uninitialised (cpu_backend::make_cube_values).
+struct host_values {
+  explicit host_values(std::size_t n) : p(new double[n]) {}
+  double* data() const noexcept { return p.get(); }
+  std::unique_ptr<double[]> p;
+};
+
 /// The CPU backend. Holds no per-sample memory: per thread one tile buffer and one bin array.
 /// Its worker threads are one pool (backend/worker_pool.hpp), started on first use and kept for
 /// every pass, reduction and a batch's host work (host_workers()); copies of a backend share it.
@@ -255,8 +262,11 @@ class cpu_backend {
   /// A uniform map of n_bins bins per axis. @throws invalid_input if n_bins < 2.
   template <int D>
   adaptive_map<D> make_map(int n_bins) const { return adaptive_map<D>(n_bins); }
-  /// n doubles in host memory, zero (VEGAS+'s per-sub-cube shares, algorithm/vegas.hpp cube_shares).
-  std::vector<double> make_cube_values(std::uint64_t n) const { return std::vector<double>(static_cast<std::size_t>(n)); }
+  /// n doubles in host memory, uninitialised (VEGAS+'s per-sub-cube shares, algorithm/vegas.hpp
+  /// cube_shares: every value is written by a pass before it is read). Not zeroed: the pages are
+  /// touched by the pass that writes them, whose workers honour a stop request (zeroing 512 MiB
+  /// up front takes seconds on some hosts, during which a signal would wait).
+  host_values make_cube_values(std::uint64_t n) const { return host_values(static_cast<std::size_t>(n)); }
   /// sample() on the backend's map.
   template <int D, class F>
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const adaptive_map<D>& map,
