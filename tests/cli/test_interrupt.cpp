@@ -119,8 +119,12 @@ TEST(Interrupt, SigkillLeavesACompleteRecordOfTheIterationsSoFar) {
 // of a pass that cannot be abandoned was not.
 TEST(Interrupt, SigtermAbandonsAVeryLongPass) {
   const std::string path = temp_path(".json");
+  // uniform: its sub-cubes hold a few samples, and the pass is abandoned between batches of 64.
+  // (VEGAS+ at 1e15 calls has 2^24 sub-cubes of ~6e7 samples each, sampled whole: a stop waits
+  // for the chunk under way, and the notice says so.)
   const child c = start({"integrate", "f4", "--calls-per-iter", "1e15", "--max-iterations", "1", "--skip", "0",
-                         "--min-iterations", "1", "--threads", "2", "--backend", "cpu", "--json", path});
+                         "--min-iterations", "1", "--threads", "2", "--backend", "cpu", "--json", path,
+                         "--stratification", "uniform"});
   mcubes_test::wait_while_running(c, [&] { return read_file(c.out).find("backend: ") != std::string::npos; },
                                   "the table header");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the pass
