@@ -55,6 +55,16 @@ struct cpu_pass {
   std::uint64_t stride;
 };
 
+namespace cpu_detail {
+/// The stop poll of the CPU's serial sampling loop (core/sampler.hpp sample_cubes): a relaxed load
+/// of the stop request, if any.
+struct stop_poll {
+  static constexpr bool enabled = true;
+  const stop_request* stop = nullptr;
+  bool operator()() const { return stop != nullptr && stop->requested(); }
+};
+}  // namespace cpu_detail
+
 /// An owning array of doubles in host memory, uninitialised (cpu_backend::make_cube_values).
 struct host_values {
   explicit host_values(std::size_t n) : p(new double[n]) {}
@@ -201,8 +211,12 @@ class cpu_backend {
                                                wp.flags, none, stop);
                 continue;
               }
-              const chunk_partial part = ps.adapt ? sample_chunk<D>(f, sp, ps.map, chunk, sink)
-                                                  : sample_chunk<D>(f, sp, ps.map, chunk, none);
+              // a stop is looked at every 64 samples inside the chunk too (VEGAS+ sub-cubes may hold
+              // billions at large budgets); an abandoned chunk's partial is discarded below
+              const cpu_detail::stop_poll poll{stop};
+              const vegas_stream_uniforms uni{sp.seed, sp.iteration};
+              const chunk_partial part = ps.adapt ? sample_chunk<D>(f, sp, ps.map, chunk, sink, uni, poll)
+                                                  : sample_chunk<D>(f, sp, ps.map, chunk, none, uni, poll);
               est[c] = part.estimate;
               var[c] = part.variance;
               merge_flags(wp.flags, part);

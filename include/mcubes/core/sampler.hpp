@@ -67,6 +67,12 @@ struct iteration_sums {
   std::vector<bin_accumulator> bins;
 };
 
+/// A stop poll that never stops (the device's, and every caller that does not abandon passes).
+struct no_poll {
+  static constexpr bool enabled = false;
+  MCUBES_HOST_DEVICE bool operator()() const { return false; }
+};
+
 /// Bin sink that discards contributions: selects V-Sample-No-Adjust at compile time.
 struct no_bins {
   static constexpr bool enabled = false;
@@ -188,11 +194,13 @@ MCUBES_HOST_DEVICE inline void cube_start(std::uint64_t cube, std::uint64_t g, c
 /// so that a thread that samples consecutive chunks divides only once. The same values as
 /// cube_coordinates for every sub-cube, so the same bits.
 /// Bins: a sink with `static constexpr bool enabled` and `add(axis, bin, quantized)`. Uniforms:
-/// `uni` (see make_sample).
-template <int D, class F, class Bins, class U>
+/// `uni` (see make_sample). Poll (the CPU backend's stop request; no_poll elsewhere): with
+/// `static constexpr bool enabled = true`, called after every 64th sample of a sub-cube; when it
+/// returns true the partial is returned unfinished (the caller abandons the pass whole).
+template <int D, class F, class Bins, class U, class Poll = no_poll>
 MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                      std::uint64_t begin, std::uint64_t end, cube_coord_t<D> (&coord)[D],
-                                                     Bins& bins, const U& uni) {
+                                                     Bins& bins, const U& uni, const Poll& poll = Poll{}) {
   chunk_partial out;
   const bool per_cube = sp.counts.per_cube();
   const double pd_uniform = static_cast<double>(sp.p);
@@ -223,6 +231,9 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
         if (fj2 > out.max_contribution) out.max_contribution = fj2;
         add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
       }
+      if constexpr (Poll::enabled) {
+        if (((index - first) & 63u) == 63u && poll()) return out;  // abandoned: the caller discards it
+      }
     }
     const double mean = s1 / pd;
     double var = (s2 - s1 * mean) / (pd * (pd - 1));
@@ -241,15 +252,15 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
 
 /// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially
 /// (sample_cubes; one division per axis per chunk for its first sub-cube's coordinates).
-template <int D, class F, class Bins, class U>
+template <int D, class F, class Bins, class U, class Poll = no_poll>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
-                                                     std::uint64_t chunk, Bins& bins, const U& uni) {
+                                                     std::uint64_t chunk, Bins& bins, const U& uni, const Poll& poll = Poll{}) {
   const std::uint64_t begin = chunk * sp.chunk_cubes;
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
   cube_coord_t<D> coord[D] = {};
   if (begin < end) cube_start<D>(begin, sp.g, coord);
-  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni);
+  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni, poll);
 }
 
 /// sample_chunk with the Vegas stream's uniforms from sample_stream.
