@@ -57,11 +57,18 @@ struct cpu_pass {
 
 namespace cpu_detail {
 /// The stop poll of the CPU's serial sampling loop (core/sampler.hpp sample_cubes): a relaxed load
-/// of the stop request, if any.
+/// of the stop request, if any. Host and device only so that nvcc accepts the host-and-device
+/// sample_cubes instantiated with it; it is called on the host alone (device code: false).
 struct stop_poll {
   static constexpr bool enabled = true;
   const stop_request* stop = nullptr;
-  bool operator()() const { return stop != nullptr && stop->requested(); }
+  MCUBES_HOST_DEVICE bool operator()() const {
+#if defined(__CUDA_ARCH__)
+    return false;
+#else
+    return stop != nullptr && stop->requested();
+#endif
+  }
 };
 }  // namespace cpu_detail
 
