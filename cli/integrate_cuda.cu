@@ -6,6 +6,7 @@
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
+#include "cuda_dims.hpp"
 #include "integrand_dispatch.hpp"
 
 namespace mcubes::cli {
@@ -22,11 +23,21 @@ bool cli_cuda_supports(const std::string& name, int dim) {
   bool ok = false;
   suite::for_each_integrand([&](auto d) {
     using Desc = decltype(d);
-    if (name == Desc::name) ok = dim >= Desc::min_dim && dim <= Desc::max_dim && suite::is_precompiled_dim(dim);
+    if (name == Desc::name) {
+      if constexpr (cuda_compile_check)
+        ok = dim == compile_check_dim<Desc>();
+      else
+        ok = dim >= Desc::min_dim && dim <= Desc::max_dim && suite::is_precompiled_dim(dim);
+    }
   });
   return ok;
 }
 
-std::string cli_cuda_dims() { return "the dimensions of the CPU backend (suite::precompiled_dims)"; }
+std::string cli_cuda_dims() {
+  if constexpr (cuda_compile_check)
+    return "one dimension per integrand (a build made to check that the CUDA code compiles, "
+           "MCUBES_CUDA_COMPILE_CHECK)";
+  return "the dimensions of the CPU backend (suite::precompiled_dims)";
+}
 
 }  // namespace mcubes::cli

@@ -4,6 +4,7 @@
 /// suite registry.
 #include <mcubes/suite/registry.hpp>
 
+#include "cuda_dims.hpp"
 #include "scan_dispatch.hpp"
 
 namespace mcubes::cli {
@@ -13,11 +14,19 @@ bool scan_cuda_supports(const std::string& name, int dim) {
   suite::for_each_integrand([&](auto d) {
     using Desc = decltype(d);
     if constexpr (Desc::parameters.size() > 0)
-      if (name == Desc::name) ok = dim >= Desc::min_dim && dim <= Desc::max_dim && dim <= scan_cuda_max_dim;
+      if (name == Desc::name) {
+        if constexpr (cuda_compile_check)
+          ok = dim == compile_check_dim<Desc>();
+        else
+          ok = dim >= Desc::min_dim && dim <= Desc::max_dim && dim <= scan_cuda_max_dim;
+      }
   });
   return ok;
 }
 
-std::string scan_cuda_dims() { return "1.." + std::to_string(scan_cuda_max_dim); }
+std::string scan_cuda_dims() {
+  if constexpr (cuda_compile_check) return "one dimension per integrand (MCUBES_CUDA_COMPILE_CHECK)";
+  return "1.." + std::to_string(scan_cuda_max_dim);
+}
 
 }  // namespace mcubes::cli

@@ -9,6 +9,7 @@
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
+#include "cuda_dims.hpp"
 #include "scan_impl.hpp"
 
 namespace mcubes::cli {
@@ -16,9 +17,11 @@ namespace mcubes::cli {
 template <class Desc>
 std::vector<result> scan_integrand_cuda(const scan_request& rq) {
   static_assert(Desc::parameters.size() > 0, "a scan needs an integrand with parameters");
-  constexpr int top = Desc::max_dim < scan_cuda_max_dim ? Desc::max_dim : scan_cuda_max_dim;
-  MCUBES_EXPECTS(rq.dim >= Desc::min_dim && rq.dim <= top, "the command's CUDA scan is compiled for ", Desc::name,
-                 " in d = ", Desc::min_dim, "..", top, ", not d = ", rq.dim, " (use --backend cpu)");
+  constexpr int top = cuda_compile_check ? compile_check_dim<Desc>()
+                      : Desc::max_dim < scan_cuda_max_dim ? Desc::max_dim : scan_cuda_max_dim;
+  constexpr int bottom = cuda_compile_check ? compile_check_dim<Desc>() : Desc::min_dim;
+  MCUBES_EXPECTS(rq.dim >= bottom && rq.dim <= top, "the command's CUDA scan is compiled for ", Desc::name,
+                 " in d = ", bottom, "..", top, ", not d = ", rq.dim, " (use --backend cpu)");
   const std::vector<typename Desc::params> params = scan_params<Desc>(rq);
   auto run = [&](auto dim) {
     constexpr int D = decltype(dim)::value;
@@ -30,7 +33,7 @@ std::vector<result> scan_integrand_cuda(const scan_request& rq) {
     for (result& r : rs) r.options.backend = rq.backend.requested;
     return rs;
   };
-  return suite::detail::visit_dimension_from<Desc::min_dim, top, std::vector<result>>(rq.dim, run);
+  return suite::detail::visit_dimension_from<bottom, top, std::vector<result>>(rq.dim, run);
 }
 
 }  // namespace mcubes::cli

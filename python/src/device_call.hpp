@@ -88,6 +88,18 @@ using device_vegas_entry = result (*)(const device_callback&, const box&, const 
 /// Largest dimension of a GPU callable (one CUDA instantiation per dimension).
 inline constexpr int max_device_dim = 16;
 
+/// Whether the GPU callables' entries exist for d = compile_check_device_dim alone: a build
+/// configured with MCUBES_CUDA_COMPILE_CHECK=ON (scripts/test.sh where no GPU is visible: the CUDA
+/// code is compiled to check that it compiles, nothing can run it); other dimensions are refused
+/// with a message naming the build option.
+inline constexpr bool cuda_compile_check =
+#if defined(MCUBES_CUDA_COMPILE_CHECK) && MCUBES_CUDA_COMPILE_CHECK
+    true;
+#else
+    false;
+#endif
+inline constexpr int compile_check_device_dim = 2;
+
 /// A CUDA integrator of dimension b.dim() for GPU callables (opt.backend cuda).
 using device_integrator_factory = std::unique_ptr<integrator_base> (*)(const box&, const vegas_options&);
 

@@ -52,13 +52,15 @@ class device_integrator final : public integrator_holder<D> {
 
 template <int D>
 void register_device_dim(device_vegas_entry* table, device_integrator_factory* integrators) {
-  table[D] = [](const device_callback& cb, const box& b, const vegas_options& opt, const iteration_callback& on_it) {
-    MCUBES_EXPECTS(opt.backend == backend_kind::cuda, "a GPU callable runs on backend 'cuda'");
-    return mcubes::vegas(device_integrand<D>{python_device_call{cb}}, b.to_region<D>(), opt, on_it);
-  };
-  integrators[D] = [](const box& b, const vegas_options& opt) -> std::unique_ptr<integrator_base> {
-    return std::make_unique<device_integrator<D>>(b, opt);
-  };
+  if constexpr (!cuda_compile_check || D == compile_check_device_dim) {  // device_call.hpp
+    table[D] = [](const device_callback& cb, const box& b, const vegas_options& opt, const iteration_callback& on_it) {
+      MCUBES_EXPECTS(opt.backend == backend_kind::cuda, "a GPU callable runs on backend 'cuda'");
+      return mcubes::vegas(device_integrand<D>{python_device_call{cb}}, b.to_region<D>(), opt, on_it);
+    };
+    integrators[D] = [](const box& b, const vegas_options& opt) -> std::unique_ptr<integrator_base> {
+      return std::make_unique<device_integrator<D>>(b, opt);
+    };
+  }
 }
 
 }  // namespace mcubes::python

@@ -565,6 +565,13 @@ py::dict run_midpoint(py::object f, const std::vector<double>& lower, const std:
 
 #if MCUBES_PYTHON_HAS_CUDA
 device_vegas_entry device_dims[max_device_dim + 1];
+
+/// The refusal of a GPU callable in a dimension without an entry (device_call.hpp cuda_compile_check).
+std::string compile_check_refusal(int d) {
+  return "a GPU callable in d = " + std::to_string(d) + " is not compiled in this build (made with " +
+         "MCUBES_CUDA_COMPILE_CHECK=ON to check that the CUDA code compiles: d = " +
+         std::to_string(compile_check_device_dim) + " only)";
+}
 device_integrator_factory device_integrators[max_device_dim + 1];
 
 /// device_callback's evaluate for a Python adapter (mcubes/__init__.py, _device_adapter):
@@ -593,6 +600,7 @@ py::dict run_vegas_device(py::object adapter, const std::vector<double>& lower, 
   const vegas_options opt = vegas_options_of(options);
   MCUBES_EXPECTS(b.dim() >= 1 && b.dim() <= max_device_dim, "a GPU callable takes 1 to ", max_device_dim,
                  " dimensions in this build, got ", b.dim(), " (an expression string takes more)");
+  if (device_dims[b.dim()] == nullptr) throw invalid_input(compile_check_refusal(b.dim()));
   const device_callback cb{adapter.ptr(), &py_device_evaluate, &py_device_release};
   const iteration_callback on_it = make_callback(std::move(callback));
   result r;
@@ -640,6 +648,7 @@ class py_integrator {
 #if MCUBES_PYTHON_HAS_CUDA
       MCUBES_EXPECTS(box_.dim() <= max_device_dim, "a GPU callable takes 1 to ", max_device_dim,
                      " dimensions in this build, got ", box_.dim());
+      if (device_integrators[box_.dim()] == nullptr) throw invalid_input(compile_check_refusal(box_.dim()));
       integ_ = device_integrators[box_.dim()](box_, options_);
       return;
 #else
