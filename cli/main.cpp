@@ -7,6 +7,8 @@
 ///   3  runtime failure: any other mcubes::error (non-finite integrand, numerical error, no CUDA
 ///      backend) or other exception
 /// Errors are one line on stderr: "mcubes: error: <message>".
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,17 +56,107 @@ int with_stdout_checked(int code) {
   return exit_runtime_failure;
 }
 
+/// The edit distance of a and b (Levenshtein: insertions, deletions, substitutions).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The lower-case letters and digits of s ("--Rel_Tol" -> "reltol").
+std::string letters_and_digits(std::string_view s) {
+  std::string out;
+  for (const char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// The name among `known` that the user probably meant by `typed`, or "": the same letters and
+/// digits (--reltol for --rel-tol), one of 6 letters or more that the other begins with, at most 5
+/// letters shorter (--calls-per-iteration for --calls-per-iter), or an edit distance of at most 2
+/// (at most 1 for names of 4 letters or fewer); the closest such name, the first on a tie.
+std::string closest_name(const std::string& typed, const std::vector<std::string>& known) {
+  const std::string t = letters_and_digits(typed);
+  if (t.size() < 2) return {};
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const std::string& k : known) {
+    const std::string n = letters_and_digits(k);
+    std::size_t d = edit_distance(t, n);
+    const std::size_t shorter = std::min(t.size(), n.size()), longer = std::max(t.size(), n.size());
+    if (shorter >= 6 && longer - shorter <= 5 && (t.rfind(n, 0) == 0 || n.rfind(t, 0) == 0)) d = 0;
+    const std::size_t limit = std::min(t.size(), n.size()) <= 4 ? 1 : 2;
+    if (d <= limit && d < best_distance) best = k, best_distance = d;
+  }
+  return best;
+}
+
 /// For a parse error: if the first argument names no subcommand, a clearer message than CLI11's
-/// "A subcommand is required" ("unknown command 'x' (commands: integrate, list, pi)"); else "".
+/// "A subcommand is required" ("unknown command 'x' (commands: integrate, list, pi); did you mean
+/// 'y'?"); else "".
 std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return {};
   const std::string first = argv[1];
   std::string known;
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == first) return {};
     known += (known.empty() ? "" : ", ") + sub->get_name();
+    names.push_back(sub->get_name());
   }
-  return "unknown command '" + first + "' (commands: " + known + ")";
+  const std::string meant = closest_name(first, names);
+  return "unknown command '" + first + "' (commands: " + known + ")" + (meant.empty() ? "" : "; did you mean '" + meant + "'?");
+}
+
+/// For CLI11's "The following argument(s) were not expected" of a subcommand: the first argument
+/// that looks like an option of none of its names, with the option the user probably meant
+/// ("; did you mean --rel-tol instead of --reltol?"); else "".
+std::string misspelled_option_hint(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands()) sub = s;  // the parsed subcommand
+  if (sub == nullptr) return {};
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub->get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    a = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), a) != names.end()) continue;
+    const std::string meant = closest_name(a, names);
+    return meant.empty() ? std::string() : "; did you mean " + meant + " instead of " + a + "?";
+  }
+  return {};
+}
+
+/// The placeholders of the options whose values are read as text and checked by the command
+/// (integrate_args.cpp, scan_command.cpp, pi_command.cpp), by long name: --help shows
+/// "--dim INT" rather than CLI11's "--dim TEXT".
+void name_placeholders(CLI::App& app) {
+  static const std::pair<const char*, const char*> placeholders[] = {
+      {"dim", "INT"},           {"rel-tol", "FLOAT"},      {"abs-tol", "FLOAT"},       {"max-iterations", "INT"},
+      {"adapt-iterations", "INT"}, {"skip", "INT"},        {"min-iterations", "INT"},  {"max-chi2-dof", "FLOAT"},
+      {"alpha", "FLOAT"},       {"beta", "FLOAT"},         {"threads", "INT"},         {"threads-per-block", "INT"},
+      {"backend", "cpu|cuda|auto"}, {"max-memory", "BYTES"}, {"bins", "N|auto"},       {"samples", "N"},
+      {"seed", "UINT"}};
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    for (CLI::Option* o : sub->get_options([](CLI::Option*) { return true; }))
+    {
+      if (o->get_type_name() != "TEXT") continue;
+      if (o->get_lnames().empty() && o->get_name() == "integrand") o->type_name("NAME");  // the positional
+      for (const auto& [name, placeholder] : placeholders)
+        if (o->check_lname(name)) o->type_name(placeholder);
+    }
 }
 
 }  // namespace
@@ -79,6 +172,12 @@ int main(int argc, char** argv) {
         {"pi", mcubes::cli::add_pi_command(app)},
         {"scan", mcubes::cli::add_scan_command(app)},
     };
+    name_placeholders(app);
+    if (argc < 2) {  // a bare `mcubes`: the usage, then the one-line error
+      std::fputs(app.help().c_str(), stdout);
+      print_error("a command is required: integrate, list, pi or scan ('mcubes COMMAND --help' for its options)");
+      return exit_bad_input;
+    }
     app.parse(argc, argv);
     for (const auto& [name, run] : commands)
       if (run && app.got_subcommand(name)) return with_stdout_checked(run());
@@ -87,7 +186,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return with_stdout_checked(app.exit(e));  // --help, --version
     const std::string unknown = unknown_command_message(app, argc, argv);
-    print_error(unknown.empty() ? e.what() : unknown);
+    std::string message = unknown.empty() ? e.what() : unknown;
+    if (unknown.empty() && message.rfind("The following argument", 0) == 0) message += misspelled_option_hint(app, argc, argv);
+    print_error(message);
     return exit_bad_input;
   } catch (const mcubes::invalid_input& e) {
     print_error(e.what());

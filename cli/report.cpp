@@ -179,8 +179,7 @@ void print_result(std::FILE* out, const run_report& r) {
                short_number(res.chi2_dof).c_str(), res.dof, short_number(res.q).c_str());
   std::fprintf(out, "evaluations: %llu in %.4g s (%s evaluations/s)\n", static_cast<unsigned long long>(res.n_eval),
                res.seconds, short_number(evals_per_second(res)).c_str());
-  std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(res.seed));
-  std::fprintf(out, "backend: %s, %d thread%s\n", r.backend_description.c_str(), r.threads, r.threads == 1 ? "" : "s");
+  std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(res.seed));  // the backend: in the header
   const accuracy a = compare_with_exact(r);
   if (r.user) return;  // no exact value
   if (!r.lower.empty()) {
@@ -193,7 +192,7 @@ void print_result(std::FILE* out, const run_report& r) {
 }
 
 void print_quiet_result(std::FILE* out, const run_report& r) {
-  std::fprintf(out, "result: %.17g +- %.6g (%s", r.res.estimate, r.res.error, to_string(r.res.status));
+  std::fprintf(out, "result: %s (%s", format_with_error(r.res.estimate, r.res.error).c_str(), to_string(r.res.status));
   for (const warning w : all_warnings)
     if (r.res.has_warning(w)) std::fprintf(out, "; warning: %s", to_string(w));
   std::fprintf(out, ")\n");

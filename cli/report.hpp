@@ -93,11 +93,13 @@ void print_table_legend(std::FILE* out);
 void print_iteration_table(std::FILE* out, const result& res);
 
 /// Prints the result lines: estimate +- error (estimate with 17 significant digits, so the printed
-/// value is the exact double), status, iterations, evaluations and evaluations/s, seed, backend,
-/// and the exact value, true relative error and pull.
+/// value is the exact double), status, iterations, evaluations and evaluations/s, seed, and the
+/// exact value, true relative error and pull (the backend is in the header, once).
 void print_result(std::FILE* out, const run_report& r);
 
-/// Prints the single line of --quiet: "result: <estimate> +- <error> (<status>)".
+/// Prints the single line of --quiet: "result: <value(error)> (<status>[; warning: ...])", e.g.
+/// "result: 1.084653(69)e-02 (converged)" (format_with_error; the estimate alone, 17 digits, when
+/// the error is 0 or not finite). The full-precision numbers are in --json.
 void print_quiet_result(std::FILE* out, const run_report& r);
 
 /// The JSON record of a run (with --expr/--body, or a region of its own, "exact", "true_rel_error"

@@ -348,6 +348,50 @@ TEST(Cli, HelpExitsZero) {
     EXPECT_NE(h.out.find(option), std::string::npos) << option;
 }
 
+// A bare `mcubes`: the usage (the commands) on stdout, one error line on stderr, exit 2.
+TEST(Cli, BareCommandPrintsTheUsageAndExitsTwo) {
+  const cli_run r = run_cli("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
+  for (const char* command : {"integrate", "list", "pi", "scan"}) EXPECT_NE(r.out.find(command), std::string::npos) << command;
+  EXPECT_EQ(r.err, "mcubes: error: a command is required: integrate, list, pi or scan ('mcubes COMMAND --help' for its "
+                   "options)\n");
+}
+
+// --help names what each option takes (INT, FLOAT, ...), never CLI11's TEXT.
+TEST(Cli, HelpShowsWhatEachOptionTakes) {
+  const cli_run i = run_cli("integrate --help");
+  for (const char* shown : {"--dim INT", "--rel-tol FLOAT", "--abs-tol FLOAT", "--max-iterations INT", "--skip INT",
+                            "--max-chi2-dof FLOAT", "--alpha FLOAT", "--beta FLOAT", "--threads INT",
+                            "--threads-per-block INT", "--backend cpu|cuda|auto", "--max-memory BYTES", "--seed UINT"})
+    EXPECT_NE(i.out.find(shown), std::string::npos) << shown;
+  const cli_run s = run_cli("scan --help");
+  EXPECT_NE(s.out.find("--bins N|auto"), std::string::npos) << s.out;
+  const cli_run p = run_cli("pi --help");
+  EXPECT_NE(p.out.find("--samples N"), std::string::npos) << p.out;
+  for (const cli_run* r : {&i, &s, &p}) {
+    EXPECT_EQ(r->exit_code, 0);
+    EXPECT_EQ(r->out.find(" TEXT "), std::string::npos) << r->out;
+    EXPECT_EQ(r->out.find(" TEXT="), std::string::npos) << r->out;
+  }
+}
+
+// --quiet: one line, the value(error) form of the report and the status; the same run's JSON
+// has that text as result_text.
+TEST(Cli, QuietPrintsTheValueWithItsErrorAndTheStatus) {
+  const std::string run = "integrate f3 --dim 3 --calls-per-iter 1e5 --seed 9 --backend cpu";
+  const cli_run q = run_cli(run + " --quiet");
+  const cli_run j = run_cli(run + " --json -");
+  ASSERT_TRUE(q.exit_code == 0 || q.exit_code == 1) << q.err;
+  EXPECT_EQ(j.exit_code, q.exit_code) << j.err;
+  const json doc = json::parse(j.out);
+  ASSERT_TRUE(doc.at("warnings").empty()) << j.out;
+  const std::string status = " (" + doc.at("status").get<std::string>() + ")\n";
+  EXPECT_EQ(q.out, "result: " + doc.at("result_text").get<std::string>() + status);
+  EXPECT_LT(q.out.find('('), q.out.find(status)) << q.out;  // value(error): a parenthesis before the status
+  EXPECT_EQ(q.err, "");
+}
+
 TEST(Cli, ListShowsEveryIntegrandWithItsExactValue) {
   const cli_run r = run_cli("list");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -157,10 +157,10 @@ TEST(JitCli, BodyOverARegionOfItsOwn) {
 }
 
 TEST(JitCli, LowerAndUpperForEveryAxis) {
-  const cli_run r = run_cli("integrate --expr 'x[0] * x[1]' --dim 2 --lower 1 --upper 3 --backend cpu -q");
+  const cli_run r = run_cli("integrate --expr 'x[0] * x[1]' --dim 2 --lower 1 --upper 3 --backend cpu --json -");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  double estimate = 0, error = 0;
-  ASSERT_EQ(std::sscanf(r.out.c_str(), "result: %lf +- %lf", &estimate, &error), 2) << r.out;
+  const json j = json::parse(r.out);
+  const double estimate = j.at("estimate").get<double>(), error = j.at("error").get<double>();
   EXPECT_LE(std::fabs(estimate - 16.0), max_pull * error) << r.out;  // (int_1^3 x dx)^2 = 4^2
 }
 
