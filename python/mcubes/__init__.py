@@ -47,6 +47,7 @@ on the CUDA backend (Vegas only; plain_mc and midpoint take NumPy callables and 
 strings run on any backend the compiler supports (``"cuda"`` needs nvcc and a GPU).
 """
 
+import html
 import math
 import os
 
@@ -504,6 +505,11 @@ class Integrator:
             return Result(self._native.integrate_device(adapter, opts, callback))
         return Result(self._native.integrate(g, opts, callback))
 
+    def __call__(self, f, *, callback=None, **options):
+        """integ(f, ...) is integ.integrate(f, ...): vegas's call shape, with mcubes's option names
+        (calls_per_iteration, max_iterations, ...; vegas's neval and nitn are not taken)."""
+        return self.integrate(f, callback=callback, **options)
+
     def edges(self):
         """The adaptive map: an array of shape (d, n_bins + 1) of unit coordinates (row j: axis j's edges)."""
         return self._native.edges()
@@ -576,6 +582,29 @@ class Result:
     def converged(self):
         return self.status == "converged"
 
+    @property
+    def mean(self):
+        """The estimate (gvar's and vegas's name)."""
+        return self.estimate
+
+    @property
+    def sdev(self):
+        """The error, one standard deviation (gvar's and vegas's name)."""
+        return self.error
+
+    def __float__(self):
+        return float(self.estimate)
+
+    def to_gvar(self):
+        """The estimate and its error as a gvar.GVar (needs the gvar package; ImportError otherwise)."""
+        return _gvar().gvar(self.estimate, self.error)
+
+    def _repr_html_(self):
+        """Jupyter's display: the value(error), the status and the iteration table."""
+        return (f"<p><b>{html.escape(self._value_text())}</b> &nbsp; {html.escape(self.status)}"
+                f" &nbsp; ({self.iterations} iterations, {self.n_eval} evaluations, seed {self.seed})</p>"
+                f"<pre>{html.escape(self.summary())}</pre>")
+
     def __repr__(self):
         return (f"Result(estimate={self.estimate!r}, error={self.error!r}, chi2_dof={self.chi2_dof!r}, q={self.q!r}, "
                 f"status={self.status!r}, iterations={self.iterations}, n_eval={self.n_eval}, seed={self.seed})")
@@ -629,6 +658,14 @@ class VectorResult(Result):
     def __str__(self):
         return f"{self._value_text()} ({self.status})"
 
+    def __float__(self):
+        raise TypeError(f"float() of a vector result of {len(self.estimate)} components: take one, "
+                        "e.g. float(r.estimate[0])")
+
+    def to_gvar(self):
+        """The N estimates with their covariance as an array of correlated gvar.GVar (needs gvar)."""
+        return _gvar().gvar(np.asarray(self.estimate), np.asarray(self.covariance))
+
     def _value_text(self):
         return "[" + ", ".join(_with_error(e, s) for e, s in zip(self.estimate, self.error)) + "]"
 
@@ -640,6 +677,15 @@ class VectorResult(Result):
             lines.append(f"component {i}: {_with_error(e, s)}  chi2/dof {c:.2f}")
         lines.append(f"vector: chi2/dof {self.chi2_dof_vector:.2f} (dof {self.dof_vector}), Q {self.q_vector:.2f}")
         return "\n".join(lines) + "\n"
+
+
+def _gvar():
+    try:
+        import gvar
+    except ImportError as e:
+        raise ImportError("to_gvar() needs the gvar package (pip install gvar); r.mean and r.sdev need "
+                          "nothing") from e
+    return gvar
 
 
 def _with_error(value, error):

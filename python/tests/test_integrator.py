@@ -45,3 +45,13 @@ def test_options_fixed_at_construction_are_named():
     with pytest.raises(ValueError, match=r"^calls_per_iteration must be at least 2"):
         integ.integrate(poly, calls_per_iteration=1)
     assert integ.next_iteration == 0
+
+
+def test_calling_the_integrator_is_integrate():
+    opts = dict(calls_per_iteration=5000, seed=6, max_iterations=3, skip=0, min_iterations=1, rel_tol=1e-12)
+    called = mcubes.Integrator([(0, 1)] * 2, **opts)
+    integrated = mcubes.Integrator([(0, 1)] * 2, **opts)
+    a, b = called(poly), integrated.integrate(poly)
+    assert_same_result(a, b)
+    assert called.next_iteration == integrated.next_iteration == 3
+    assert_same_result(called(poly, max_iterations=2), integrated.integrate(poly, max_iterations=2))

@@ -107,3 +107,29 @@ def test_warnings_and_the_inverse_variance_average():
     s = mcubes.vegas(poly, [(0, 1)] * 3, rel_tol=1e-4, calls_per_iteration=100000, seed=1)
     assert s.warnings == []
     assert abs(s.inverse_variance_estimate - s.estimate) <= 3 * s.error
+
+
+def test_result_reads_as_vegas_and_gvar_results_do():
+    r = mcubes.vegas(poly, [(0, 1)] * 3, calls_per_iteration=20000, seed=2)
+    assert r.mean == r.estimate and r.sdev == r.error
+    assert float(r) == r.estimate
+    try:
+        import gvar
+    except ImportError:
+        with pytest.raises(ImportError, match=r"^to_gvar\(\) needs the gvar package"):
+            r.to_gvar()
+    else:
+        g = r.to_gvar()
+        assert isinstance(g, gvar.GVar) and g.mean == r.estimate and g.sdev == r.error
+    page = r._repr_html_()
+    assert page.startswith("<p><b>") and mcubes._with_error(r.estimate, r.error) in page
+    assert r.status in page and "<pre>" in page and r.summary().splitlines()[0].strip().split()[0] in page
+    assert "<" not in page.split("<pre>")[1].split("</pre>")[0]  # the table is escaped
+
+
+def test_a_vector_result_has_no_single_float():
+    r = mcubes.vegas_vector(lambda x: np.stack([poly(x), 2 * poly(x)], axis=1), [(0, 1)] * 2, calls_per_iteration=5000,
+                            max_iterations=3, skip=0, min_iterations=1, rel_tol=1e-12, seed=4)
+    assert np.array_equal(r.mean, r.estimate) and np.array_equal(r.sdev, r.error)
+    with pytest.raises(TypeError, match=r"^float\(\) of a vector result of 2 components"):
+        float(r)
