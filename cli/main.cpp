@@ -117,9 +117,10 @@ std::string unknown_command_message(const CLI::App& app, int argc, char** argv) 
   return "unknown command '" + first + "' (commands: " + known + ")" + (meant.empty() ? "" : "; did you mean '" + meant + "'?");
 }
 
-/// For CLI11's "The following argument(s) were not expected" of a subcommand: the first argument
-/// that looks like an option of none of its names, with the option the user probably meant
-/// ("; did you mean --rel-tol instead of --reltol?"); else "".
+/// For a parse error of a subcommand ("The following arguments were not expected: ...", or
+/// "--samples is required" when --sample was typed): the first argument that looks like an option
+/// of none of its names, with the option the user probably meant ("; did you mean --rel-tol
+/// instead of --reltol?"); else "".
 std::string misspelled_option_hint(const CLI::App& app, int argc, char** argv) {
   const CLI::App* sub = nullptr;
   for (const CLI::App* s : app.get_subcommands()) sub = s;  // the parsed subcommand
@@ -187,7 +188,7 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return with_stdout_checked(app.exit(e));  // --help, --version
     const std::string unknown = unknown_command_message(app, argc, argv);
     std::string message = unknown.empty() ? e.what() : unknown;
-    if (unknown.empty() && message.rfind("The following argument", 0) == 0) message += misspelled_option_hint(app, argc, argv);
+    if (unknown.empty()) message += misspelled_option_hint(app, argc, argv);  // also "--samples is required"
     print_error(message);
     return exit_bad_input;
   } catch (const mcubes::invalid_input& e) {
