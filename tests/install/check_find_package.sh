@@ -17,6 +17,27 @@ CMK
 cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release > "$tmp/cfg.log"
 cmake --build "$tmp/consumer/build" > "$tmp/build.log"
 "$tmp/consumer/build/basic"
+# The licence and the documentation under share/doc/mcubes.
+for f in LICENSE README.md CHANGELOG.md CITATION.cff guide.md; do
+  [ -s "$tmp/prefix/share/doc/mcubes/$f" ] || { echo "not installed: share/doc/mcubes/$f" >&2; exit 1; }
+done
+# pkg-config: the installed mcubes.pc (relocatable) names the installed headers, and basic.cpp
+# builds with its flags alone. Without a pkg-config program, the file is checked as text.
+pc="$tmp/prefix/share/pkgconfig/mcubes.pc"
+[ -s "$pc" ] || { echo "not installed: share/pkgconfig/mcubes.pc" >&2; exit 1; }
+grep -q '^Cflags: -std=c++17 -I${includedir}$' "$pc" || { echo "mcubes.pc: unexpected Cflags" >&2; exit 1; }
+if command -v pkg-config > /dev/null; then
+  flags=$(PKG_CONFIG_PATH="$tmp/prefix/share/pkgconfig" pkg-config --cflags --libs mcubes)
+  inc=$(PKG_CONFIG_PATH="$tmp/prefix/share/pkgconfig" pkg-config --variable=includedir mcubes)
+  [ "$(cd "$inc" && pwd -P)" = "$(cd "$tmp/prefix/include" && pwd -P)" ] ||
+    { echo "mcubes.pc: includedir $inc is not the installed include folder" >&2; exit 1; }
+  [ "$(PKG_CONFIG_PATH="$tmp/prefix/share/pkgconfig" pkg-config --modversion mcubes)" = "$(sed -n 's/^Version: //p' "$pc")" ]
+  # shellcheck disable=SC2086
+  c++ -O1 -o "$tmp/basic_pc" "$src/examples/basic.cpp" $flags
+  "$tmp/basic_pc" > /dev/null
+else
+  echo "check_find_package: no pkg-config program; mcubes.pc checked as text only"
+fi
 # The installed command compiles an integrand given as text against the installed headers
 # (<prefix>/include beside <prefix>/bin), in a cache folder of its own.
 if [ -x "$tmp/prefix/bin/mcubes" ]; then
