@@ -7,6 +7,7 @@
 ///   3  runtime failure: any other mcubes::error (non-finite integrand, numerical error, no CUDA
 ///      backend) or other exception
 /// Errors are one line on stderr: "mcubes: error: <message>".
+/// `mcubes --completion bash` prints the bash completion script (cli/completion.hpp).
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -25,6 +26,7 @@
 #include <mcubes/config.hpp>
 #include <mcubes/error.hpp>
 
+#include "completion.hpp"
 #include "integrate_command.hpp"
 #include "list_command.hpp"
 #include "pi_command.hpp"
@@ -174,6 +176,14 @@ int main(int argc, char** argv) {
         {"scan", mcubes::cli::add_scan_command(app)},
     };
     name_placeholders(app);
+    if (argc >= 2 && std::string(argv[1]) == "--completion") {  // the build's bash completion script
+      if (argc != 3 || std::string(argv[2]) != "bash") {
+        print_error("--completion takes one shell: bash");
+        return exit_bad_input;
+      }
+      std::fputs(mcubes::cli::bash_completion(app).c_str(), stdout);
+      return with_stdout_checked(0);
+    }
     if (argc < 2) {  // a bare `mcubes`: the usage, then the one-line error
       std::fputs(app.help().c_str(), stdout);
       print_error("a command is required: integrate, list, pi or scan ('mcubes COMMAND --help' for its options)");

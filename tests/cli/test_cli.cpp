@@ -392,6 +392,27 @@ TEST(Cli, QuietPrintsTheValueWithItsErrorAndTheStatus) {
   EXPECT_EQ(q.err, "");
 }
 
+// `mcubes --completion bash`: a script whose _mcubes completes the commands, each command's
+// options, the suite's integrands and the values of --backend (run in bash, as the shell would).
+TEST(Cli, BashCompletionCompletesCommandsOptionsIntegrandsAndValues) {
+  const auto complete = [](const std::string& words, int cword) {
+    const std::string script = std::string("source <('") + MCUBES_CLI_PATH + "' --completion bash) && COMP_WORDS=(" +
+                               words + ") && COMP_CWORD=" + std::to_string(cword) + " && _mcubes && echo \"${COMPREPLY[*]}\"";
+    return mcubes_test::run_captured("bash -c '" + std::regex_replace(script, std::regex("'"), "'\\''") + "'",
+                                     "mcubes_completion");
+  };
+  const cli_run commands = complete("mcubes sc", 1);
+  EXPECT_EQ(commands.exit_code, 0) << commands.err;
+  EXPECT_EQ(commands.out, "scan\n");
+  EXPECT_EQ(complete("mcubes integrate --rel", 2).out, "--rel-tol\n");
+  EXPECT_EQ(complete("mcubes pi --sam", 2).out, "--samples\n");
+  EXPECT_EQ(complete("mcubes integrate f", 2).out, "f1 f2 f3 f4 f5 f6 fA fB\n");
+  EXPECT_EQ(complete("mcubes integrate f4 --backend c", 3).out, "cpu cuda\n");
+  const cli_run bad = run_cli("--completion zsh");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "mcubes: error: --completion takes one shell: bash\n");
+}
+
 TEST(Cli, ListShowsEveryIntegrandWithItsExactValue) {
   const cli_run r = run_cli("list");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -41,5 +41,7 @@ fi
 # The installed command compiles an integrand given as text against the installed headers
 # (<prefix>/include beside <prefix>/bin), in a cache folder of its own.
 if [ -x "$tmp/prefix/bin/mcubes" ]; then
+  grep -q '^complete -o default -F _mcubes mcubes$' "$tmp/prefix/share/bash-completion/completions/mcubes" ||
+    { echo "not installed: share/bash-completion/completions/mcubes" >&2; exit 1; }
   XDG_CACHE_HOME="$tmp/cache" "$tmp/prefix/bin/mcubes" integrate --expr 'x[0] * x[1]' --dim 2 --backend cpu -q
 fi
