@@ -407,7 +407,7 @@ TEST(Cli, BashCompletionCompletesCommandsOptionsIntegrandsAndValues) {
   EXPECT_EQ(complete("mcubes integrate --rel", 2).out, "--rel-tol\n");
   EXPECT_EQ(complete("mcubes pi --sam", 2).out, "--samples\n");
   EXPECT_EQ(complete("mcubes integrate f", 2).out, "f1 f2 f3 f4 f5 f6 fA fB\n");
-  EXPECT_EQ(complete("mcubes integrate f4 --backend c", 3).out, "cpu cuda\n");
+  EXPECT_EQ(complete("mcubes integrate f4 --backend c", 4).out, "cpu cuda\n");
   const cli_run bad = run_cli("--completion zsh");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "mcubes: error: --completion takes one shell: bash\n");
