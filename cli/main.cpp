@@ -153,8 +153,7 @@ void name_placeholders(CLI::App& app) {
       {"backend", "cpu|cuda|auto"}, {"max-memory", "BYTES"}, {"bins", "N|auto"},       {"samples", "N"},
       {"seed", "UINT"}};
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    for (CLI::Option* o : sub->get_options([](CLI::Option*) { return true; }))
-    {
+    for (CLI::Option* o : sub->get_options([](CLI::Option*) { return true; })) {
       if (o->get_type_name() != "TEXT") continue;
       if (o->get_lnames().empty() && o->get_name() == "integrand") o->type_name("NAME");  // the positional
       for (const auto& [name, placeholder] : placeholders)
