@@ -32,10 +32,10 @@ std::vector<double> spread_values(std::size_t n, unsigned seed) {
 
 template <int B>
 __global__ void block_merge_kernel(const double* a, const mcubes::moments* m, double* out_sum, mcubes::moments* out_m) {
-  __shared__ mcubes::cuda::block_tree_storage<double, B> s1;
-  __shared__ mcubes::cuda::block_tree_storage<mcubes::moments, B> s2;
-  const double r = mcubes::cuda::block_tree_merge<B>(a[threadIdx.x], s1, mcubes::plus_merge{});
-  const mcubes::moments rm = mcubes::cuda::block_tree_merge<B>(m[threadIdx.x], s2, mcubes::merge_partials{});
+  __shared__ mcubes::cuda_detail::block_tree_storage<double, B> s1;
+  __shared__ mcubes::cuda_detail::block_tree_storage<mcubes::moments, B> s2;
+  const double r = mcubes::cuda_detail::block_tree_merge<B>(a[threadIdx.x], s1, mcubes::plus_merge{});
+  const mcubes::moments rm = mcubes::cuda_detail::block_tree_merge<B>(m[threadIdx.x], s2, mcubes::merge_partials{});
   if (threadIdx.x == 0) {
     *out_sum = r;
     *out_m = rm;

@@ -89,6 +89,37 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
   const result cpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
   expect_same_result(gpu, cpu);
 }
+
+// VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled one segment
+// per thread (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
+// threads), for block sizes 32 and 1024, in adapting and non-adapting iterations; the run has them.
+struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak off the grid, +, -, *, / only
+  __host__ __device__ double operator()(const point<4>& x) const {
+    double r2 = 1e-4;
+    for (int i = 0; i < 4; ++i) r2 += (x[i] - 0.37) * (x[i] - 0.37);
+    return 1.0 / r2;
+  }
+};
+
+TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 200000;
+  ASSERT_EQ(o.stratification, stratification_mode::adaptive);
+  cuda_launch_policy policy;
+  policy.threads_per_block = 32;
+  cuda_backend gpu32(policy);
+  const result gpu = vegas_with<4>(rational_peak4{}, region<4>::unit(), o, gpu32);
+  EXPECT_GT(gpu32.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
+  policy.threads_per_block = 1024;
+  expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+  o.backend = backend_kind::cpu;
+  for (int threads : {1, 3}) {
+    o.threads = threads;
+    SCOPED_TRACE(testing::Message() << "CPU threads " << threads);
+    expect_same_result(gpu, integrate<4>(rational_peak4{}, region<4>::unit(), o));
+  }
+}
 #endif
 
 template <int D, class F>

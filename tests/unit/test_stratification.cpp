@@ -190,6 +190,7 @@ TEST(Stratification, BadInputThrows) {
 // ---- VEGAS+ (core/cube_counts.hpp)
 
 #include "mcubes/core/cube_counts.hpp"
+#include "mcubes/core/sampler.hpp"
 
 #include <cmath>
 #include <limits>
@@ -217,9 +218,16 @@ TEST(AdaptiveStratification, GridOfAQuarterOfTheCalls) {
       EXPECT_GE(s.chunk_cubes, 1u);
       EXPECT_EQ(s.n_chunks, (s.n_cubes + s.chunk_cubes - 1) / s.chunk_cubes);
       EXPECT_LE(s.n_chunks, mcubes::max_chunks);
+      // segments: a power of two >= 64 and >= 2 floor(N/m), the smallest such
+      const u64 L = s.segment_samples;
+      EXPECT_EQ(L & (L - 1), 0u);
+      EXPECT_GE(L, 64u);
+      EXPECT_GE(L, 2 * (calls / s.n_cubes));
+      EXPECT_TRUE(L == 64 || L / 2 < 2 * (calls / s.n_cubes));
     }
   }
   EXPECT_FALSE(mcubes::make_stratification(4, 1000).adaptive());
+  EXPECT_EQ(mcubes::make_stratification(4, 1000).segment_samples, 0u);
 }
 
 TEST(CubeShare, PowersBySquareRootsOnly) {
@@ -262,6 +270,137 @@ TEST(CubeCounts, BasePlusFlooredShareCappedAndSummedExactly) {
   const mcubes::share_sum_chunk sum{share, 5, 2};
   EXPECT_EQ(sum(1), 1.0 + 1e9);
   EXPECT_EQ(sum(2), 0.333);
+}
+
+// The segment rule of sample_cubes (core/sampler.hpp): a sub-cube's sums are the serial sums of
+// its segments' serial sums; a sub-cube of at most L samples is its plain serial sum. And a backend
+// that samples the large sub-cubes' segments apart (sample_segment, finish_cube) and hands them to
+// sample_cubes as precomputed (the CUDA backend's heavy sub-cubes) gets the same bits.
+struct bumpy3 {
+  double operator()(const mcubes::point<3>& x) const { return 1.0 + 1e3 * x[0] * x[0] * x[1] + (x[2] < 0.3 ? 7.5 : 0.1); }
+};
+
+struct sum_sink {  // integer sums of the bin terms per (level, axis, bin) of 3 axes x 4 bins: any order, same value
+  static constexpr bool enabled = true;
+  std::vector<u64> v = std::vector<u64>(8 * 3 * 4, 0);
+  void add(int j, int b, u64 q) { v[j * 4 + b] += q; }
+  void add_level(int l, int j, int b, u64 q) { v[(l * 3 + j) * 4 + b] += q; }
+};
+
+struct test_precomputed {
+  static constexpr bool enabled = true;
+  const std::vector<double>* means;
+  const std::vector<double>* vars;
+  std::uint64_t segment;
+  std::uint64_t first(std::uint64_t) const { return 0; }  // the test passes the whole range
+  bool precomputed(std::uint64_t n) const { return n > segment; }
+  double mean(std::uint64_t h) const { return (*means)[h]; }
+  double var(std::uint64_t h) const { return (*vars)[h]; }
+};
+
+TEST(SegmentRule, SerialSumsOfSegmentsAndTheSplitPassAgree) {
+  using namespace mcubes;
+  constexpr int D = 3;
+  const stratification st = make_adaptive_stratification(D, 4000);
+  ASSERT_EQ(st.segment_samples, 64u);
+  sampling_params<D> sp;
+  for (int j = 0; j < D; ++j) sp.lower[j] = 0, sp.width[j] = 1;
+  sp.g = st.g;
+  sp.inv_g = 1.0 / static_cast<double>(st.g);
+  sp.n_cubes = st.n_cubes;
+  sp.p = st.samples_per_cube;
+  sp.chunk_cubes = st.chunk_cubes;
+  sp.seed = 7;
+  sp.iteration = 3;
+  std::vector<double> share(st.n_cubes), out_serial(st.n_cubes), out_split(st.n_cubes);
+  for (u64 c = 0; c < st.n_cubes; ++c) share[c] = (c % 7 == 3) ? 50.0 : (c % 5) * 0.5;  // some sub-cubes of 2-4 segments
+  sp.counts.n_base = st.min_samples_per_cube;
+  sp.counts.n_extra_max = st.samples_per_cube - st.min_samples_per_cube;
+  sp.counts.scale = 4.0;
+  sp.counts.share_in = share.data();
+  sp.counts.segment = st.segment_samples;
+  sp.counts.beta16 = 12;
+  const std::vector<double> edges = [] {
+    std::vector<double> e;
+    for (int j = 0; j < D; ++j)
+      for (int i = 0; i <= 4; ++i) e.push_back(i / 4.0);
+    return e;
+  }();
+  const map_view<D> map{edges.data(), 4};
+  const vegas_stream_uniforms uni{sp.seed, sp.iteration};
+  const bumpy3 f;
+  const u64 L = st.segment_samples;
+
+  // 1. each sub-cube alone against the rule written out
+  u64 multi = 0;
+  for (u64 c = 0; c < st.n_cubes; ++c) {
+    const u64 n = sp.counts.count(c);
+    multi += n > L;
+    cube_coord_t<D> coord[D];
+    cube_start<D>(c, sp.g, coord);
+    sum_sink bins;
+    const chunk_partial one = sample_cubes<D>(f, sp, map, c, c + 1, coord, bins, uni);
+    double cd[D];
+    std::uint64_t ic[D];
+    cube_coordinates<D>(c, sp.g, ic);
+    for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(ic[j]);
+    double s1 = 0, s2 = 0, t1 = 0, t2 = 0;
+    for (u64 k = 0; k < n; ++k) {
+      point<D> x;
+      int bin[D];
+      const double jac = make_sample<D>(sp, map, uni, cd, c * sp.p + k, x, bin);
+      const double fj = f(x) * jac;
+      t1 += fj;
+      t2 += fj * fj;
+      if ((k + 1) % L == 0 || k + 1 == n) s1 += t1, s2 += t2, t1 = t2 = 0;
+    }
+    const double pd = static_cast<double>(n);
+    const double mean = s1 / pd;
+    double var = (s2 - s1 * mean) / (pd * (pd - 1));
+    if (var <= 0) var = 0;
+    ASSERT_EQ(one.estimate, mean) << "sub-cube " << c << " of " << n << " samples";
+    ASSERT_EQ(one.variance, var) << "sub-cube " << c;
+  }
+  ASSERT_GT(multi, 0u) << "no sub-cube of several segments: the test misses the rule";
+
+  // 2. the whole pass, serial, against the split one
+  sp.counts.share_out = out_serial.data();
+  cube_coord_t<D> coord[D] = {};
+  sum_sink bins_serial, bins_split;
+  const chunk_partial serial = sample_cubes<D>(f, sp, map, 0, st.n_cubes, coord, bins_serial, uni);
+  sp.counts.share_out = out_split.data();
+  std::vector<double> means, vars;
+  chunk_partial flags_split;
+  for (u64 c = 0; c < st.n_cubes; ++c) {
+    const u64 n = sp.counts.count(c);
+    if (n <= L) continue;
+    std::uint64_t ic[D];
+    cube_coordinates<D>(c, sp.g, ic);
+    double cd[D];
+    for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(ic[j]);
+    std::vector<double> seg1, seg2;  // each segment apart (as one thread each would)
+    for (u64 k0 = 0; k0 < n; k0 += L) {
+      double t1 = 0, t2 = 0;
+      sample_segment<D>(f, sp, map, uni, cd, c * sp.p + k0, c * sp.p + std::min(n, k0 + L), c * sp.p,
+                        sp.bin_scale / static_cast<double>(n), bins_split, flags_split, t1, t2, no_poll{});
+      seg1.push_back(t1);
+      seg2.push_back(t2);
+    }
+    double s1 = 0, s2 = 0;
+    for (std::size_t i = 0; i < seg1.size(); ++i) s1 += seg1[i], s2 += seg2[i];
+    const cube_estimate ce = finish_cube(s1, s2, static_cast<double>(n), sp.counts, c);
+    means.push_back(ce.mean);
+    vars.push_back(ce.var);
+  }
+  cube_coord_t<D> coord2[D] = {};
+  const chunk_partial split = sample_cubes<D>(f, sp, map, 0, st.n_cubes, coord2, bins_split, uni, no_poll{},
+                                              test_precomputed{&means, &vars, L});
+  EXPECT_EQ(split.estimate, serial.estimate);
+  EXPECT_EQ(split.variance, serial.variance);
+  EXPECT_EQ(split.n_nonzero + flags_split.n_nonzero, serial.n_nonzero);
+  EXPECT_EQ(std::max(split.max_contribution, flags_split.max_contribution), serial.max_contribution);
+  EXPECT_EQ(bins_split.v, bins_serial.v);
+  EXPECT_EQ(out_split, out_serial);
 }
 
 }  // namespace

@@ -181,6 +181,7 @@ class vegas_run {
         a.evaluations = st_.n_eval();
       }
       sp_.counts.beta16 = beta16;
+      sp_.counts.segment = st_.segment_samples;
       sync_counts();
     }
     cube_weight_ = reg.volume() / static_cast<double>(st_.n_cubes);  // V/m

@@ -75,6 +75,9 @@ class cuda_backend {
   int last_grid() const noexcept { return last_.grid; }
   /// Whether the last adapting launch kept its bins in shared memory.
   bool last_shared_bins() const noexcept { return last_.shared_bins; }
+  /// VEGAS+: the sub-cubes sampled one segment per thread (their count above the segment length;
+  /// backend/cuda/heavy_cubes.cuh) by this backend's scalar passes so far, summed over the passes.
+  std::uint64_t heavy_cubes_sampled() const noexcept { return last_.heavy_cubes; }
   /// The host workers of a batch's host work (algorithm/vegas_batch.hpp): at most 8 threads
   /// (hardware threads), started on first use (backend/worker_pool.hpp).
   worker_pool& host_workers() noexcept { return host_pool_; }
@@ -117,14 +120,14 @@ class cuda_backend {
   template <class T, class ChunkFn, class Merge>
   T reduce(std::uint64_t n_chunks, const ChunkFn& chunk, const Merge& merge) {
     device_.use();
-    return cuda::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
+    return cuda_detail::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
   }
   /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (launch.cuh count_chunks).
   /// @throws cuda_error if a CUDA call fails.
   template <class ChunkFn>
   std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) {
     device_.use();
-    return cuda::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
+    return cuda_detail::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
   }
   /// Geometry and kernel time of the last reduce or count (for reports).
   const launch_report& last_launch() const noexcept { return last_launch_; }

@@ -34,6 +34,13 @@
 /// floor. So every backend, thread count, block size and device computes the same n_h. The samples
 /// of sub-cube h have the indices h * n_cap + k, k < n_h (random.hpp keys the uniforms by index), so
 /// a change of one sub-cube's count moves no other sub-cube's points.
+///
+/// Segments: the sums of a sub-cube are taken over segments of L consecutive samples, then over
+/// the segments in order (core/sampler.hpp, sample_cubes), L a power of two with
+/// L >= max(64, 2 floor(N/m)), a function of (d, N) only. A sub-cube of at most L samples (every
+/// sub-cube of a first iteration) is one segment; the larger ones, together at most N samples, have
+/// at most 2 N / L <= m segments, so that a backend that samples their segments in parallel needs
+/// O(m) memory (backend/cuda/heavy_cubes.cuh).
 
 #include <cmath>
 #include <cstdint>
@@ -66,6 +73,9 @@ struct cube_counts {
   const double* share_in = nullptr;  ///< d_h of the last adapting iteration (null: none)
   double* share_out = nullptr;       ///< where this pass writes its d_h (null: nowhere)
   std::uint32_t beta16 = 12;         ///< 16 beta
+  /// L, the samples of a segment (core/sampler.hpp, sample_cubes): a power of two >= 64 and at least
+  /// twice floor(N/m) (stratification::segment_samples); 0: one segment per sub-cube.
+  std::uint64_t segment = 0;
 
   MCUBES_HOST_DEVICE bool per_cube() const noexcept { return n_base != 0; }
   /// Samples of sub-cube c (per_cube() only).
@@ -124,7 +134,7 @@ struct count_sum_chunk {
 /// The sub-cube grid of VEGAS+ for a d-dimensional problem with maxcalls evaluations per iteration
 /// (file comment): g = floor(min(maxcalls/8, max_adaptive_cubes)^(1/d)) (at least 1), m = g^d,
 /// samples_per_cube = the index stride n_cap = max(max_samples_per_cube, 8 floor(maxcalls/m)),
-/// min_samples_per_cube = n_min = max(2, floor(maxcalls/(4m))),
+/// min_samples_per_cube = n_min = max(2, floor(maxcalls/(4m))), segment_samples = L (file comment),
 /// chunks as make_stratification's for maxcalls/m samples per sub-cube.
 /// @throws invalid_input if d < 1 or maxcalls < 2.
 inline stratification make_adaptive_stratification(int dim, std::uint64_t maxcalls, std::uint64_t min_chunk_samples = 0) {
@@ -138,6 +148,8 @@ inline stratification make_adaptive_stratification(int dim, std::uint64_t maxcal
   s.min_samples_per_cube = n_min;
   s.calls = maxcalls;
   s.samples_per_cube = max_samples_per_cube > 8 * (maxcalls / m) ? max_samples_per_cube : 8 * (maxcalls / m);
+  s.segment_samples = 64;
+  while (s.segment_samples < 2 * (maxcalls / m)) s.segment_samples *= 2;
   s.chunk_cubes = (m + max_chunks - 1) / max_chunks;
   const std::uint64_t for_samples = (min_chunk_samples + avg - 1) / avg;
   if (for_samples > s.chunk_cubes) s.chunk_cubes = for_samples < m ? for_samples : m;

@@ -183,12 +183,76 @@ MCUBES_HOST_DEVICE inline void cube_start(std::uint64_t cube, std::uint64_t g, c
   for (int j = 0; j < D; ++j) coord[j] = static_cast<cube_coord_t<D>>(ic[j]);
 }
 
+/// Precomputed sub-cubes for sample_cubes: none (every backend's serial passes).
+struct no_precomputed_cubes {
+  static constexpr bool enabled = false;
+  MCUBES_HOST_DEVICE std::uint64_t first(std::uint64_t) const { return 0; }
+  MCUBES_HOST_DEVICE bool precomputed(std::uint64_t) const { return false; }
+  MCUBES_HOST_DEVICE double mean(std::uint64_t) const { return 0; }
+  MCUBES_HOST_DEVICE double var(std::uint64_t) const { return 0; }
+};
+
+/// Samples indices [first, last) of one sub-cube whose coordinates (as doubles) are cd, the body of
+/// sample_cubes for one segment (see there): adds f J to t1 and (f J)^2 to t2 serially in index
+/// order (from the caller's values, 0 for a new segment), each bin term (f J)^2 * term_scale to
+/// `bins`, and the flags to `out`. `cube_first` is the sub-cube's first index (the poll's rhythm).
+/// Returns false when the poll asked to stop (the caller abandons the pass).
+template <int D, class F, class Bins, class U, class Poll>
+MCUBES_HOST_DEVICE inline bool sample_segment(const F& f, const sampling_params<D>& sp, const map_view<D>& map, const U& uni,
+                                              const double (&cd)[D], std::uint64_t first, std::uint64_t last,
+                                              std::uint64_t cube_first, double term_scale, Bins& bins, chunk_partial& out,
+                                              double& t1, double& t2, const Poll& poll) {
+  for (std::uint64_t index = first; index != last; ++index) {
+    point<D> x;
+    int bin[D];
+    const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
+    double v = sample_value<D>(f, x, index);
+    double fj = v * jac;
+    double fj2 = fj * fj;
+    if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows: recorded, never summed
+      if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
+      v = fj = fj2 = 0;
+    }
+    if (v != 0) ++out.n_nonzero;
+    t1 += fj;
+    t2 += fj2;
+    if constexpr (Bins::enabled) {
+      if (fj2 > out.max_contribution) out.max_contribution = fj2;
+      add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
+    }
+    if constexpr (Poll::enabled) {
+      if (((index - cube_first) & 63u) == 63u && poll()) return false;
+    }
+  }
+  return true;
+}
+
+/// A sub-cube's estimate and variance from its sums (file comment): I_c = s1/n,
+/// var_c = (s2 - s1 I_c) / (n (n-1)) (negative rounding clamped at 0; NaN kept); with
+/// counts.share_out set, writes d_c = cube_share(n var_c, beta16) there (core/cube_counts.hpp).
+struct cube_estimate {
+  double mean, var;
+};
+MCUBES_HOST_DEVICE inline cube_estimate finish_cube(double s1, double s2, double pd, const cube_counts& counts, std::uint64_t c) {
+  const double mean = s1 / pd;
+  double var = (s2 - s1 * mean) / (pd * (pd - 1));
+  if (var <= 0) var = 0;  // rounding; a NaN (inf - inf: sums that overflow) stays NaN and is reported
+  if (counts.share_out != nullptr) counts.share_out[c] = cube_share(portable::det_mul(var, pd), counts.beta16);
+  return {mean, var};
+}
+
 /// Processes sub-cubes [begin, end) serially (V-Sample or No-Adjust, see the file comment), the
 /// partial of a chunk. With VEGAS+ counts (sp.counts.per_cube(), core/cube_counts.hpp) sub-cube c has
 /// n_c = sp.counts.count(c) samples of indices c*p + k, k < n_c, its I_c and var_c use n_c for p,
 /// each bin term is (f J)^2 * (bin_scale / n_c) (the sample's share of the sub-cube's volume: the
 /// bins estimate the integral of (f J)^2 over each increment however the samples are spread), and
 /// sp.counts.share_out, when set, receives d_c = cube_share(n_c var_c, beta16).
+/// Segments (VEGAS+ only): the samples of sub-cube c are cut into segments of L =
+/// sp.counts.segment consecutive indices (the last may be shorter); s1 and s2 of the sub-cube are
+/// the serial sums, in segment order, of each segment's serial sums (sample_segment). A sub-cube of
+/// at most L samples is one segment: its plain serial sums. The rule lets a backend sample the
+/// segments of a large sub-cube in parallel and combine them in the same order (the CUDA
+/// backend's heavy sub-cubes, backend/cuda/heavy_cubes.cuh), with the same bits.
 /// `coord` holds the coordinates of sub-cube `begin` on entry (cube_start) and is stepped by an odometer (axis 0 fastest: no integer division) from sub-cube to sub-cube; on
 /// return it holds those of sub-cube `end` (the coordinates past the last sub-cube, m, wrap to 0),
 /// so that a thread that samples consecutive chunks divides only once. The same values as
@@ -197,50 +261,53 @@ MCUBES_HOST_DEVICE inline void cube_start(std::uint64_t cube, std::uint64_t g, c
 /// `uni` (see make_sample). Poll (the CPU backend's stop request; no_poll elsewhere): with
 /// `static constexpr bool enabled = true`, called after every 64th sample of a sub-cube; when it
 /// returns true the partial is returned unfinished (the caller abandons the pass whole).
-template <int D, class F, class Bins, class U, class Poll = no_poll>
+/// Pre (no_precomputed_cubes, or the CUDA backend's heavy sub-cubes): the sub-cubes for which
+/// pre.precomputed(n_c) holds are not sampled here: their I_c, var_c are pre.mean(h), pre.var(h),
+/// h counting them from pre.first(begin) in index order (their samples, bins, flags and shares
+/// come from the backend's own launches, with the segment rule above).
+template <int D, class F, class Bins, class U, class Poll = no_poll, class Pre = no_precomputed_cubes>
 MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                      std::uint64_t begin, std::uint64_t end, cube_coord_t<D> (&coord)[D],
-                                                     Bins& bins, const U& uni, const Poll& poll = Poll{}) {
+                                                     Bins& bins, const U& uni, const Poll& poll = Poll{},
+                                                     const Pre& pre = Pre{}) {
   chunk_partial out;
   const bool per_cube = sp.counts.per_cube();
   const double pd_uniform = static_cast<double>(sp.p);
   const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
+  std::uint64_t h = pre.first(begin);
   for (std::uint64_t c = begin; c < end; ++c) {
-    double cd[D];  // converted exactly to double once per sub-cube
-    for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
-    double s1 = 0, s2 = 0;
     const std::uint64_t n = per_cube ? sp.counts.count(c) : sp.p;
-    const double pd = per_cube ? static_cast<double>(n) : pd_uniform;
-    const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // uniform: bin_scale itself
-    const std::uint64_t first = c * sp.p, last = first + n;  // sample indices c*p + k, k < n
-    for (std::uint64_t index = first; index != last; ++index) {
-      point<D> x;
-      int bin[D];
-      const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
-      double v = sample_value<D>(f, x, index);
-      double fj = v * jac;
-      double fj2 = fj * fj;
-      if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows: recorded, never summed
-        if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
-        v = fj = fj2 = 0;
+    cube_estimate ce;
+    if (Pre::enabled && per_cube && pre.precomputed(n)) {
+      ce.mean = pre.mean(h);
+      ce.var = pre.var(h);
+      ++h;
+    } else {
+      double cd[D];  // converted exactly to double once per sub-cube
+      for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
+      const double pd = per_cube ? static_cast<double>(n) : pd_uniform;
+      const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // uniform: bin_scale itself
+      const std::uint64_t first = c * sp.p, last = first + n;  // sample indices c*p + k, k < n
+      const std::uint64_t seg = per_cube && sp.counts.segment != 0 ? sp.counts.segment : n;
+      double s1 = 0, s2 = 0;
+      if (n <= seg) {  // one segment: its sums are the sub-cube's (no second pair of sums live: registers)
+        if (!sample_segment<D>(f, sp, map, uni, cd, first, last, first, term_scale, bins, out, s1, s2, poll))
+          return out;  // abandoned: the caller discards it
+      } else {
+        for (std::uint64_t s0 = first; s0 != last;) {
+          const std::uint64_t s_end = last - s0 > seg ? s0 + seg : last;
+          double t1 = 0, t2 = 0;
+          if (!sample_segment<D>(f, sp, map, uni, cd, s0, s_end, first, term_scale, bins, out, t1, t2, poll))
+            return out;
+          s1 += t1;
+          s2 += t2;
+          s0 = s_end;
+        }
       }
-      if (v != 0) ++out.n_nonzero;
-      s1 += fj;
-      s2 += fj2;
-      if constexpr (Bins::enabled) {
-        if (fj2 > out.max_contribution) out.max_contribution = fj2;
-        add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
-      }
-      if constexpr (Poll::enabled) {
-        if (((index - first) & 63u) == 63u && poll()) return out;  // abandoned: the caller discards it
-      }
+      ce = finish_cube(s1, s2, pd, sp.counts, c);
     }
-    const double mean = s1 / pd;
-    double var = (s2 - s1 * mean) / (pd * (pd - 1));
-    if (var <= 0) var = 0;  // rounding; a NaN (inf - inf: sums that overflow) stays NaN and is reported
-    if (sp.counts.share_out != nullptr) sp.counts.share_out[c] = cube_share(portable::det_mul(var, pd), sp.counts.beta16);
-    out.estimate += mean;
-    out.variance += var;
+    out.estimate += ce.mean;
+    out.variance += ce.var;
     for (int j = 0; j < D; ++j) {  // odometer step to the next sub-cube
       coord[j] += 1;
       if (coord[j] < gc) break;
@@ -252,15 +319,16 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
 
 /// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially
 /// (sample_cubes; one division per axis per chunk for its first sub-cube's coordinates).
-template <int D, class F, class Bins, class U, class Poll = no_poll>
+template <int D, class F, class Bins, class U, class Poll = no_poll, class Pre = no_precomputed_cubes>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
-                                                     std::uint64_t chunk, Bins& bins, const U& uni, const Poll& poll = Poll{}) {
+                                                     std::uint64_t chunk, Bins& bins, const U& uni, const Poll& poll = Poll{},
+                                                     const Pre& pre = Pre{}) {
   const std::uint64_t begin = chunk * sp.chunk_cubes;
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
   cube_coord_t<D> coord[D] = {};
   if (begin < end) cube_start<D>(begin, sp.g, coord);
-  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni, poll);
+  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni, poll, pre);
 }
 
 /// sample_chunk with the Vegas stream's uniforms from sample_stream.

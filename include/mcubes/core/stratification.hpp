@@ -34,6 +34,8 @@ struct stratification {
   /// n_min; 0 for the uniform m-Cubes grid (p samples in every sub-cube).
   std::uint64_t min_samples_per_cube = 0;
   std::uint64_t calls = 0;              ///< VEGAS+: the calls per iteration N the counts share out
+  /// VEGAS+: the samples of a segment of a sub-cube's sums (core/cube_counts.hpp); 0 for uniform.
+  std::uint64_t segment_samples = 0;
   bool adaptive() const noexcept { return min_samples_per_cube != 0; }
   /// Evaluations of a uniform pass, m p (VEGAS+: of the first iteration, m floor(N/m)).
   std::uint64_t n_eval() const noexcept {

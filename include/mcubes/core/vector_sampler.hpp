@@ -67,7 +67,8 @@ inline constexpr std::uint64_t vector_chunk_samples = N == 1 ? 0 : 32;
 /// non_finite_value: component 0's value there; max_contribution: of (f_0 J)^2) with
 /// estimate/variance those of component 0. VEGAS+ counts (sp.counts, core/cube_counts.hpp): as
 /// sample_cubes, n_c samples in sub-cube c, each moment over its own n_c, and the shares from
-/// component 0's S_c (vegas allocates by the first component too), so that N = 1 is the scalar run.
+/// component 0's S_c (vegas allocates by the first component too), so that N = 1 is the scalar run
+/// (with its segment rule, sample_cubes).
 template <int D, int N, class F, class Bins, class U>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                             std::uint64_t chunk, Bins& bins, const U& uni, double* out,
@@ -105,6 +106,10 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
     const double inv_den = per_cube ? 1.0 / (pd * (pd - 1)) : inv_den_uniform;
     const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // as sample_cubes
     const std::uint64_t first = c * sp.p, last = first + n;
+    // N = 1: the segment rule of sample_cubes (segments of sp.counts.segment samples, VEGAS+ only)
+    const std::uint64_t seg = per_cube && sp.counts.segment != 0 ? sp.counts.segment : n;
+    std::uint64_t seg_end = n > seg ? first + seg : last;
+    double t1 = 0, t2 = 0;  // N = 1: the sums of the current segment
     double cov00 = 0;  // N > 1: component 0's variance sum of this sub-cube (its share)
     for (std::uint64_t index = first; index != last; ++index) {
       point<D> x;
@@ -132,8 +137,14 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       }
       if (any) ++flags.n_nonzero;
       if constexpr (N == 1) {
-        s1[0] += fj[0];
-        s2 += fj[0] * fj[0];
+        t1 += fj[0];
+        t2 += fj[0] * fj[0];
+        if (index + 1 == seg_end) {  // the segment's sums, in segment order
+          s1[0] += t1;
+          s2 += t2;
+          t1 = t2 = 0;
+          seg_end = last - seg_end > seg ? seg_end + seg : last;
+        }
       } else {
         const double inv_k = 1.0 / static_cast<double>(index - first + 1);
         double a[N], b[N];

@@ -59,7 +59,7 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
     typename scan_f64::TempStorage scan_e;
     typename reduce_f64::TempStorage reduce;
   } tmp;
-  __shared__ cuda::block_tree_storage<double, T> tree;
+  __shared__ cuda_detail::block_tree_storage<double, T> tree;
   __shared__ double s_r_max;
   __shared__ double s_total;
 
@@ -107,7 +107,7 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
   }
   // the block form of the tree over all T threads: the leaves past W are 0.0 and S >= 0, so the
   // levels above W add +0.0 to S, which leaves it unchanged
-  const double r = cuda::block_tree_merge<T>(v, tree, plus_merge{});
+  const double r = cuda_detail::block_tree_merge<T>(v, tree, plus_merge{});
   if (tid == 0) s_total = r;
   __syncthreads();
   const double S = s_total;

@@ -9,7 +9,7 @@
 
 #include "../../core/fixed_tree.hpp"
 
-namespace mcubes::cuda {
+namespace mcubes::cuda_detail {
 
 /// Shared memory for block_tree_merge: B values of T (raw storage, since T may have default member
 /// initialisers, which __shared__ variables cannot).
@@ -40,4 +40,4 @@ __device__ T block_tree_merge(const T& v, block_tree_storage<T, B>& storage, con
 }
 
 
-}  // namespace mcubes::cuda
+}  // namespace mcubes::cuda_detail

@@ -39,7 +39,7 @@
 #include "device_array.cuh"
 #include "occupancy.cuh"
 
-namespace mcubes::cuda {
+namespace mcubes::cuda_detail {
 
 /// Throws cuda_error when no CUDA device is visible (or no usable driver), then makes sure the
 /// current device's context exists (cudaFree(0)), so that later timings exclude its creation.
@@ -235,4 +235,4 @@ std::uint64_t count_chunks(const ChunkFn& chunk, std::uint64_t n_chunks, int tpb
   });
 }
 
-}  // namespace mcubes::cuda
+}  // namespace mcubes::cuda_detail

@@ -25,6 +25,7 @@
 #include "check.cuh"
 #include "device_array.cuh"
 #include "device_map.cuh"
+#include "heavy_cubes.cuh"
 #include "vegas_kernels.cuh"
 
 namespace mcubes {
@@ -146,6 +147,7 @@ struct pass_buffers {
   device_array<double> array_x, array_values;    ///< the array path's points and values of a slice
   device_array<double> vector_tiles, vector_out;  ///< vector passes: tile values (element-major), sums and flags
   pinned_array<double> host_vector_out;
+  heavy_buffers heavy;  ///< VEGAS+ scalar passes: the heavy sub-cubes (backend/cuda/heavy_cubes.cuh)
 };
 
 /// The device state of a parameter batch of n integrals: their maps (one buffer), parameters,

@@ -277,6 +277,37 @@ __device__ __forceinline__ void fold_warp_flags(const chunk_partial& part, warp_
   }
 }
 
+/// The heavy sub-cubes of a pass as V-Sample's sample_cubes takes them (precomputed-cubes policy,
+/// core/sampler.hpp). Trivially copyable. segment = ~0: none (every sub-cube is sampled there).
+struct heavy_cube_sums {
+  static constexpr bool enabled = true;
+  const unsigned long long* chunk_first = nullptr;  ///< first heavy index of each chunk
+  const double* means = nullptr;
+  const double* vars = nullptr;
+  std::uint64_t chunk_cubes = 1;
+  std::uint64_t segment = ~std::uint64_t(0);  ///< L: a sub-cube of more samples is heavy
+  MCUBES_HOST_DEVICE std::uint64_t first(std::uint64_t begin) const {
+    return chunk_first != nullptr ? chunk_first[begin / chunk_cubes] : 0;
+  }
+  MCUBES_HOST_DEVICE bool precomputed(std::uint64_t n) const { return n > segment; }
+  MCUBES_HOST_DEVICE double mean(std::uint64_t h) const { return means[h]; }
+  MCUBES_HOST_DEVICE double var(std::uint64_t h) const { return vars[h]; }
+};
+
+/// Adds the per-warp flags of a block (n_warps slots) to the pass's flags: one global atomic per
+/// flag and block (order-independent). Called by one thread after the block's last fold.
+__device__ __forceinline__ void add_block_flags(const warp_flags* s_flags, unsigned n_warps, device_flags* flags) {
+  warp_flags t{0ull, ~0ull, 0ull};
+  for (unsigned w = 0; w < n_warps; ++w) {
+    t.n_nonzero += s_flags[w].n_nonzero;
+    if (s_flags[w].first_non_finite < t.first_non_finite) t.first_non_finite = s_flags[w].first_non_finite;
+    if (s_flags[w].max_contribution_bits > t.max_contribution_bits) t.max_contribution_bits = s_flags[w].max_contribution_bits;
+  }
+  if (t.n_nonzero) atomicAdd(&flags->n_nonzero, t.n_nonzero);
+  if (t.first_non_finite != ~0ull) atomicMin(&flags->first_non_finite, t.first_non_finite);
+  if (t.max_contribution_bits) atomicMax(&flags->max_contribution_bits, t.max_contribution_bits);
+}
+
 /// The tile loop of v_sample_kernel: block b handles tiles first + b, first + b + gridDim.x, ...
 /// below n_tiles; in tile k thread t samples chunk (k*B + t)*stride (sample_chunk, core/sampler.hpp) and the block sums the B chunk
 /// partials over the fixed pairwise tree (block_tree_sum) into tile_est[k], tile_var[k].
@@ -284,7 +315,8 @@ template <int D, class F, bool Adapt>
 __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                std::uint64_t stride, std::uint64_t n_sel, std::uint64_t first,
                                                std::uint64_t n_tiles, double* tile_est, double* tile_var, shared_bin_sink& sink,
-                                               double (*red)[2][32], warp_flags& flags, const philox_schedule& rng) {
+                                               double (*red)[2][32], warp_flags& flags, const philox_schedule& rng,
+                                               const heavy_cube_sums& heavy) {
   const unsigned B = blockDim.x, tid = threadIdx.x;
   no_bins none;
   // k counts this block's tiles (32 bits: n_tiles <= 2^20); the tile index is recomputed from it
@@ -297,9 +329,9 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
       const std::uint64_t sel = tile * B + tid;
       if (sel < n_sel) {
         if constexpr (Adapt)
-          part = sample_chunk<D>(f, sp, map, sel * stride, sink, rng);
+          part = sample_chunk<D>(f, sp, map, sel * stride, sink, rng, no_poll{}, heavy);
         else
-          part = sample_chunk<D>(f, sp, map, sel * stride, none, rng);
+          part = sample_chunk<D>(f, sp, map, sel * stride, none, rng, no_poll{}, heavy);
       }
     }
     fold_warp_flags<Adapt>(part, flags);
@@ -314,7 +346,9 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 }
 
 /// V-Sample (Adapt = true) or V-Sample-No-Adjust over tiles [tile_first, n_tiles) of blockDim.x
-/// chunks (v_sample_tiles; tile_first > 0 only for the array path's slices, array_path.cuh).
+/// chunks (v_sample_tiles; tile_first > 0 only for the array path's slices, array_path.cuh). The
+/// heavy sub-cubes of a VEGAS+ pass (`heavy`, backend/cuda/heavy_cubes.cuh) were sampled before:
+/// their I_c, var_c are read, in sample_cubes' order (a default heavy_cube_sums: none).
 /// Flags: per warp in shared memory (fold_warp_flags), then one global atomic per flag and block.
 /// Bins (Adapt): in shared memory when shared_bins (the low words, first in the dynamic shared
 /// memory; zeroed here, flushed once per block with flush_shared_bins), else straight into the
@@ -331,7 +365,8 @@ template <int D, class F, bool Adapt, int MaxThreads>
 __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads, F>)
     v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
                     std::uint64_t tile_first, std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
-                    bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng) {
+                    bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng,
+                    heavy_cube_sums heavy) {
   extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
   __shared__ double s_red[2][2][32];                    // warp sums of a tile, double buffered
   __shared__ warp_flags s_flags[32];
@@ -358,22 +393,12 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
   // 32-bit addresses (a single one through a generic pointer measured 5-8% slower).
   if (edges_in_smem)
     v_sample_tiles<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, stride, n_sel, tile_first, n_tiles, tile_est, tile_var,
-                                sink, s_red, s_flags[warp], rng);
+                                sink, s_red, s_flags[warp], rng, heavy);
   else
     v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red,
-                                s_flags[warp], rng);
+                                s_flags[warp], rng, heavy);
   __syncthreads();  // every shared bin atomic and flag fold of the block is done
-  if (tid == 0) {
-    warp_flags t{0ull, ~0ull, 0ull};
-    for (unsigned w = 0; w < (B >> 5); ++w) {
-      t.n_nonzero += s_flags[w].n_nonzero;
-      if (s_flags[w].first_non_finite < t.first_non_finite) t.first_non_finite = s_flags[w].first_non_finite;
-      if (s_flags[w].max_contribution_bits > t.max_contribution_bits) t.max_contribution_bits = s_flags[w].max_contribution_bits;
-    }
-    if (t.n_nonzero) atomicAdd(&flags->n_nonzero, t.n_nonzero);
-    if (t.first_non_finite != ~0ull) atomicMin(&flags->first_non_finite, t.first_non_finite);
-    if (t.max_contribution_bits) atomicMax(&flags->max_contribution_bits, t.max_contribution_bits);
-  }
+  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
   if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
 }
 

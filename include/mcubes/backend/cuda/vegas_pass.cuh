@@ -22,6 +22,7 @@
 #include "check.cuh"
 #include "device.cuh"
 #include "device_map.cuh"
+#include "heavy_cubes.cuh"
 #include "occupancy.cuh"
 #include "pass_buffers.cuh"
 #include "vegas_kernels.cuh"
@@ -33,6 +34,7 @@ namespace cuda_detail {
 struct launch_choice {
   int grid = 0;              ///< blocks of the last V-Sample launch
   bool shared_bins = false;  ///< whether the last adapting launch kept its bins in shared memory
+  std::uint64_t heavy_cubes = 0;  ///< heavy sub-cubes of the scalar passes so far (heavy_cubes.cuh)
 };
 
 /// The pieces of one backend that a pass dispatch uses (references, valid for one call).
@@ -53,7 +55,7 @@ struct pass_context {
 template <int D, class F, bool Adapt>
 int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride,
                     std::uint64_t n_sel, std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins,
-                    std::size_t smem_plain, std::size_t smem_edges) {
+                    std::size_t smem_plain, std::size_t smem_edges, const heavy_cube_sums& heavy = heavy_cube_sums{}) {
   const int B = cx.policy.threads_per_block;
   auto kernel = B <= 256 ? v_sample_kernel<D, F, Adapt, 256> : v_sample_kernel<D, F, Adapt, 1024>;
   std::size_t smem = smem_edges;
@@ -73,7 +75,8 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
   kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, stride, n_sel, tile_first, n_tiles,
                                                                buf.tile_est.data(), buf.tile_var.data(), buf.bins.data(),
                                                                buf.over.data(), shared_bins, buf.flags.data(),
-                                                               philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
+                                                               philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration),
+                                                               heavy);
   MCUBES_CUDA_CHECK_LAUNCH("v_sample_kernel");
   return static_cast<int>(grid);
 }
@@ -114,6 +117,52 @@ int sample_array_slices(pass_context& cx, const F& f, const sampling_params<D>& 
   return grid;
 }
 
+/// The heavy sub-cubes of a VEGAS+ pass over every chunk (backend/cuda/heavy_cubes.cuh, steps 1-4):
+/// lists them, samples their segments (V-Sample's bins and flags too) and finishes their sums.
+/// Returns the view V-Sample reads them through (none when no sub-cube has more than L samples).
+template <int D, class F, bool Adapt>
+heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
+                                   const map_view<D>& dmap, bool shared_bins) {
+  heavy_buffers& hb = cx.buffers.heavy;
+  const cudaStream_t stream = cx.stream();
+  std::uint64_t n_heavy = 0, n_segments = 0;
+  list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments);
+  cx.last.heavy_cubes += n_heavy;
+  if (n_heavy == 0) return heavy_cube_sums{};
+  grow(hb.seg_s1, n_segments);
+  grow(hb.seg_s2, n_segments);
+  grow(hb.means, n_heavy);
+  grow(hb.vars, n_heavy);
+  pass_buffers& buf = cx.buffers;
+  const int B = std::min(cx.policy.threads_per_block, 256);  // no result depends on it
+  const std::size_t smem = Adapt && shared_bins ? static_cast<std::size_t>(D) * dmap.n_bins * sizeof(unsigned long long) : 0;
+  auto kernel = heavy_segment_kernel<D, F, Adapt>;
+  const int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem);
+  if (per_sm < 1)
+    throw cuda_error("heavy sub-cube kernel cannot run with " + std::to_string(B) + " threads per block and " +
+                     std::to_string(smem) + " bytes of shared memory");
+  const std::uint64_t seg_blocks = (n_segments + B - 1) / B;
+  const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), seg_blocks, Adapt);
+  kernel<<<static_cast<unsigned>(grid), B, smem, stream>>>(f, sp, dmap, hb.cube.data(), hb.seg_first.data(), n_heavy,
+                                                           n_segments, hb.seg_s1.data(), hb.seg_s2.data(), buf.bins.data(),
+                                                           buf.over.data(), Adapt && shared_bins, buf.flags.data(),
+                                                           philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
+  MCUBES_CUDA_CHECK_LAUNCH("heavy_segment_kernel");
+  const unsigned T = 256;
+  const auto finish_grid =
+      static_cast<unsigned>(std::min<std::uint64_t>((n_heavy + T - 1) / T, 32ull * cx.device.multiprocessors()));
+  heavy_finish_kernel<><<<finish_grid, T, 0, stream>>>(sp.counts, hb.cube.data(), hb.seg_first.data(), n_heavy, hb.seg_s1.data(),
+                                                     hb.seg_s2.data(), hb.means.data(), hb.vars.data());
+  MCUBES_CUDA_CHECK_LAUNCH("heavy_finish_kernel");
+  heavy_cube_sums view;
+  view.chunk_first = hb.chunk_heavy_first.data();
+  view.means = hb.means.data();
+  view.vars = hb.vars.data();
+  view.chunk_cubes = st.chunk_cubes;
+  view.segment = sp.counts.segment;
+  return view;
+}
+
 /// One scalar pass over `map` (cuda_backend::sample: the contract of cpu_backend::sample, the bins
 /// staying on the device). Synchronises the stream once (a device array integrand: once per slice
 /// too). @throws cuda_error if a CUDA call fails; whatever a device array integrand throws.
@@ -148,8 +197,15 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   if constexpr (is_device_array_integrand_v<F>) {
     grid = sample_array_slices<D>(cx, f, sp, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
   } else {
-    grid = adapt ? launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, shared_bins, smem_plain, smem_alt)
-                 : launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, false, smem_plain, smem_alt);
+    // VEGAS+ over every chunk: the sub-cubes of more than one segment first, one segment per thread
+    const bool heavy_first = sp.counts.per_cube() && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
+    if (adapt) {
+      const heavy_cube_sums heavy = heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins) : heavy_cube_sums{};
+      grid = launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, shared_bins, smem_plain, smem_alt, heavy);
+    } else {
+      const heavy_cube_sums heavy = heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false) : heavy_cube_sums{};
+      grid = launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, false, smem_plain, smem_alt, heavy);
+    }
   }
   cx.last.grid = grid;
   if (adapt) cx.last.shared_bins = shared_bins;

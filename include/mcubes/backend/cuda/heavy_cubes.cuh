@@ -1,0 +1,222 @@
+#pragma once
+/// @file backend/cuda/heavy_cubes.cuh
+/// VEGAS+ on the GPU without one thread per large sub-cube: the heavy sub-cubes of a scalar pass
+/// (those whose count n_c exceeds the segment length L, core/cube_counts.hpp) are sampled one
+/// segment of L samples per thread before the V-Sample launch, which then takes their I_c and var_c
+/// as given (core/sampler.hpp, sample_cubes with a precomputed-cubes policy). Without it a sub-cube
+/// of up to 50000 samples is one thread's serial loop, and a handful of threads set a pass's time.
+///
+/// Steps (one stream; launched by backend/cuda/vegas_pass.cuh for passes with VEGAS+ counts):
+///  1. heavy_count_kernel: per chunk, its heavy sub-cubes and their segments; cub::DeviceScan
+///     exclusive sums over the chunks give each chunk's first heavy index and first segment, and
+///     the totals, which the host reads (one small copy; no heavy sub-cube: nothing more is done).
+///  2. heavy_list_kernel: per chunk, the list of its heavy sub-cubes (index order) and the first
+///     segment of each (seg_first[h], with seg_first[n_heavy] = the number of segments).
+///  3. heavy_segment_kernel: thread per segment s: its sub-cube h (binary search in seg_first), the
+///     serial sums t1, t2 of its samples, its bin terms and flags (sample_segment, the same body as
+///     every backend's serial pass); the sums go to seg_s1[s], seg_s2[s].
+///  4. heavy_finish_kernel: thread per heavy sub-cube: s1, s2 as the serial sums of its segments'
+///     sums in order, then I_c, var_c and the share (finish_cube) into heavy_mean[h], heavy_var[h].
+///  5. the V-Sample launch reads heavy_mean / heavy_var in sample_cubes' order (heavy_cube_sums).
+/// Determinism: every sum is the one sample_cubes' segment rule defines; the bins are exact
+/// integers and the flags order-independent integer reductions; no grid, block size or thread
+/// count enters any value, so the bits are those of the CPU's serial pass. Extra device memory:
+/// O(number of chunks + heavy sub-cubes + segments) = O(m) (at most 2 N / L <= m segments), none per
+/// sample.
+
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "../../core/sampler.hpp"
+#include "../../core/stratification.hpp"
+#include "check.cuh"
+#include "device_array.cuh"
+#include "vegas_kernels.cuh"
+
+namespace mcubes {
+namespace cuda_detail {
+
+/// Step 1: heavy[ch] = the chunk's sub-cubes of more than L samples, segs[ch] = their segments
+/// (ceil(n_c / L) each); heavy[n_chunks] = segs[n_chunks] = 0 (the exclusive sums' totals).
+template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
+__global__ void heavy_count_kernel(cube_counts counts, std::uint64_t n_cubes, std::uint64_t chunk_cubes, std::uint64_t n_chunks,
+                                   unsigned long long* heavy, unsigned long long* segs) {
+  const std::uint64_t L = counts.segment;
+  for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch <= n_chunks;
+       ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    unsigned long long nh = 0, ns = 0;
+    if (ch < n_chunks) {
+      const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
+      for (std::uint64_t c = begin; c < end; ++c) {
+        const std::uint64_t n = counts.count(c);
+        if (n > L) ++nh, ns += (n + L - 1) / L;
+      }
+    }
+    heavy[ch] = nh;
+    segs[ch] = ns;
+  }
+}
+
+/// Step 2: cube[h] and seg_first[h] of the chunk's heavy sub-cubes from its exclusive sums
+/// heavy_first[ch], seg_first_of_chunk[ch]; the last chunk also writes seg_first[n_heavy].
+template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
+__global__ void heavy_list_kernel(cube_counts counts, std::uint64_t n_cubes, std::uint64_t chunk_cubes, std::uint64_t n_chunks,
+                                  const unsigned long long* heavy_first, const unsigned long long* seg_first_of_chunk,
+                                  unsigned long long* cube, unsigned long long* seg_first) {
+  const std::uint64_t L = counts.segment;
+  for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch < n_chunks;
+       ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    unsigned long long h = heavy_first[ch], s = seg_first_of_chunk[ch];
+    const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
+    for (std::uint64_t c = begin; c < end; ++c) {
+      const std::uint64_t n = counts.count(c);
+      if (n > L) {
+        cube[h] = c;
+        seg_first[h] = s;
+        ++h;
+        s += (n + L - 1) / L;
+      }
+    }
+    if (ch + 1 == n_chunks) seg_first[h] = s;
+  }
+}
+
+/// Step 3 (V-Sample: Adapt, the bins; No-Adjust: none): thread per segment, grid-stride. The bins
+/// go through shared_bin_sink (in shared memory when `shared_bins`, flushed at the block's end);
+/// the flags are folded per warp and added once per block, as in v_sample_kernel. blockDim.x a
+/// multiple of 32, at most 256.
+template <int D, class F, bool Adapt>
+__global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
+    heavy_segment_kernel(F f, sampling_params<D> sp, map_view<D> map, const unsigned long long* cube,
+                         const unsigned long long* seg_first, std::uint64_t n_heavy, std::uint64_t n_segments, double* seg_s1,
+                         double* seg_s2, bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
+                         philox_schedule rng) {
+  extern __shared__ unsigned long long heavy_dyn[];  // the bins' low words (shared_bins)
+  __shared__ warp_flags s_flags[8];
+  const unsigned B = blockDim.x, tid = threadIdx.x, warp = tid >> 5;
+  const int n_bin_values = D * map.n_bins;
+  const bool bins_in_smem = Adapt && shared_bins;
+  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
+  if (bins_in_smem)
+    for (int i = tid; i < n_bin_values; i += B) heavy_dyn[i] = 0ull;
+  __syncthreads();
+  shared_bin_sink sink{heavy_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
+  no_bins none;
+  const std::uint64_t L = sp.counts.segment;
+  for (std::uint64_t base = blockIdx.x * static_cast<std::uint64_t>(B); base < n_segments;
+       base += static_cast<std::uint64_t>(gridDim.x) * B) {  // the same trip count for the whole block
+    const std::uint64_t s = base + tid;
+    chunk_partial part;
+    if (s < n_segments) {
+      std::uint64_t lo = 0, hi = n_heavy;  // the h with seg_first[h] <= s < seg_first[h + 1]
+      while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (seg_first[mid] <= s) lo = mid; else hi = mid;
+      }
+      const std::uint64_t c = cube[lo];
+      const std::uint64_t n = sp.counts.count(c);
+      const std::uint64_t k0 = (s - seg_first[lo]) * L, k1 = n - k0 > L ? k0 + L : n;
+      cube_coord_t<D> coord[D];
+      cube_start<D>(c, sp.g, coord);
+      double cd[D];
+      for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
+      const double term_scale = sp.bin_scale / static_cast<double>(n);
+      const std::uint64_t first = c * sp.p;
+      double t1 = 0, t2 = 0;
+      if constexpr (Adapt)
+        sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, sink, part, t1, t2, no_poll{});
+      else
+        sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, none, part, t1, t2, no_poll{});
+      seg_s1[s] = t1;
+      seg_s2[s] = t2;
+    }
+    fold_warp_flags<Adapt>(part, s_flags[warp]);
+  }
+  __syncthreads();
+  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
+  if (bins_in_smem) flush_shared_bins(heavy_dyn, bins, n_bin_values);
+}
+
+/// Step 4: thread per heavy sub-cube h: s1, s2 = serial sums of its segments' sums, in order
+/// (sample_cubes' segment rule), then finish_cube (I_c, var_c, and its share when counts.share_out).
+template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
+__global__ void heavy_finish_kernel(cube_counts counts, const unsigned long long* cube, const unsigned long long* seg_first,
+                                    std::uint64_t n_heavy, const double* seg_s1, const double* seg_s2, double* means,
+                                    double* vars) {
+  for (std::uint64_t h = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; h < n_heavy;
+       h += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    const std::uint64_t c = cube[h];
+    double s1 = 0, s2 = 0;
+    for (std::uint64_t s = seg_first[h]; s < seg_first[h + 1]; ++s) {
+      s1 += seg_s1[s];
+      s2 += seg_s2[s];
+    }
+    const cube_estimate ce = finish_cube(s1, s2, static_cast<double>(counts.count(c)), counts, c);
+    means[h] = ce.mean;
+    vars[h] = ce.var;
+  }
+}
+
+/// The device memory of the heavy sub-cubes of one backend's scalar passes (grown, never shrunk).
+struct heavy_buffers {
+  device_array<unsigned long long> chunk_heavy, chunk_segs;        ///< step 1 (n_chunks + 1)
+  device_array<unsigned long long> chunk_heavy_first, chunk_seg_first;  ///< their exclusive sums
+  device_array<unsigned char> scan_scratch;
+  device_array<unsigned long long> cube, seg_first;  ///< step 2 (n_heavy, n_heavy + 1)
+  device_array<double> seg_s1, seg_s2;               ///< step 3 (segments)
+  device_array<double> means, vars;                  ///< step 4 (n_heavy)
+  pinned_array<unsigned long long> host_totals;      ///< heavy sub-cubes, segments
+};
+
+template <class T>
+void grow(device_array<T>& a, std::size_t n) {
+  if (a.size() < n) a = device_array<T>(n);
+}
+
+/// Steps 1 and 2 for a pass with counts `counts` over `st` (VEGAS+, every chunk): the number of heavy
+/// sub-cubes and of their segments (n_heavy = 0: nothing to do), the lists in `hb`. Synchronises
+/// the stream once (the totals). @throws cuda_error if a CUDA call fails.
+inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const stratification& st, cudaStream_t stream,
+                             int multiprocessors, std::uint64_t& n_heavy, std::uint64_t& n_segments) {
+  const std::uint64_t nc = st.n_chunks;
+  grow(hb.chunk_heavy, nc + 1);
+  grow(hb.chunk_segs, nc + 1);
+  grow(hb.chunk_heavy_first, nc + 1);
+  grow(hb.chunk_seg_first, nc + 1);
+  if (hb.host_totals.size() < 2) hb.host_totals = pinned_array<unsigned long long>(2);
+  const unsigned T = 256;
+  const auto grid_for = [&](std::uint64_t n) {
+    return static_cast<unsigned>(std::min<std::uint64_t>((n + T - 1) / T, 32ull * multiprocessors));
+  };
+  heavy_count_kernel<><<<grid_for(nc + 1), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, hb.chunk_heavy.data(),
+                                                         hb.chunk_segs.data());
+  MCUBES_CUDA_CHECK_LAUNCH("heavy_count_kernel");
+  std::size_t bytes = 0;
+  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(),
+                                                  static_cast<int>(nc + 1), stream));
+  grow(hb.scan_scratch, bytes);
+  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_heavy.data(),
+                                                  hb.chunk_heavy_first.data(), static_cast<int>(nc + 1), stream));
+  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_segs.data(),
+                                                  hb.chunk_seg_first.data(), static_cast<int>(nc + 1), stream));
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data(), hb.chunk_heavy_first.data() + nc, sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost, stream));
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data() + 1, hb.chunk_seg_first.data() + nc, sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost, stream));
+  MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  n_heavy = hb.host_totals.data()[0];
+  n_segments = hb.host_totals.data()[1];
+  if (n_heavy == 0) return;
+  grow(hb.cube, n_heavy);
+  grow(hb.seg_first, n_heavy + 1);
+  heavy_list_kernel<><<<grid_for(nc), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, hb.chunk_heavy_first.data(),
+                                                    hb.chunk_seg_first.data(), hb.cube.data(), hb.seg_first.data());
+  MCUBES_CUDA_CHECK_LAUNCH("heavy_list_kernel");
+}
+
+}  // namespace cuda_detail
+}  // namespace mcubes
