@@ -51,38 +51,6 @@ accuracy compare_with_exact(const run_report& r) {
 
 int exit_code(status s) { return s == status::converged ? 0 : 1; }
 
-std::string format_with_error(double estimate, double error) {
-  char buf[96];
-  if (!(error > 0) || !std::isfinite(error) || !std::isfinite(estimate)) {
-    std::snprintf(buf, sizeof buf, "%.17g", estimate);
-    return buf;
-  }
-  int last = static_cast<int>(std::floor(std::log10(error))) - 1;  // decimal place of the error's 2nd digit
-  long long units = std::llround(error / std::pow(10.0, last));
-  if (units >= 100) {  // 99.6 -> 100: one place up
-    ++last;
-    units = std::llround(error / std::pow(10.0, last));
-  }
-  int e = estimate != 0 ? static_cast<int>(std::floor(std::log10(std::fabs(estimate)))) : last + 1;
-  if (e < last + 1) e = last + 1;  // an estimate smaller than the error: show it at the error's scale
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const int decimals = e - last;
-    const double mantissa = estimate / std::pow(10.0, e);
-    char m[64];
-    std::snprintf(m, sizeof m, "%.*f", decimals, mantissa);
-    if (std::fabs(std::atof(m)) >= 10 && attempt == 0) {  // rounding carried into a new digit: 9.99 -> 10.0
-      ++e;
-      continue;
-    }
-    if (e == 0)
-      std::snprintf(buf, sizeof buf, "%s(%lld)", m, units);
-    else
-      std::snprintf(buf, sizeof buf, "%s(%lld)e%+03d", m, units, e);
-    return buf;
-  }
-  return buf;
-}
-
 void print_header(std::FILE* out, const run_report& r) {
   const std::string params = suite::params_text(*r.entry, r.params);
   std::fprintf(out, "integrand %s (%s), d = %d, region [%.17g, %.17g]^%d%s%s\n", r.entry->name.c_str(),

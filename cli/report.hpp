@@ -12,6 +12,7 @@
 
 #include <mcubes/plan.hpp>
 #include <mcubes/result.hpp>
+#include <mcubes/result_io.hpp>
 #include <mcubes/suite.hpp>
 
 namespace mcubes::cli {
@@ -49,11 +50,9 @@ struct run_report {
   std::optional<user_integrand_report> compiled;
 };
 
-/// estimate(error) with the digits the error supports: two significant digits of the error, the
-/// estimate rounded to the same decimal place, a common power of ten: 6.3850(13)e-10 means
-/// 6.3850e-10 +- 0.0013e-10. The full-precision values are in the JSON. For an error that is not
-/// finite and positive, the estimate with 17 significant digits.
-std::string format_with_error(double estimate, double error);
+/// estimate(error) with the digits the error supports (the library's, mcubes/result_io.hpp); the
+/// full-precision values are in the JSON.
+using mcubes::format_with_error;
 
 /// Comparison of a run with the integrand's exact value I (suite::entry::exact).
 struct accuracy {

@@ -20,9 +20,9 @@
 #endif
 
 #define MCUBES_VERSION_MAJOR 0
-#define MCUBES_VERSION_MINOR 2
+#define MCUBES_VERSION_MINOR 3
 #define MCUBES_VERSION_PATCH 0
-#define MCUBES_VERSION_STRING "0.2.0"
+#define MCUBES_VERSION_STRING "0.3.0"
 
 namespace mcubes {
 /// Largest dimension the library is tested for (the template parameter D may go higher; every

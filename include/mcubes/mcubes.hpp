@@ -29,4 +29,5 @@
 #include "point.hpp"
 #include "region.hpp"
 #include "result.hpp"
+#include "result_io.hpp"
 #include "values.hpp"

@@ -194,6 +194,8 @@ TEST(Stratification, BadInputThrows) {
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <cstdio>
 
 namespace {
 
@@ -270,6 +272,50 @@ TEST(CubeCounts, BasePlusFlooredShareCappedAndSummedExactly) {
   const mcubes::share_sum_chunk sum{share, 5, 2};
   EXPECT_EQ(sum(1), 1.0 + 1e9);
   EXPECT_EQ(sum(2), 0.333);
+}
+
+// The water-filling search of the counts' scale (find_count_scale): within the calls, within 0.1 %
+// of them where the caps allow, in few tries, on shares from flat to a few dominant sub-cubes.
+TEST(CubeCounts, WaterFillingFindsTheCallsInFewTries) {
+  std::mt19937_64 rng(11);
+  int worst = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const u64 m = 1000 + rng() % 50000;
+    const u64 calls = m * (4 + rng() % 60);
+    const u64 n_base = std::max<u64>(2, calls / (4 * m));
+    const u64 cap_extra = std::max<u64>(50000, 8 * (calls / m)) - n_base;
+    std::vector<double> d(m);
+    std::lognormal_distribution<double> spread(0.0, 0.5 + (trial % 8));  // up to a few dominant ones
+    double total = 0;
+    for (double& x : d) total += (x = spread(rng));
+    mcubes::cube_counts c;
+    c.n_base = n_base;
+    c.n_extra_max = cap_extra;
+    c.share_in = d.data();
+    int tries = 0;
+    const auto count_at = [&](double s) {
+      ++tries;
+      c.scale = s;
+      u64 n = 0;
+      for (u64 h = 0; h < m; ++h) n += c.count(h);
+      return n;
+    };
+    const double s0 = static_cast<double>(calls - m * n_base) / total;
+    const u64 n0 = count_at(s0);
+    tries = 0;
+    const mcubes::count_scale r = mcubes::find_count_scale(s0, n0, m * n_base, calls, count_at);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": m = " + std::to_string(m) + ", calls = " + std::to_string(calls));
+    EXPECT_EQ(count_at(r.scale), r.count);
+    EXPECT_LE(r.count, calls);
+    EXPECT_GE(r.scale, s0);
+    const u64 most = m * (n_base + cap_extra);  // every sub-cube capped
+    if (most >= calls) {
+      EXPECT_GE(r.count, calls - calls / 1024);
+    }
+    worst = std::max(worst, tries - 1);
+  }
+  EXPECT_LE(worst, 16) << "the search took " << worst << " tries";
+  std::printf("most tries of the water-filling search over 200 allocations: %d\n", worst);
 }
 
 // The segment rule of sample_cubes (core/sampler.hpp): a sub-cube's sums are the serial sums of

@@ -530,44 +530,19 @@ class vegas_run {
 /// VEGAS+: the reductions the run needs before its next pass (vegas_run::needs_counts), on
 /// `backend` (its reduce and count: the same bits on every backend). Nothing for a uniform run.
 /// The scale: A / sum d_h first; where sub-cubes are capped at n_cap (or floors lose samples),
-/// the counts then fall short of the calls, and the scale is raised (doubling, then at most 24
-/// bisections) to the largest tried whose counts stay within the calls, so that the capped
-/// sub-cubes' excess goes to the others (water-filling). Exact integer counts and a fixed sequence
-/// of scales: the same counts on every backend.
+/// the counts then fall short of the calls, and the scale is raised to the largest one
+/// find_count_scale tries whose counts stay within the calls (core/cube_counts.hpp), so that the
+/// capped sub-cubes' excess goes to the others (water-filling). Exact integer counts and a
+/// sequence of scales computed on the host from them: the same counts on every backend.
 template <int D, class Backend>
 void allocate_counts(vegas_run<D>& run, Backend& backend) {
   const stratification& st = run.strat();
   if (run.needs_counts() == 1) run.set_share_total(backend.template reduce<double>(st.n_chunks, run.share_sum(), plus_merge{}));
   if (run.needs_counts() != 2) return;
   const auto count_at = [&](double s) { return backend.count(st.n_chunks, run.count_sum(s)); };
-  const std::uint64_t target = st.calls, close = target - target / 1024;  // within 0.1 %: good enough
-  double lo = run.scale();
-  std::uint64_t n_lo = count_at(lo);
-  if (n_lo < close) {
-    double hi = lo;
-    std::uint64_t n_hi = n_lo;
-    for (int k = 0; k < 64; ++k) {  // doubling until the counts exceed the calls (or stop growing)
-      hi = 2 * hi;
-      n_hi = count_at(hi);
-      if (n_hi > target) break;
-      const bool saturated = n_hi == n_lo;
-      lo = hi;
-      n_lo = n_hi;
-      if (saturated || n_lo >= close) break;
-    }
-    for (int k = 0; k < 24 && n_hi > target && n_lo < close; ++k) {
-      const double mid = 0.5 * (lo + hi);
-      const std::uint64_t n_mid = count_at(mid);
-      if (n_mid <= target) {
-        lo = mid;
-        n_lo = n_mid;
-      } else {
-        hi = mid;
-        n_hi = n_mid;
-      }
-    }
-  }
-  run.set_counts(lo, n_lo);
+  const double s0 = run.scale();
+  const count_scale found = find_count_scale(s0, count_at(s0), st.n_cubes * run.params().counts.n_base, st.calls, count_at);
+  run.set_counts(found.scale, found.count);
 }
 
 /// The VEGAS+ arrays of runs on `backend` (one make_cube_values of 2 m per run: host or device

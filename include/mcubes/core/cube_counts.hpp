@@ -131,6 +131,77 @@ struct count_sum_chunk {
   }
 };
 
+/// A scale of the counts and the evaluations at it (find_count_scale).
+struct count_scale {
+  double scale = 0;
+  std::uint64_t count = 0;
+};
+
+/// The water-filling search of the counts' scale (algorithm/vegas.hpp, allocate_counts): the
+/// counts at scale s, C(s) = sum_c count(c) (count_at(s), a backend's exact integer count), grow
+/// with s; C(s0) = n0 at the first guess s0 = A / sum_h d_h; C(0) = base (every sub-cube n_base).
+/// Returns the largest scale tried whose counts stay within `target` (the calls) with its count,
+/// stopping once that count is within 0.1 % of the target (or the counts stop growing, every
+/// sub-cube capped). The tries: while below, the extra part C(s) - base extrapolated linearly to
+/// the target, 5 % beyond it (at least 1/64 more, at most 8 times s), until a try exceeds the
+/// target; then regula falsi on the bracket with the Illinois rule (the retained end's distance
+/// halved after two steps on the same side), falling back to the middle where the interpolation
+/// leaves the bracket; at most 64 tries in all. Every try is a function of the counts before it,
+/// so every backend tries the same scales. Typically 2-6 tries (the bisection it replaces took up
+/// to 30, one device round trip each).
+template <class CountAt>
+count_scale find_count_scale(double s0, std::uint64_t n0, std::uint64_t base, std::uint64_t target, CountAt&& count_at) {
+  const std::uint64_t close = target - target / 1024;  // within 0.1 %: good enough
+  count_scale lo{s0, n0};
+  if (lo.count >= close || !(s0 > 0)) return lo;
+  count_scale hi{0, 0};
+  bool bracket = lo.count > target;  // the first guess may overshoot (floors never add; kept general)
+  if (bracket) {
+    hi = lo;
+    lo = count_scale{0, base};
+  }
+  int tries = 0;
+  while (!bracket && tries < 64) {
+    const double extra = static_cast<double>(lo.count - (lo.count > base ? base : lo.count));
+    const double want = static_cast<double>(target - (target > base ? base : target));
+    double s = extra > 0 ? lo.scale * (want / extra) * 1.05 : 8 * lo.scale;
+    if (!(s >= lo.scale * (1 + 1.0 / 64))) s = lo.scale * (1 + 1.0 / 64);
+    if (!(s <= 8 * lo.scale)) s = 8 * lo.scale;
+    const std::uint64_t n = count_at(s);
+    ++tries;
+    if (n > target) {
+      hi = count_scale{s, n};
+      bracket = true;
+      break;
+    }
+    const bool saturated = n == lo.count;
+    lo = count_scale{s, n};
+    if (saturated || lo.count >= close) return lo;
+  }
+  double f_lo = static_cast<double>(lo.count) - static_cast<double>(target);  // < 0
+  double f_hi = static_cast<double>(hi.count) - static_cast<double>(target);  // > 0
+  int side = 0;
+  while (bracket && tries < 64 && lo.count < close) {
+    double s = lo.scale + (hi.scale - lo.scale) * (-f_lo / (f_hi - f_lo));
+    if (!(s > lo.scale && s < hi.scale)) s = 0.5 * (lo.scale + hi.scale);
+    if (!(s > lo.scale && s < hi.scale)) break;  // the bracket is two adjacent doubles
+    const std::uint64_t n = count_at(s);
+    ++tries;
+    if (n <= target) {
+      lo = count_scale{s, n};
+      f_lo = static_cast<double>(n) - static_cast<double>(target);
+      if (side == -1) f_hi *= 0.5;
+      side = -1;
+    } else {
+      hi = count_scale{s, n};
+      f_hi = static_cast<double>(n) - static_cast<double>(target);
+      if (side == 1) f_lo *= 0.5;
+      side = 1;
+    }
+  }
+  return lo;
+}
+
 /// The sub-cube grid of VEGAS+ for a d-dimensional problem with maxcalls evaluations per iteration
 /// (file comment): g = floor(min(maxcalls/8, max_adaptive_cubes)^(1/d)) (at least 1), m = g^d,
 /// samples_per_cube = the index stride n_cap = max(max_samples_per_cube, 8 floor(maxcalls/m)),
