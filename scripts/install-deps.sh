@@ -3,12 +3,14 @@
 #   install-deps.sh           what command 1 needs (scripts/quickstart.sh: build the mcubes command)
 #   install-deps.sh --tests   also what command 2 needs (scripts/test.sh: GoogleTest, GSL for a
 #                             reference benchmark and a test, Python with matplotlib for bench/*.py,
-#                             pybind11, the Python headers, NumPy and pytest for the Python module)
+#                             pybind11, the Python headers, NumPy and pytest for the Python module,
+#                             help2man for the manual page, Doxygen for the API reference)
 set -euo pipefail
 pkgs=(g++ cmake make librandom123-dev libboost-math-dev libcli11-dev nlohmann-json3-dev)
 case "${1:-}" in
   "") ;;
-  --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib pybind11-dev python3-dev python3-numpy python3-pytest) ;;
+  --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib pybind11-dev python3-dev python3-numpy python3-pytest
+                 help2man doxygen) ;;
   *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac
 missing=()

@@ -4,12 +4,12 @@
 /// (POSIX, host code; the program needs no CUDA: dlopen is in the C library, and -ldl on glibc
 /// before 2.34):
 ///
-///   #include <mcubes/jit.hpp>
+///   `#include <mcubes/jit.hpp>`
 ///   mcubes::result r = mcubes::jit::vegas(
 ///       mcubes::jit::expression("exp(-625*((x[0]-0.5)*(x[0]-0.5) + (x[1]-0.5)*(x[1]-0.5)))", 2),
 ///       mcubes::jit::box::unit(2), opts);                   // r.estimate +- r.error
 ///
-/// The text is a C++ expression of x[0] .. x[D-1] (and D) with the <cmath> functions, or the body
+/// The text is a C++ expression of x[0] .. x[D-1] (and D) with the `<cmath>` functions, or the body
 /// of a function that returns the value (jit::body); source.hpp says what the generated functor
 /// is. **The text is compiled and runs with the rights of the program**: it is code, not a formula
 /// language; give it only text you would compile yourself.

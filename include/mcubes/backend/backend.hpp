@@ -55,7 +55,7 @@
 /// problem only. Determinism contract of every backend: the same bits for any thread count, block
 /// size, grid or stream, on every run.
 ///
-/// is_backend_v<B> checks every operation above at compile time, with the argument and result
+/// `is_backend_v<B>` checks every operation above at compile time, with the argument and result
 /// types the methods use, on probe functors (dimension 2, 2 components, one parameter).
 
 #include <cstddef>

@@ -4,18 +4,18 @@
 ///
 ///   $XDG_CACHE_HOME/mcubes/ (or ~/.cache/mcubes/)   mode 0700, owned by the user
 ///     jit/                                          mode 0700
-///       <key>.so    the object (a shared library)
-///       <key>.cpp   (.cu for nvcc) the generated source it was compiled from, for reading
-///       <key>.key   the key text, then "object-sha256 <hex>": written last
+///       `<key>.so`    the object (a shared library)
+///       `<key>.cpp`   (.cu for nvcc) the generated source it was compiled from, for reading
+///       `<key>.key`   the key text, then "object-sha256 <hex>": written last
 ///       build.XXXXXX/   a compilation in progress (removed when it ends; its file `owner` names
 ///                       the process and host; one left by a compilation killed outright is
 ///                       removed by the next compilation, jit.hpp's remove_stale_build_folders)
 ///
-/// <key> is the hex SHA-256 of the key text, which names everything that decides the object's
+/// `<key>` is the hex SHA-256 of the key text, which names everything that decides the object's
 /// bits: the mcubes version and ABI, the backend, the compiler (resolved path and its --version),
 /// the flags, the include folders, a SHA-256 of every mcubes header and the generated source, and
-/// for nvcc how its steps run (nvcc_steps.hpp). A lookup reads <key>.key, compares the whole key text with the expected one and
-/// the SHA-256 of <key>.so with the recorded one, and only then does the object get loaded; any
+/// for nvcc how its steps run (nvcc_steps.hpp). A lookup reads `<key>.key`, compares the whole key text with the expected one and
+/// the SHA-256 of `<key>.so` with the recorded one, and only then does the object get loaded; any
 /// mismatch (a truncated or replaced file, a hash collision) is a miss and the object is compiled
 /// again. Files are written to the build folder and renamed into place (atomic on one file
 /// system): a reader never sees a partial object, and concurrent compilations of one key are
@@ -230,7 +230,7 @@ inline std::string cache_base(const std::string& requested = {}) {
   return h + "/.cache/mcubes";
 }
 
-/// The folder of the compiled integrands, <base>/jit, made private (file comment): created with
+/// The folder of the compiled integrands, `<base>/jit`, made private (file comment): created with
 /// its parents, mode 0700. @throws error if it cannot be made or is not the user's.
 inline std::string cache_folder(const std::string& base) {
   detail::make_parents(base);
@@ -240,8 +240,8 @@ inline std::string cache_folder(const std::string& base) {
   return jit;
 }
 
-/// A cached object, checked: `dir`/<hash>.key holds exactly `key_text` and the recorded SHA-256 of
-/// `dir`/<hash>.so matches the file. Returns the object's path, or "" (a miss).
+/// A cached object, checked: `dir/<hash>.key` holds exactly `key_text` and the recorded SHA-256 of
+/// `dir/<hash>.so` matches the file. Returns the object's path, or "" (a miss).
 inline std::string cache_lookup(const std::string& dir, const std::string& hash, const std::string& key_text) {
   std::string recorded, object;
   if (!read_whole_file(dir + "/" + hash + ".key", recorded)) return {};
@@ -255,7 +255,7 @@ inline std::string cache_lookup(const std::string& dir, const std::string& hash,
 }
 
 /// Stores a compiled object: renames `object` (in the build folder, same file system) to
-/// `dir`/<hash>.so, writes the source beside it, then the key file (atomically, last).
+/// `dir/<hash>.so`, writes the source beside it, then the key file (atomically, last).
 /// @throws error if a file cannot be written or renamed.
 inline std::string cache_store(const std::string& dir, const std::string& hash, const std::string& key_text,
                                const std::string& object, const std::string& source, const std::string& source_ext) {

@@ -107,8 +107,8 @@ inline bool is_name(const std::string& s) {
 
 }  // namespace detail
 
-/// The module id the script gives a unit: the form of cudafe++'s own ids (_<hex>_<length>_<file
-/// name>_<hex>), from `key` (the hex cache key: one id per object).
+/// The module id the script gives a unit: the form of cudafe++'s own ids
+/// (`_<hex>_<length>_<file name>_<hex>`), from `key` (the hex cache key: one id per object).
 inline std::string nvcc_module_id(const std::string& key, const std::string& unit_name) {
   std::string name;
   for (char c : unit_name) name += (c == '.' || c == '-' || c == '/') ? '_' : c;
@@ -117,7 +117,7 @@ inline std::string nvcc_module_id(const std::string& key, const std::string& uni
 }
 
 /// A sh script that runs the steps of `dryrun` (the output of the nvcc command with --keep
-/// --keep-dir <folder> --dryrun, its intermediate files in <folder>) as the file comment says:
+/// --keep-dir `<folder>` --dryrun, its intermediate files in `<folder>`) as the file comment says:
 /// nvcc's environment (its NAME=value lines), then the host front end (the steps up to cudafe++,
 /// without --gen_module_id_file, after the id `module_id` is written to its file) in the background
 /// beside the device steps (from the device preprocessor to fatbinary; ptxas with
@@ -223,7 +223,7 @@ inline std::string nvcc_step_script(const std::string& dryrun, const std::string
   return s;
 }
 
-/// Compiles with nvcc's `command` (…, "-o", <object>, <unit>, the unit in `folder`) as the file
+/// Compiles with nvcc's `command` (…, "-o", `<object>`, `<unit>`, the unit in `folder`) as the file
 /// comment says: `command` --keep --keep-dir `folder` --dryrun lists the steps, the script of
 /// nvcc_step_script (module id from `key`) runs them; without a script, or when it fails, `command`
 /// itself runs (its output is the result's). The whole within `timeout_seconds`; `cancelled`

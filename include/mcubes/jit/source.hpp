@@ -9,6 +9,7 @@
 /// is run here (jit.hpp does that).
 ///
 /// The generated unit defines, in namespace mcubes_jit_user, without parameters (P = 0)
+/// ```
 ///   constexpr int D = <dim>;  constexpr int P = 0;
 ///   struct integrand {
 ///     MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& point) const {
@@ -16,7 +17,9 @@
 ///       return (<expression>);                       // or: <body>
 ///     }
 ///   };
+/// ```
 /// and with parameters (P > 0) the batch's form of the same (algorithm/vegas_batch.hpp):
+/// ```
 ///   struct parameters { double p[P]; };
 ///   struct integrand_of_parameters {
 ///     MCUBES_HOST_DEVICE double operator()(const mcubes::point<D>& point, const parameters& q) const {
@@ -26,8 +29,9 @@
 ///     }
 ///   };
 ///   using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;
+/// ```
 /// so that a single run (integrand) and integral k of a batch evaluate the same functor, bit for
-/// bit. With `using namespace std;` (so that exp, sin, abs, pow, fmin, ... are the <cmath>
+/// bit. With `using namespace std;` (so that exp, sin, abs, pow, fmin, ... are the `<cmath>`
 /// overloads for double, and abs is never the int one), and the C entry points of jit/abi.hpp
 /// around it. The user's text sits between `#line 1 "<label>"` and a `#line` back to the wrapper,
 /// so the compiler reports its errors at the user's own line and column. A p[i] with an index
@@ -66,7 +70,7 @@ enum class source_kind {
 
 /// An integrand given as text. The text is C++ in a function of `x` (the point: x[0] .. x[D-1],
 /// doubles in the region's coordinates), the constants D and P, the parameters p[0..P-1] when P > 0,
-/// and the <cmath> functions for double. It is compiled as it is, with the rights of the program.
+/// and the `<cmath>` functions for double. It is compiled as it is, with the rights of the program.
 struct integrand_source {
   source_kind kind = source_kind::expression;
   std::string text;   ///< the expression, or the body
@@ -104,8 +108,8 @@ inline integrand_source body(std::string text, int dim, int n_params = 0) {
 /// integrand (f1..f6: a and, but f3, u; values given per run as for any parameters; the paper's
 /// values are suite::entry::parameters' defaults). The generated unit evaluates
 ///   with_parameters<integrand_of_parameters, parameters>, integrand_of_parameters(x, q) =
-///   <Desc>::functor{}(x, <Desc>::params{q.p[0], ...})
-/// (fA, fB: <Desc>::functor{}(x)), the same arithmetic on the same values as the functor the
+///   `<Desc>::functor{}(x, <Desc>::params{q.p[0], ...})`
+/// (fA, fB: `<Desc>::functor{}(x)`), the same arithmetic on the same values as the functor the
 /// command compiles ahead of time (cli/dispatch_impl.hpp integrand_at), so the same bits.
 /// Checked by check_source (the name, the dimension, P).
 inline integrand_source suite_integrand(const std::string& name, int dim, int n_params) {
@@ -464,7 +468,7 @@ inline void check_source(const integrand_source& src) {
 /// Placeholder of the cache key in a generated unit (jit.hpp replaces it once the key is known).
 inline constexpr const char* key_placeholder = "@MCUBES_JIT_KEY@";
 
-/// Name of the wrapper in the #line directives of a generated unit (diagnostics there are about
+/// Name of the wrapper in the `#line` directives of a generated unit (diagnostics there are about
 /// the code around the user's text).
 inline constexpr const char* wrapper_name = "mcubes-jit-wrapper";
 
@@ -629,7 +633,7 @@ inline std::string error_message(std::string rest) {
 
 }  // namespace detail
 
-/// The errors of a compiler's output that concern the user's text (the file `label` of the #line
+/// The errors of a compiler's output that concern the user's text (the file `label` of the `#line`
 /// directives), in order and without repeats: GCC/Clang "label:L:C: error: m", nvcc's
 /// "label(L): error: m", and checked_point's constant-index error (reported by GCC inside the
 /// wrapper, "inlined from ... at label:L:C"), rewritten as "x[i] with a constant index i outside

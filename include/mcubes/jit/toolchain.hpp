@@ -197,7 +197,7 @@ inline std::vector<std::string> compile_flags(const compiler& c, const std::stri
 /// The Random123 (and other) include folders of the build, when they are not the compiler's own
 /// (MCUBES_JIT_SYSTEM_INCLUDE_DIRS, a ':'-separated list the build may define). /usr/include and
 /// /usr/local/include are left out: they are every compiler's own, and `-isystem /usr/include`
-/// breaks nvcc's host compilation (<cmath>'s #include_next <math.h> no longer finds the C header).
+/// breaks nvcc's host compilation (`<cmath>`'s `#include_next <math.h>` no longer finds the C header).
 inline std::vector<std::string> build_system_include_dirs() {
   std::vector<std::string> dirs;
 #if defined(MCUBES_JIT_SYSTEM_INCLUDE_DIRS)
@@ -243,8 +243,8 @@ inline std::string executable_folder() {
 }  // namespace detail
 
 /// The folder that holds mcubes/ (the headers the generated unit includes): `requested` if not
-/// empty, else $MCUBES_INCLUDE_DIR, else <prefix>/include of an installed program (the executable
-/// in <prefix>/bin), else the headers this program was compiled with (this file's folder, when the
+/// empty, else $MCUBES_INCLUDE_DIR, else `<prefix>/include` of an installed program (the executable
+/// in `<prefix>/bin`), else the headers this program was compiled with (this file's folder, when the
 /// compiler named it by an absolute path). Candidates other than the first two are taken only if
 /// they hold the headers of this mcubes version.
 /// @throws toolchain_error if none is found (or a requested folder lacks them).

@@ -169,7 +169,7 @@ inline std::vector<table_field> split_table_line(const std::string& line) {
 
 /// Reads a table of text columns: one row per line, shape {rows, columns}.
 /// - Fields are separated by runs of spaces/tabs, or by single commas optionally surrounded by
-///   spaces/tabs (both may be mixed); a trailing '\r' (CRLF line ends) and a UTF-8 byte order mark
+///   spaces/tabs (both may be mixed); a trailing carriage return (CRLF line ends) and a UTF-8 byte order mark
 ///   at the start of the file (spreadsheets' "CSV UTF-8") are dropped.
 /// - Blank lines and lines whose first non-blank character is '#' are skipped; a '#' after data
 ///   starts a trailing comment.
