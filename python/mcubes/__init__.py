@@ -527,6 +527,12 @@ class Integrator:
         """Back to a uniform map at iteration 0."""
         self._native.reset()
 
+    def plot_map(self, *, axes=(0, 1), every=1, ax=None):
+        """Draws the map (mcubes.plots.plot_map, matplotlib): the grid on two axes, as vegas's
+        map.show_grid(), or the sampling density along one axis. Returns the Axes."""
+        from . import plots
+        return plots.plot_map(self, axes=axes, every=every, ax=ax)
+
 
 class Records:
     """The per-iteration records of a Result: one NumPy array per field, one entry per iteration.
@@ -640,6 +646,12 @@ class Result:
 
     def _value_text(self):
         return _with_error(self.estimate, self.error)
+
+    def plot(self, *, exact=None, ax=None):
+        """Draws the iterations (mcubes.plots.plot_convergence, matplotlib): each estimate with its error
+        bar, the weighted average with its one-sigma band, `exact` when given. Returns the Axes."""
+        from . import plots
+        return plots.plot_convergence(self, exact=exact, ax=ax)
 
 
 class VectorResult(Result):
