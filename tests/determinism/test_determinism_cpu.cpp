@@ -192,19 +192,34 @@ void expect_fast_path_equals_serial(const F& f, mcubes::vegas_options o, const s
   expect_identical(mcubes::vegas_with<D>(f, reg, o, fast), mcubes::vegas_with<D>(f, reg, o, serial), label);
 }
 
+struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak, VEGAS+ sub-cubes of several segments
+  double operator()(const mcubes::point<4>& x) const {
+    double r2 = 1e-4;
+    for (int i = 0; i < 4; ++i) r2 += (x[i] - 0.37) * (x[i] - 0.37);
+    return 1.0 / r2;
+  }
+};
+
+// Both stratifications: the uniform grid's fast path (consecutive samples) and VEGAS+'s (batches
+// across sub-cubes of varying counts, segments, the shares), each against sample_chunk.
 TEST(DeterminismCpu, FastPathEqualsSerialSampleChunk) {
-  mcubes::vegas_options o;
-  o.calls_per_iteration = 200000;
-  o.max_iterations = 6;
-  o.adapt_iterations = 4;
-  o.skip = 1;
-  o.min_iterations = 5;
-  o.rel_tol = 1e-12;
-  expect_fast_path_equals_serial<4>(gaussian_peak<4>{}, o, "gaussian 4-D");
-  expect_fast_path_equals_serial<7>(gaussian_peak<7>{0.2, 0.4}, o, "gaussian 7-D");
-  expect_fast_path_equals_serial<2>(product_2d{}, o, "product 2-D");
-  o.symmetric_map = true;
-  o.n_bins = 37;
-  expect_fast_path_equals_serial<5>(gaussian_peak<5>{}, o, "gaussian 5-D, symmetric map, 37 bins");
+  for (const auto mode : {mcubes::stratification_mode::uniform, mcubes::stratification_mode::adaptive}) {
+    mcubes::vegas_options o;
+    o.stratification = mode;
+    o.calls_per_iteration = 200000;
+    o.max_iterations = 6;
+    o.adapt_iterations = 4;
+    o.skip = 1;
+    o.min_iterations = 5;
+    o.rel_tol = 1e-12;
+    const std::string m = std::string(", ") + mcubes::to_string(mode);
+    expect_fast_path_equals_serial<4>(gaussian_peak<4>{}, o, "gaussian 4-D" + m);
+    expect_fast_path_equals_serial<7>(gaussian_peak<7>{0.2, 0.4}, o, "gaussian 7-D" + m);
+    expect_fast_path_equals_serial<2>(product_2d{}, o, "product 2-D" + m);
+    expect_fast_path_equals_serial<4>(rational_peak4{}, o, "rational peak 4-D" + m);
+    o.symmetric_map = true;
+    o.n_bins = 37;
+    expect_fast_path_equals_serial<5>(gaussian_peak<5>{}, o, "gaussian 5-D, symmetric map, 37 bins" + m);
+  }
 }
 }  // namespace

@@ -15,8 +15,9 @@
 ///  - reduce: partials of problem-defined chunks merged over the fixed tree (backend/cpu_tiles.hpp);
 ///  - count: an exact integer sum over chunks (the same scheduler; integer addition is exact);
 ///  - sample / make_map / adapt_map / map_edges / set_map_edges: the Vegas pass over the adaptive
-///    map in host memory, computed by the SIMD fast path (backend/cpu/fast_path.hpp; bitwise the
-///    results of core/sampler.hpp's sample_chunk, selected by serial_sampler for tests).
+///    map in host memory, computed by the SIMD fast path (backend/cpu/fast_path.hpp: sample_chunks
+///    for the uniform grid, sample_chunks_counts for VEGAS+ counts; bitwise the results of
+///    core/sampler.hpp's sample_chunk, selected by serial_sampler for tests).
 
 #include <algorithm>
 #include <atomic>
@@ -192,9 +193,15 @@ class cpu_backend {
           no_bins none;
           const auto& f = integrand(i);
           const sampling_params<D>& sp = *ps.sp;
-          // VEGAS+ counts (core/cube_counts.hpp) run on sample_chunk, the code every backend shares
-          const bool serial = serial_sampler || sp.counts.per_cube();
-          if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
+          const bool serial = serial_sampler;
+          if (!serial && sp.counts.per_cube()) {  // VEGAS+ counts: their fast path (the same bits)
+            if (ps.adapt)
+              cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
+                                                  sink, stop);
+            else
+              cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
+                                                  none, stop);
+          } else if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
                                                                      ps.adapt, est.data(), var.data(), wp.flags, sink,
                                                                      buffers)) {
             // an array integrand: its points evaluated in slices (same bits)

@@ -259,6 +259,119 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   }
 }
 
+/// The CPU fast path of sample_chunk (core/sampler.hpp) for a pass with VEGAS+ counts
+/// (sp.counts.per_cube(), core/cube_counts.hpp): the chunks (first + c) stride, c < count, their
+/// sub-cubes in order and sub-cube c's samples c p + k, k < n_c, filled into batches of 64 that
+/// run across sub-cubes (listed sample indices and per-sample sub-cube coordinates); Philox and the
+/// map vectorised over the batch (uniform_batch_of, map_axis), then f and the sums sample by sample
+/// in index order with sample_cubes' arithmetic: the segment rule, finish_cube (the shares too),
+/// the bin term (f J)^2 bin_scale / n_c. Stores each chunk's sums in est[c], var[c] and merges the
+/// flags into `flags`: bitwise sample_chunk's, chunk by chunk. `stop` is looked at before each batch.
+template <int D, class F, class Bins>
+inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
+                                 std::uint64_t count, std::uint64_t stride, double* est, double* var, chunk_partial& flags,
+                                 Bins& bins, const stop_request* stop = nullptr) {
+  const philox_round_keys key = make_philox_round_keys(sp.seed, stream_id::vegas);
+#if MCUBES_CPU_AVX2_DISPATCH
+  const bool avx2 = cpu_has_avx2();
+#endif
+  enum : unsigned char { end_segment = 1, end_cube = 2, end_chunk = 4 };
+  std::uint64_t index[batch], cube_of[batch];
+  double cb[D][batch], u[D][batch], jac[batch], pd_of[batch];
+  int bin[D][batch];
+  unsigned char ends[batch];
+  point<D> xs[batch];
+  int n = 0;
+  double t1 = 0, t2 = 0, s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
+  std::uint64_t out = 0;
+  const auto run_batch = [&] {
+    for (int i = n; i < batch; ++i) {  // padded lanes: a valid index and coordinate, results unused
+      index[i] = index[0];
+      for (int j = 0; j < D; ++j) cb[j][i] = cb[j][0];
+    }
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2) {
+      uniform_batch_of_avx2<D>(key, sp.iteration, listed_indices{index}, u);
+      map_axis_avx2<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, cb[0], u[0], jac, bin[0], xs);
+      for (int j = 1; j < D; ++j) map_axis_avx2<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, cb[j], u[j], jac, bin[j], xs);
+    } else
+#endif
+    {
+      uniform_batch_of<D>(key, sp.iteration, listed_indices{index}, u);
+      map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, cb[0], u[0], jac, bin[0], xs);
+      for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, cb[j], u[j], jac, bin[j], xs);
+    }
+    for (int i = 0; i < n; ++i) {  // sample_segment's body, then the segment, sub-cube and chunk ends
+      double v = f(xs[i]);
+      double fj = v * jac[i];
+      double fj2 = fj * fj;
+      if (!(fj2 - fj2 == 0)) {
+        if (index[i] < flags.first_non_finite) flags.first_non_finite = index[i], flags.non_finite_value = v;
+        v = fj = fj2 = 0;
+      }
+      if (v != 0) ++flags.n_nonzero;
+      t1 += fj;
+      t2 += fj2;
+      if constexpr (Bins::enabled) {
+        if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
+        add_bin_term<D>(bins, fj2 * (sp.bin_scale / pd_of[i]), quantization_dither(index[i]), [&](int j) { return bin[j][i]; });
+      }
+      if (ends[i] & end_segment) {
+        s1 += t1;
+        s2 += t2;
+        t1 = t2 = 0;
+      }
+      if (ends[i] & end_cube) {
+        const cube_estimate ce = finish_cube(s1, s2, pd_of[i], sp.counts, cube_of[i]);
+        chunk_est += ce.mean;
+        chunk_var += ce.var;
+        s1 = s2 = 0;
+      }
+      if (ends[i] & end_chunk) {
+        est[out] = chunk_est;
+        var[out] = chunk_var;
+        chunk_est = chunk_var = 0;
+        ++out;
+      }
+    }
+    n = 0;
+  };
+  const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
+  for (std::uint64_t c = 0; c < count; ++c) {
+    const std::uint64_t chunk = (first + c) * stride;
+    const std::uint64_t begin = chunk * sp.chunk_cubes;
+    const std::uint64_t end = begin + sp.chunk_cubes < sp.n_cubes ? begin + sp.chunk_cubes : sp.n_cubes;
+    cube_coord_t<D> coord[D] = {};
+    cube_start<D>(begin, sp.g, coord);
+    for (std::uint64_t cube = begin; cube < end; ++cube) {
+      const std::uint64_t n_c = sp.counts.count(cube);
+      const std::uint64_t seg = sp.counts.segment != 0 ? sp.counts.segment : n_c;
+      const double pd = static_cast<double>(n_c);
+      double cd[D];
+      for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
+      for (std::uint64_t k = 0; k < n_c; ++k) {
+        index[n] = cube * sp.p + k;
+        for (int j = 0; j < D; ++j) cb[j][n] = cd[j];
+        cube_of[n] = cube;
+        pd_of[n] = pd;
+        const bool last = k + 1 == n_c;
+        ends[n] = static_cast<unsigned char>(((k + 1) % seg == 0 || last ? end_segment : 0) | (last ? end_cube : 0) |
+                                             (last && cube + 1 == end ? end_chunk : 0));
+        if (++n == batch) {
+          if (stop != nullptr && stop->requested()) return;  // abandoned: the caller discards the pass
+          run_batch();
+        }
+      }
+      for (int j = 0; j < D; ++j) {  // odometer step to the next sub-cube
+        coord[j] += 1;
+        if (coord[j] < gc) break;
+        coord[j] = 0;
+      }
+    }
+  }
+  if (n > 0 && !(stop != nullptr && stop->requested())) run_batch();
+}
+
 }  // namespace cpu_detail
 
 

@@ -37,14 +37,28 @@ namespace cpu_detail {
 /// batch are computed axis by axis over its samples, so that the compiler vectorises them.
 inline constexpr int batch = 64;
 
+/// The sample indices of a batch: consecutive ones, first + i (uniform_batch).
+struct consecutive_indices {
+  static constexpr bool consecutive = true;
+  std::uint64_t first;
+  std::uint64_t operator()(int i) const { return first + static_cast<std::uint64_t>(i); }
+};
+/// The sample indices of a batch, listed: index[i] (VEGAS+ batches that cross sub-cubes, whose
+/// indices c p + k skip the unused k >= n_c).
+struct listed_indices {
+  static constexpr bool consecutive = false;
+  const std::uint64_t* index;
+  std::uint64_t operator()(int i) const { return index[i]; }
+};
+
 /// u[4b + w][i] = r123::u01<double>(word w of Philox4x32-10(counter {index_i mod 2^32, index_i >> 32,
-/// iteration, b}, key)) for index_i = first + i, i < batch: the numbers of sample_stream::fill
-/// (random.hpp) for a batch of consecutive samples. Only words 4b + w < D are kept.
-/// Bitwise the same: the rounds are exact integer arithmetic, and u01's value (w + 1/2) 2^-32 is
-/// exact in double whichever exact steps compute it.
-template <int D>
-inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration, std::uint64_t first,
-                          double (&u)[D][batch]) {
+/// iteration, b}, key)) for index_i = index(i), i < batch (Index: consecutive_indices or
+/// listed_indices): the numbers of sample_stream::fill (random.hpp) for a batch of samples. Only
+/// words 4b + w < D are kept. Bitwise the same: the rounds are exact integer arithmetic, and u01's
+/// value (w + 1/2) 2^-32 is exact in double whichever exact steps compute it.
+template <int D, class Index>
+inline void uniform_batch_of(const philox_round_keys& key, std::uint32_t iteration, const Index& index_of,
+                             double (&u)[D][batch]) {
 #if MCUBES_CPU_SSE2
   // Two samples per register: each 32-bit word lives in the low half of a 64-bit lane (the high
   // half holds garbage that never reaches a result: pmuludq reads only the low halves), so one
@@ -66,8 +80,8 @@ inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration,
     for (int i = 0; i < batch; i += 2 * pairs) {
       __m128i x[pairs][4];
       for (int q = 0; q < pairs; ++q) {
-        const std::uint64_t f0 = first + static_cast<std::uint64_t>(i + 2 * q);
-        const __m128i index = _mm_set_epi64x(static_cast<long long>(f0 + 1), static_cast<long long>(f0));
+        const __m128i index = _mm_set_epi64x(static_cast<long long>(index_of(i + 2 * q + 1)),
+                                             static_cast<long long>(index_of(i + 2 * q)));
         x[q][0] = index;
         x[q][1] = _mm_srli_epi64(index, 32);
         x[q][2] = it;
@@ -93,7 +107,7 @@ inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration,
   for (int blk = 0; blk * 4 < D; ++blk) {
     std::uint32_t w[4][batch];
     for (int i = 0; i < batch; ++i) {
-      const std::uint64_t index = first + static_cast<std::uint64_t>(i);
+      const std::uint64_t index = index_of(i);
       const philox_words x = philox4x32_10(
           philox_words{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), iteration,
                         static_cast<std::uint32_t>(blk)}},
@@ -104,6 +118,13 @@ inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration,
       for (int i = 0; i < batch; ++i) u[blk * 4 + k][i] = sample_stream::to_double(w[k][i]);
   }
 #endif
+}
+
+/// uniform_batch_of for the consecutive samples first, first + 1, ..., first + batch - 1.
+template <int D>
+inline void uniform_batch(const philox_round_keys& key, std::uint32_t iteration, std::uint64_t first,
+                          double (&u)[D][batch]) {
+  uniform_batch_of<D>(key, iteration, consecutive_indices{first}, u);
 }
 
 /// Axis j of make_sample for samples [0, n) of a batch: from the sub-cube coordinate c[i] and the
@@ -168,11 +189,11 @@ inline bool cpu_has_avx2() {
   return has;
 }
 
-/// uniform_batch with four samples per register (AVX2): the same integer rounds and exact
+/// uniform_batch_of with four samples per register (AVX2): the same integer rounds and exact
 /// conversion, hence the same bits.
-template <int D>
-MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std::uint32_t iteration,
-                                               std::uint64_t first, double (&u)[D][batch]) {
+template <int D, class Index>
+MCUBES_CPU_TARGET_AVX2 void uniform_batch_of_avx2(const philox_round_keys& key, std::uint32_t iteration,
+                                                  const Index& index_of, double (&u)[D][batch]) {
   const __m256i m0 = _mm256_set1_epi64x(philox_m0), m1 = _mm256_set1_epi64x(philox_m1);
   const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), exponent = _mm256_set1_epi64x(0x4330000000000000);
   const __m256d bias = _mm256_set1_pd(4503599627370495.5), scale = _mm256_set1_pd(1.0 / 4294967296.0);
@@ -189,8 +210,12 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std
     for (int i = 0; i < batch; i += 4 * quads) {
       __m256i x[quads][4];
       for (int q = 0; q < quads; ++q) {
-        const __m256i index =
-            _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(first + static_cast<std::uint64_t>(i + 4 * q))), lane);
+        __m256i index;
+        if constexpr (Index::consecutive)
+          index = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(index_of(i + 4 * q))), lane);
+        else
+          index = _mm256_set_epi64x(static_cast<long long>(index_of(i + 4 * q + 3)), static_cast<long long>(index_of(i + 4 * q + 2)),
+                                    static_cast<long long>(index_of(i + 4 * q + 1)), static_cast<long long>(index_of(i + 4 * q)));
         x[q][0] = index;
         x[q][1] = _mm256_srli_epi64(index, 32);
         x[q][2] = it;
@@ -212,6 +237,13 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std
         }
     }
   }
+}
+
+/// uniform_batch_of_avx2 for consecutive samples (uniform_batch).
+template <int D>
+MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std::uint32_t iteration,
+                                               std::uint64_t first, double (&u)[D][batch]) {
+  uniform_batch_of_avx2<D>(key, iteration, consecutive_indices{first}, u);
 }
 
 /// map_axis with four samples per register (AVX2): the same IEEE
