@@ -1,6 +1,11 @@
 """Builds the native part of the Python module (mcubes._mcubes) with the project's CMake, for
 `pip install --no-build-isolation .` (pyproject.toml). The version is include/mcubes/config.hpp's.
-Environment: MCUBES_CMAKE_ARGS, extra arguments of the CMake configuration (space-separated)."""
+The CUDA backend (GPU callables: PyTorch, CuPy) is built as scripts/quickstart.sh builds it: when a
+GPU is visible (nvidia-smi lists one, or /dev/nvidia0 exists) and nvcc is found, for that GPU's
+architecture; MCUBES_ENABLE_CUDA=ON builds it without a visible GPU (for the architectures of
+MCUBES_CUDA_ARCHITECTURES, default CMakeLists.txt's list), MCUBES_ENABLE_CUDA=OFF never.
+Environment: MCUBES_ENABLE_CUDA, MCUBES_CUDA_ARCHITECTURES, MCUBES_CMAKE_ARGS (extra arguments of
+the CMake configuration, space-separated). `pip install -v` shows the compiler's progress."""
 
 import os
 import re
@@ -24,13 +29,43 @@ class CMakeExtension(Extension):
         super().__init__(name, sources=[])
 
 
+def gpu_visible():
+    """Whether a GPU is visible, as scripts/quickstart.sh asks: /dev/nvidia0, or nvidia-smi -L lists one."""
+    if os.path.exists("/dev/nvidia0"):
+        return True
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return any(line.startswith("GPU ") for line in out.splitlines())
+
+
+def cuda_setting():
+    """MCUBES_ENABLE_CUDA when set (ON, OFF or AUTO), else AUTO (CUDA when nvcc is found) where a GPU is
+    visible and OFF elsewhere."""
+    given = os.environ.get("MCUBES_ENABLE_CUDA", "").strip().upper()
+    if given:
+        if given not in ("ON", "OFF", "AUTO"):
+            raise SystemExit(f"setup.py: MCUBES_ENABLE_CUDA must be ON, OFF or AUTO, got {given!r}")
+        return given
+    return "AUTO" if gpu_visible() else "OFF"
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        cuda = cuda_setting()
         configure = ["cmake", "-S", HERE, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DMCUBES_BUILD_PYTHON=ON",
                      "-DMCUBES_BUILD_TESTS=OFF", "-DMCUBES_BUILD_CLI=OFF", "-DMCUBES_BUILD_BENCH=OFF",
-                     "-DMCUBES_BUILD_EXAMPLES=OFF", "-DMCUBES_ENABLE_CUDA=OFF",
-                     f"-DPython3_EXECUTABLE={sys.executable}"] + os.environ.get("MCUBES_CMAKE_ARGS", "").split()
+                     "-DMCUBES_BUILD_EXAMPLES=OFF", f"-DMCUBES_ENABLE_CUDA={cuda}",
+                     f"-DPython3_EXECUTABLE={sys.executable}"]
+        if os.environ.get("MCUBES_CUDA_ARCHITECTURES"):
+            configure.append(f"-DMCUBES_CUDA_ARCHITECTURES={os.environ['MCUBES_CUDA_ARCHITECTURES']}")
+        configure += os.environ.get("MCUBES_CMAKE_ARGS", "").split()
+        print(f"setup.py: building the native module with CMake (CUDA backend: {cuda}); pip install -v shows the "
+              "progress", file=sys.stderr, flush=True)
         subprocess.check_call(configure)
         subprocess.check_call(["cmake", "--build", build, "--target", "mcubes_python", "-j", str(os.cpu_count() or 1)])
         built = os.path.join(build, "python", "mcubes", os.path.basename(self.get_ext_filename(ext.name)))
