@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs mcubes from the build tree $1 into a temporary prefix and builds and runs a consumer
-# project that uses find_package(mcubes) and mcubes::mcubes (examples/basic.cpp).
+# project that uses find_package(mcubes <major.minor>) and mcubes::mcubes (examples/basic.cpp);
+# $3: the project's major.minor version (the package accepts the same minor version).
 set -euo pipefail
-build=$1; src=$2
+build=$1; src=$2; version=$3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
 mkdir -p "$tmp/consumer"
 cp "$src/examples/basic.cpp" "$tmp/consumer/"
-cat > "$tmp/consumer/CMakeLists.txt" <<'CMK'
+cat > "$tmp/consumer/CMakeLists.txt" <<CMK
 cmake_minimum_required(VERSION 3.21)
 project(consumer CXX)
-find_package(mcubes 0.2 REQUIRED)
+find_package(mcubes $version REQUIRED)
 add_executable(basic basic.cpp)
 target_link_libraries(basic PRIVATE mcubes::mcubes)
 CMK
