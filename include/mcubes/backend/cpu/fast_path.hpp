@@ -169,6 +169,28 @@ class batch_generator {
   double cb_[D][batch];  // sub-cube coordinate of each sample (untabulated axes)
 };
 
+/// One sample's share of the sums, as core/sampler.hpp's sample_segment takes it (the same
+/// operations in the same order): f J into s1, (f J)^2 into s2, the bin term (f J)^2 term_scale
+/// (bin_of(j): the sample's bin on axis j) and the flags; a non-finite value, or f J or (f J)^2
+/// overflowing, is recorded (first index) and adds 0. Both fast paths below use it.
+template <int D, class Bins, class BinOf>
+MCUBES_CPU_INLINE void add_sample(double v, double jac, std::uint64_t index, double term_scale, Bins& bins,
+                                  const BinOf& bin_of, chunk_partial& flags, double& s1, double& s2) {
+  double fj = v * jac;
+  double fj2 = fj * fj;
+  if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows (as sample_chunk)
+    if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v;
+    v = fj = fj2 = 0;
+  }
+  if (v != 0) ++flags.n_nonzero;
+  s1 += fj;
+  s2 += fj2;
+  if constexpr (Bins::enabled) {
+    if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
+    add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), bin_of);
+  }
+}
+
 /// The sums of sample_chunk (core/sampler.hpp) over consecutive samples given one at a time in
 /// sample-index order, from the first sample of chunk `first`: per sample the value f, the
 /// weighted value f J, its square, the flags and the bin term; per sub-cube its mean and variance;
@@ -191,19 +213,7 @@ struct sample_accumulator {
   /// Adds sample `index` with value v and jacobian jac; bin_of(j) is its bin on axis j.
   template <class Bins, class BinOf>
   MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, Bins& bins, const BinOf& bin_of) {
-    double fj = v * jac;
-    double fj2 = fj * fj;
-    if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows (as sample_chunk)
-      if (index < flags.first_non_finite) flags.first_non_finite = index, flags.non_finite_value = v;
-      v = fj = fj2 = 0;
-    }
-    if (v != 0) ++flags.n_nonzero;
-    s1 += fj;
-    s2 += fj2;
-    if constexpr (Bins::enabled) {
-      if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-      add_bin_term<D>(bins, fj2 * sp.bin_scale, quantization_dither(index), bin_of);
-    }
+    add_sample<D>(v, jac, index, sp.bin_scale, bins, bin_of, flags, s1, s2);
     if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
       const double mean = s1 / pd;
       double vr = (s2 - s1 * mean) / var_den;
@@ -302,20 +312,7 @@ inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const
       for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, cb[j], u[j], jac, bin[j], xs);
     }
     for (int i = 0; i < n; ++i) {  // sample_segment's body, then the segment, sub-cube and chunk ends
-      double v = f(xs[i]);
-      double fj = v * jac[i];
-      double fj2 = fj * fj;
-      if (!(fj2 - fj2 == 0)) {
-        if (index[i] < flags.first_non_finite) flags.first_non_finite = index[i], flags.non_finite_value = v;
-        v = fj = fj2 = 0;
-      }
-      if (v != 0) ++flags.n_nonzero;
-      t1 += fj;
-      t2 += fj2;
-      if constexpr (Bins::enabled) {
-        if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-        add_bin_term<D>(bins, fj2 * (sp.bin_scale / pd_of[i]), quantization_dither(index[i]), [&](int j) { return bin[j][i]; });
-      }
+      add_sample<D>(f(xs[i]), jac[i], index[i], sp.bin_scale / pd_of[i], bins, [&](int j) { return bin[j][i]; }, flags, t1, t2);
       if (ends[i] & end_segment) {
         s1 += t1;
         s2 += t2;
