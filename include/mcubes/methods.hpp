@@ -270,6 +270,29 @@ class integrator {
     state_.cubes = vegas_state::allocation{};
   }
 
+  /// The sampling density the integrator has learnt (core/weighted_sample.hpp): the region, the
+  /// map's edges and, after a VEGAS+ adapting iteration, its sub-cubes' shares (copied from the
+  /// device on the CUDA backend). The same bits on every backend for the same training.
+  sampling_density density() const {
+#if defined(__CUDACC__)
+    if (cuda_) return density_of<D>(region_, *cuda_, cuda_map_, state_, cuda_shares_);
+#endif
+    return density_of<D>(region_, *cpu_, *cpu_map_, state_, cpu_shares_);
+  }
+
+  /// Weighted samples (vegas's random_batch): n points of the region and weights such that
+  /// sum_i w_i f(x_i) estimates the integral of f, drawn from the learnt map and VEGAS+
+  /// allocation (core/weighted_sample.hpp: the design, the weights w = V J / (m n_c)). Train first
+  /// (integrate() with adapting iterations); from an untrained integrator they are plain
+  /// stratified Monte Carlo points. Computed on the host; the same bits for the same training,
+  /// seed and n on every backend, and point i is the same in any range asked of sampler(n, seed).
+  /// Needs n * (d + 1) doubles; for more points than fit, use sampler(n, seed).fill in ranges.
+  /// @throws invalid_input if n is 0.
+  weighted_points sample(std::uint64_t n, std::uint64_t seed) const { return sampler(n, seed).points(); }
+  /// The sampler of sample(n, seed), to draw its points in ranges (weighted_sampler::fill).
+  /// @throws invalid_input if n is 0.
+  weighted_sampler sampler(std::uint64_t n, std::uint64_t seed) const { return weighted_sampler(density(), n, seed); }
+
   int n_bins() const noexcept { return options_.n_bins; }
   const mcubes::region<D>& region() const noexcept { return region_; }
   const vegas_options& options() const noexcept { return options_; }

@@ -26,7 +26,8 @@
 namespace mcubes {
 
 /// Stream identifiers (at most 255): part of the Philox key.
-enum class stream_id : std::uint32_t { vegas = 1, plain_mc = 2, pi = 3, probe = 4, batch_seed = 5 };
+/// weighted_sample: the points of core/weighted_sample.hpp (never those of a run).
+enum class stream_id : std::uint32_t { vegas = 1, plain_mc = 2, pi = 3, probe = 4, batch_seed = 5, weighted_sample = 6 };
 
 /// Generates the uniform doubles of one sample: draws(k) for k = 0, 1, ... are the sample's
 /// coordinates in (0,1). Cheap to construct; holds the key and the counter.

@@ -24,6 +24,7 @@
 #include "../core/sample_diagnosis.hpp"
 #include "../core/sampler.hpp"
 #include "../core/stratification.hpp"
+#include "../core/weighted_sample.hpp"
 #include "../error.hpp"
 #include "../integrand.hpp"
 #include "../options.hpp"
@@ -42,6 +43,12 @@ inline constexpr double underflow_estimate = 3.3589380537835444e-139;
 inline constexpr double overflow_estimate = 0x1p560;
 
 namespace detail {
+/// Whether a backend's array of cube values lives in device memory (has to_host(): cuda's device_array).
+template <class V, class = void>
+struct has_to_host : std::false_type {};
+template <class V>
+struct has_to_host<V, std::void_t<decltype(std::declval<const V&>().to_host())>> : std::true_type {};
+
 
 /// x with 6 significant digits (for messages).
 inline std::string format_double(double x) {
@@ -567,7 +574,47 @@ struct cube_shares {
     }
     for (std::size_t k = 0; k < n; ++k) runs[k]->use_cube_shares(values->data() + 2 * m * k, values->data() + 2 * m * k + m);
   }
+
+  /// The shares that run k's next counts read (the last adapting iteration's d_h, whether or not
+  /// they are summed yet; `a`: that run's vegas_state::allocation), copied to the host; empty when
+  /// the run has none (uniform, or no adapting iteration yet).
+  std::vector<double> host_shares(const vegas_state::allocation& a, std::size_t k = 0) const {
+    if (!values || a.n_cubes == 0 || !(a.has_shares || a.pending_total)) return {};
+    const std::uint64_t m = a.n_cubes;
+    const std::uint64_t begin = 2 * m * k + (a.second_in ? m : 0);
+    if (begin + m > size) return {};
+    if constexpr (detail::has_to_host<values_t>::value) {
+      const std::vector<double> all = values->to_host();
+      return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(begin),
+                                 all.begin() + static_cast<std::ptrdiff_t>(begin + m));
+    } else {
+      return std::vector<double>(values->data() + begin, values->data() + begin + m);
+    }
+  }
 };
+
+/// What weighted sampling (core/weighted_sample.hpp) takes of a run that ended with `map` (made by
+/// `backend`), `state` and `shares`: the region, the map's edges and, for VEGAS+, the shares of its
+/// sub-cube grid. The same bits whatever the backend that trained.
+template <int D, class Backend, class Map>
+sampling_density density_of(const region<D>& reg, Backend& backend, const Map& map, const vegas_state& state,
+                            const cube_shares<std::remove_const_t<Backend>>& shares) {
+  sampling_density d;
+  d.dim = D;
+  d.n_bins = map_bins(map);
+  for (int j = 0; j < D; ++j) {
+    d.lower.push_back(reg.lower()[j]);
+    d.upper.push_back(reg.upper()[j]);
+  }
+  d.edges = backend.map_edges(map);
+  d.shares = shares.host_shares(state.cubes);
+  if (!d.shares.empty()) {
+    std::uint64_t g = 1;
+    while (detail::saturating_pow(g + 1, D) <= state.cubes.n_cubes) ++g;
+    d.g = g;
+  }
+  return d;
+}
 
 /// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,
 /// sample, adapt_map, map_edges), continuing from `map` (made by that backend) and `state`:
@@ -660,13 +707,20 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
 /// vegas_continue from a uniform map of opt.n_bins bins made by `backend`, at iteration 0: one
 /// complete m-Cubes run (the one-call form; mcubes::vegas chooses the backend, integrator.hpp keeps
 /// the map between calls). Same contract and exceptions as vegas_continue.
+///
+/// With `trained` (non-null), *trained is set to the sampling density the run ended with
+/// (density_of: for weighted samples, core/weighted_sample.hpp) when it returns.
 template <int D, class F, class Backend>
 result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend&& backend,
-                  const iteration_callback& on_iteration = {}) {
+                  const iteration_callback& on_iteration = {}, sampling_density* trained = nullptr) {
   validate(opt, D);
   auto map = backend.template make_map<D>(map_bins_for(opt));
   vegas_state state;
-  return vegas_continue<D>(f, reg, opt, backend, map, state, on_iteration);
+  using B = std::remove_const_t<std::remove_reference_t<Backend>>;
+  cube_shares<B> shares;
+  result r = vegas_continue<D>(f, reg, opt, backend, map, state, shares, on_iteration);
+  if (trained != nullptr) *trained = density_of<D>(reg, backend, map, state, shares);
+  return r;
 }
 
 }  // namespace mcubes
