@@ -5,7 +5,9 @@ GPU is visible (nvidia-smi lists one, or /dev/nvidia0 exists) and nvcc is found,
 architecture; MCUBES_ENABLE_CUDA=ON builds it without a visible GPU (for the architectures of
 MCUBES_CUDA_ARCHITECTURES, default CMakeLists.txt's list), MCUBES_ENABLE_CUDA=OFF never.
 Environment: MCUBES_ENABLE_CUDA, MCUBES_CUDA_ARCHITECTURES, MCUBES_CMAKE_ARGS (extra arguments of
-the CMake configuration, space-separated). `pip install -v` shows the compiler's progress."""
+the CMake configuration, space-separated), MCUBES_CMAKE_BUILD_DIR (package the module of that
+configured CMake build, MCUBES_BUILD_PYTHON=ON, instead of configuring one: CI's wheel,
+scripts/check-wheel.sh). `pip install -v` shows the compiler's progress."""
 
 import os
 import re
@@ -55,6 +57,13 @@ def cuda_setting():
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
+        prebuilt = os.environ.get("MCUBES_CMAKE_BUILD_DIR", "").strip()
+        if prebuilt:  # a configured CMake build with MCUBES_BUILD_PYTHON=ON (CI's wheel: scripts/check-wheel.sh)
+            build = os.path.abspath(prebuilt)
+            print(f"setup.py: the native module of the CMake build {build}", file=sys.stderr, flush=True)
+            subprocess.check_call(["cmake", "--build", build, "--target", "mcubes_python", "-j", str(os.cpu_count() or 1)])
+            self._install(ext, build)
+            return
         build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
         cuda = cuda_setting()
         configure = ["cmake", "-S", HERE, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DMCUBES_BUILD_PYTHON=ON",
@@ -68,6 +77,9 @@ class CMakeBuild(build_ext):
               "progress", file=sys.stderr, flush=True)
         subprocess.check_call(configure)
         subprocess.check_call(["cmake", "--build", build, "--target", "mcubes_python", "-j", str(os.cpu_count() or 1)])
+        self._install(ext, build)
+
+    def _install(self, ext, build):
         built = os.path.join(build, "python", "mcubes", os.path.basename(self.get_ext_filename(ext.name)))
         dest = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)

@@ -19,6 +19,7 @@
 #include <mcubes/region.hpp>
 #include <mcubes/result.hpp>
 #include <mcubes/suite.hpp>
+#include <mcubes/core/weighted_sample.hpp>
 
 #include "run_backend.hpp"
 
@@ -38,6 +39,8 @@ struct run_request {
   iteration_callback on_iteration;      ///< called after every iteration (may stop the run); may be empty
   std::vector<double> lower, upper;     ///< the region per axis (--region, --lower/--upper); empty: the integrand's
   const jit::compiled_integrand* compiled = nullptr;  ///< --expr/--body: the compiled integrand (user_integrand.hpp)
+  /// `mcubes sample`: where the run puts the sampling density it ended with (null: nowhere).
+  sampling_density* trained = nullptr;
 };
 
 /// Runs one suite integrand: dispatches on rq.dim and calls run_on_backend.

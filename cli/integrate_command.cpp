@@ -26,6 +26,7 @@
 #include "integrate_args.hpp"
 #include "integrate_plan.hpp"
 #include "interrupt.hpp"
+#include "npy_file.hpp"
 #include "output_file.hpp"
 #include "parse.hpp"
 #include "progress_line.hpp"
@@ -49,7 +50,13 @@ void check_stdout() {
     throw error(std::string("cannot write to standard output: ") + std::strerror(errno));
 }
 
-int run_integrate(const integrate_args& a) {
+/// The options `sample` adds to integrate's.
+struct sample_args {
+  std::string points, seed, npy;
+  CLI::Option* seed_opt = nullptr;
+};
+
+int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) {
   // 1. Everything that is bad input, before anything is printed or run.
   const bool user = is_user_integrand(a);  // --expr / --body (user_integrand.hpp)
   MCUBES_EXPECTS(user || a.name_opt->count() > 0,
@@ -71,6 +78,15 @@ int run_integrate(const integrate_args& a) {
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
+  std::uint64_t sample_points = 0, sample_seed = opts.seed;
+  std::unique_ptr<atomic_output_file> npy_file;
+  if (sample != nullptr) {
+    sample_points = parse_count(sample->points, "--points", 1);
+    if (sample->seed_opt->count()) sample_seed = parse_count(sample->seed, "--sample-seed");
+    MCUBES_EXPECTS(sample->npy != "-", "--npy needs a file (the points are binary; standard output carries the report)");
+    npy_file = std::make_unique<atomic_output_file>(sample->npy, "--npy");
+    MCUBES_EXPECTS(!json_file || npy_file->path() != json_file->path(), "--npy and --json name the same file");
+  }
 
   // 2. The backend (cuda is a runtime failure in this build, not bad input) and the plan.
   run_request rq;
@@ -84,6 +100,8 @@ int run_integrate(const integrate_args& a) {
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
   rq.lower = lower;
   rq.upper = upper;
+  sampling_density trained;
+  if (sample != nullptr) rq.trained = &trained;
 
   run_report report;
   report.entry = e;
@@ -220,6 +238,18 @@ int run_integrate(const integrate_args& a) {
   }
   progress.clear();
   report.signal = report.res.status == status::interrupted ? interrupt_signal() : 0;
+  if (sample != nullptr && report.signal == 0 && report.res.status != status::interrupted) {
+    if (trained.lower.empty()) {  // the suite runners: the region of the run
+      for (int j = 0; j < dim; ++j) {
+        trained.lower.push_back(lower.empty() ? e->lower : lower[static_cast<std::size_t>(j)]);
+        trained.upper.push_back(upper.empty() ? e->upper : upper[static_cast<std::size_t>(j)]);
+      }
+    }
+    const weighted_sampler sampler(std::move(trained), sample_points, sample_seed);
+    write_weighted_npy(*npy_file, sampler);
+    report.sample = run_report::sample_report{sample_points, sample_seed, sampler.n_cubes(), sampler.allocated(),
+                                              npy_file->path()};
+  }
 
   // 5. The result and the final record.
   if (text) {
@@ -239,6 +269,17 @@ int run_integrate(const integrate_args& a) {
     json_file->write(dumped, true);
   }
   if (report.signal != 0) return 128 + report.signal;
+  if (report.sample) {
+    if (text) {
+      std::fprintf(stdout, "sample: %llu weighted points (seed %llu, %s over %llu sub-cube%s) written to %s: columns "
+                   "x0 .. x%d, weight; sum of weight * f estimates the integral\n",
+                   static_cast<unsigned long long>(report.sample->points), static_cast<unsigned long long>(report.sample->seed),
+                   report.sample->allocated ? "the VEGAS+ allocation" : "uniform", static_cast<unsigned long long>(report.sample->n_cubes),
+                   report.sample->n_cubes == 1 ? "" : "s", report.sample->file.c_str(), dim - 1);
+      check_stdout();
+    }
+    return 0;
+  }
   return exit_code(report.res.status);
 }
 
@@ -257,6 +298,25 @@ std::function<int()> add_integrate_command(CLI::App& app) {
       "counts also take 1e6 when that is an exact integer; reals must be finite.");
   add_integrate_options(*sub, *a);
   return [a] { return run_integrate(*a); };
+}
+
+std::function<int()> add_sample_command(CLI::App& app) {
+  auto a = std::make_shared<integrate_args>();
+  auto s = std::make_shared<sample_args>();
+  CLI::App* sub = app.add_subcommand(
+      "sample",
+      "Weighted samples (vegas's random_batch): trains the adaptive map (and the VEGAS+ allocation) on an integrand "
+      "as 'mcubes integrate' does, with the same options and report, then writes --points N points of the region "
+      "drawn from it, with weights w such that sum w f(x) estimates the integral of any f (a weighted histogram of "
+      "a quantity of x, with weights w f(x), estimates its distribution under f). --npy FILE: a NumPy float64 array "
+      "of shape (N, d + 1), columns x0 .. x(d-1) and the weight, replaced atomically. The points are the same bits "
+      "on every backend and thread count. Exit code 0 when written (the training's status is in the report), 2 bad "
+      "input, 3 runtime failure, 130/143 interrupted during the training (nothing written).");
+  add_integrate_options(*sub, *a);
+  sub->add_option("--points", s->points, "Number of weighted points to write (exactly N)")->required()->type_name("N");
+  s->seed_opt = sub->add_option("--sample-seed", s->seed, "Seed of the points (default: --seed)")->type_name("UINT");
+  sub->add_option("--npy", s->npy, "The .npy file to write")->required()->type_name("FILE");
+  return [a, s] { return run_integrate(*a, s.get()); };
 }
 
 }  // namespace mcubes::cli

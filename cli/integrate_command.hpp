@@ -17,4 +17,11 @@ namespace mcubes::cli {
 /// printed on stdout) and mcubes::error for runtime failures.
 std::function<int()> add_integrate_command(CLI::App& app);
 
+/// Registers `sample`: the run of `integrate` (the same options and report), then the weighted
+/// points of the trained map and VEGAS+ allocation (core/weighted_sample.hpp) written to --npy
+/// FILE. Exit codes: 0 when the points are written (whatever the training run's status, which the
+/// report gives: the weights are unbiased for any map), 2 bad input, 3 runtime failure, 130 / 143
+/// when a signal stopped the training (nothing written).
+std::function<int()> add_sample_command(CLI::App& app);
+
 }  // namespace mcubes::cli

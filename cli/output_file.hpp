@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
 
 namespace mcubes::cli {
@@ -18,12 +19,17 @@ class atomic_output_file {
   /// created beside its final target, or that a stream may be written (access(2)).
   /// @throws invalid_input naming the path and the reason (a directory, a socket, a block
   ///         device, a folder that does not exist or cannot be written, ...).
-  explicit atomic_output_file(std::string path);
+  /// `option` names the path in the messages ("--json: cannot write ...").
+  explicit atomic_output_file(std::string path, const std::string& option = "--json");
   /// Writes `content` (for a file: temporary file, rename; fsync first when `durable`, e.g. the
   /// final record: the intermediate ones survive the process, not a crash of the machine).
   /// @throws mcubes::error (never invalid_input: the path was checked before the run) naming the
   ///         path and the reason; a file's previous content is then still in place.
   void write(const std::string& content, bool durable) const;
+  /// Writes the pieces that produce(put) puts (put(const char*, std::size_t); bounded memory), as
+  /// write() does. @throws as write(); whatever produce throws (a file then unchanged).
+  void write_from(const std::function<void(const std::function<void(const char*, std::size_t)>&)>& produce,
+                  bool durable) const;
   const std::string& path() const noexcept { return path_; }
   /// Whether the path is a stream (character device, FIFO, /dev/stdout): it takes the final record
   /// only, since a reader cannot tell one record from the next.

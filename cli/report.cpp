@@ -252,6 +252,13 @@ nlohmann::ordered_json to_json(const run_report& r) {
     j["compile"] = std::move(u["compile"]);
   }
   if (r.compiled) j["compile"] = std::move(user_integrand_json(*r.compiled)["compile"]);
+  if (r.sample)
+    j["sample"] = {{"file", r.sample->file},
+                   {"points", r.sample->points},
+                   {"seed", r.sample->seed},
+                   {"sub_cubes", r.sample->n_cubes},
+                   {"design", r.sample->allocated ? "vegas+ allocation" : "uniform"},
+                   {"columns", "x0 .. x(d-1), weight"}};
   // A failed run has no result: its estimate, error, chi2_dof, q (and what follows from them) are null.
   const bool failed = r.run_state == "failed";
   const auto value = [failed](double x) { return failed ? json(nullptr) : json_number(x); };

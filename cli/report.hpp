@@ -3,6 +3,7 @@
 /// Reports of `mcubes integrate`: the per-iteration table, the result lines and the JSON record.
 /// No numerics here beyond the comparison with the exact value.
 
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -48,6 +49,13 @@ struct run_report {
   /// A suite integrand compiled at run time (a dimension outside suite::precompiled_dims): what
   /// the compilation did (kind "suite"; the JSON's "compile"); empty otherwise.
   std::optional<user_integrand_report> compiled;
+  /// `mcubes sample`: the weighted points written (the JSON's "sample"); empty for integrate.
+  struct sample_report {
+    std::uint64_t points = 0, seed = 0, n_cubes = 0;
+    bool allocated = false;  ///< the VEGAS+ allocation set the counts (else the uniform design)
+    std::string file;
+  };
+  std::optional<sample_report> sample;
 };
 
 /// estimate(error) with the digits the error supports (the library's, mcubes/result_io.hpp); the

@@ -75,18 +75,19 @@ inline backend_choice choose_backend(backend_kind requested, const std::string& 
 /// Integrates f over `reg` with m-Cubes on the backend in `choice` (see choose_backend).
 /// `opt.threads` (0 = all cores) sets the CPU worker threads; the result does not depend on it.
 /// opt.backend is ignored: `choice.used` decides. The result's `options.backend` is set to the
-/// requested backend, `result.backend` names the one that ran.
+/// requested backend, `result.backend` names the one that ran. With `trained`, the sampling density
+/// the run ended with (vegas_with).
 /// @throws whatever mcubes::vegas_with throws (invalid_input, non_finite_integrand, numerical_error).
 template <int D, class F>
 result run_on_backend(const F& f, const region<D>& reg, const vegas_options& opt, const backend_choice& choice,
-                      const iteration_callback& on_iteration = {}) {
+                      const iteration_callback& on_iteration = {}, sampling_density* trained = nullptr) {
   vegas_options o = opt;
   o.backend = choice.used;
   result r;
   switch (choice.used) {
     case backend_kind::cpu:
       validate(o, D);
-      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop), on_iteration);
+      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop), on_iteration, trained);
       break;
     default:
       throw error(std::string("backend ") + to_string(choice.used) + " is not available in this build");

@@ -10,7 +10,7 @@ pkgs=(g++ cmake make librandom123-dev libboost-math-dev libcli11-dev nlohmann-js
 case "${1:-}" in
   "") ;;
   --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib pybind11-dev python3-dev python3-numpy python3-pytest
-                 help2man doxygen) ;;
+                 help2man doxygen python3-build python3-venv python3-wheel python3-setuptools python3-pip) ;;
   *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac
 missing=()

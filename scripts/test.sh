@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command 2 of the README: install what is missing, build everything (the CUDA code too where nvcc
 # exists; the Python module, whose pytest suite runs as the CTest test python_tests), and run every
-# test that needs no GPU (GPU tests skip themselves with a message); then
+# test that needs no GPU (GPU tests skip themselves with a message); package the Python wheel from
+# that build and import it from a fresh virtual environment (scripts/check-wheel.sh); then
 # build the fast tests (CTest label `fast`) with AddressSanitizer and UndefinedBehaviorSanitizer in
 # build-asan/ and run them. Fails if either part fails; both always run.
 # Without a visible GPU the CUDA code is compiled to check that it compiles, nothing can run it:
@@ -32,6 +33,10 @@ cmake --build build-test -j"$jobs"
 rc_main=0
 ctest --test-dir build-test --output-on-failure -j"$jobs" --timeout 1200 || rc_main=$?
 echo "test.sh: build and tests: $((SECONDS - t0)) s (ctest exit $rc_main; CUDA runners compile check only: $((1 - gpu)))"
+t2=$SECONDS
+rc_wheel=0
+bash scripts/check-wheel.sh build-test || rc_wheel=$?
+echo "test.sh: Python wheel from build-test: $((SECONDS - t2)) s (exit $rc_wheel; build-test/wheel/)"
 
 t1=$SECONDS
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DMCUBES_ENABLE_CUDA=OFF -DMCUBES_BUILD_BENCH=OFF \
@@ -43,4 +48,4 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1200 -L '^fast$' || rc_asan=$?
 echo "test.sh: sanitizer build and fast tests: $((SECONDS - t1)) s (ctest exit $rc_asan)"
 echo "test.sh: total $((SECONDS - t0)) s"
-[ "$rc_main" -eq 0 ] && [ "$rc_asan" -eq 0 ]
+[ "$rc_main" -eq 0 ] && [ "$rc_wheel" -eq 0 ] && [ "$rc_asan" -eq 0 ]

@@ -152,10 +152,10 @@ inline int make_temporary_beside(const std::string& path, std::string& name) {
 
 namespace detail {
 
-/// Writes all of `content` to `fd`; returns 0 or the errno of the failure.
-inline int write_all(int fd, const std::string& content) {
-  const char* p = content.data();
-  std::size_t left = content.size();
+/// Writes all of data[0..size) to `fd`; returns 0 or the errno of the failure.
+inline int write_all(int fd, const char* data, std::size_t size) {
+  const char* p = data;
+  std::size_t left = size;
   while (left > 0) {
     const ssize_t n = ::write(fd, p, left);
     if (n < 0) {
@@ -170,20 +170,32 @@ inline int write_all(int fd, const std::string& content) {
 
 }  // namespace detail
 
-/// Writes `content` to the output `path` as resolve_output says (file comment): a stream straight
-/// through; a file (or a link's final target) replaced atomically, with `durable` synced (fsync)
-/// before the rename (the content then survives a crash of the machine, not only of the process).
+/// Writes the bytes that `produce` puts to the output `path` as resolve_output says (file
+/// comment): produce(put) calls put(data, size) for each piece in order (content of any size in
+/// bounded memory); a stream gets the pieces straight through; a file (or a link's final target) is
+/// replaced atomically, with `durable` synced (fsync) before the rename (the content then survives
+/// a crash of the machine, not only of the process). What produce throws leaves a file unchanged.
 /// @throws unwritable_output for a path that is neither a file nor a stream (nothing written);
 ///         error naming the path and the system's reason if the write fails (a file's previous
-///         content is then unchanged; a stream may have taken part of the content).
-inline void write_file_atomically(const std::string& path, const std::string& content, bool durable) {
+///         content is then unchanged; a stream may have taken part of the content); whatever
+///         produce throws.
+template <class Produce>
+void write_file_atomically_from(const std::string& path, Produce&& produce, bool durable) {
   const output_target t = resolve_output(path);
   if (t.stream) {
     int fd;
     do fd = ::open(t.path.c_str(), O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) throw error("cannot write '" + path + "': " + std::strerror(errno));
-    int err = detail::write_all(fd, content);
+    int err = 0;
+    try {
+      produce([&](const char* data, std::size_t size) {
+        if (err == 0) err = detail::write_all(fd, data, size);
+      });
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
     if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
     if (err != 0) throw error("cannot write '" + path + "': " + std::strerror(err));
     return;
@@ -193,7 +205,16 @@ inline void write_file_atomically(const std::string& path, const std::string& co
   const int fd = make_temporary_beside(t.path, tmp);
   if (fd < 0) throw error("cannot write " + where + ": " + std::strerror(errno));
   fchmod(fd, 0644 & ~[] { const mode_t m = umask(0); umask(m); return m; }());
-  int err = detail::write_all(fd, content);
+  int err = 0;
+  try {
+    produce([&](const char* data, std::size_t size) {
+      if (err == 0) err = detail::write_all(fd, data, size);
+    });
+  } catch (...) {
+    close(fd);
+    unlink(tmp.c_str());
+    throw;
+  }
   if (err == 0 && durable && fsync(fd) != 0) err = errno;
   if (close(fd) != 0 && err == 0) err = errno;
   if (err == 0 && std::rename(tmp.c_str(), t.path.c_str()) != 0) err = errno;
@@ -201,6 +222,12 @@ inline void write_file_atomically(const std::string& path, const std::string& co
     unlink(tmp.c_str());
     throw error("cannot write " + where + ": " + std::strerror(err) + " (the previous content is unchanged)");
   }
+}
+
+/// Writes `content` to the output `path` (write_file_atomically_from with one piece).
+/// @throws as write_file_atomically_from.
+inline void write_file_atomically(const std::string& path, const std::string& content, bool durable) {
+  write_file_atomically_from(path, [&](auto&& put) { put(content.data(), content.size()); }, durable);
 }
 
 }  // namespace mcubes

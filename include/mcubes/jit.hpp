@@ -353,6 +353,7 @@ struct run_context {
   std::string backend;
   std::exception_ptr failure;             ///< what the callback threw (rethrown after the run)
   batch_failures* batch_failed = nullptr;  ///< a batch's per-integral failures (vegas_batch's failures)
+  sampling_density* trained = nullptr;     ///< where on_density puts the trained density (may be null)
 };
 
 inline iteration_record from_c(const mcubes_jit_record& c) {
@@ -413,6 +414,21 @@ extern "C" inline void on_record_trampoline(void* context, const mcubes_jit_reco
   run_context& c = *static_cast<run_context*>(context);
   try {
     c.records.push_back(from_c(*record));
+  } catch (...) {
+    if (!c.failure) c.failure = std::current_exception();
+  }
+}
+
+extern "C" inline void on_density_trampoline(void* context, int32_t dim, int32_t n_bins, const double* edges,
+                                             uint64_t g, uint64_t n_shares, const double* shares) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    sampling_density& d = *c.trained;
+    d.dim = dim;
+    d.n_bins = n_bins;
+    d.edges.assign(edges, edges + static_cast<std::size_t>(dim) * (static_cast<std::size_t>(n_bins) + 1));
+    d.g = g;
+    d.shares.assign(shares, shares + n_shares);
   } catch (...) {
     if (!c.failure) c.failure = std::current_exception();
   }
@@ -505,11 +521,14 @@ class compiled_integrand {
   /// runs; result.options is opt as given, result.backend the backend that ran); `params` are
   /// p[0..P-1]. @throws invalid_input for a bad region, options or parameter count, or an object of
   /// another method; otherwise as mcubes::vegas and index_out_of_range (jit.hpp file comment).
+  ///
+  /// With `trained` (non-null), *trained is set to the sampling density the run ended with (for
+  /// weighted samples, core/weighted_sample.hpp; the region's bounds included) when it returns.
   result vegas(const box& region, const vegas_options& opt = {}, const iteration_callback& on_iteration = {},
-               const std::vector<double>& params = {}) const {
+               const std::vector<double>& params = {}, sampling_density* trained = nullptr) const {
     MCUBES_EXPECTS(method_ == jit::method::vegas, "this integrand was compiled for ", to_string(method_), ", not vegas");
     validate(opt, dim());
-    result r = run(region, vegas_call_options(opt), on_iteration ? &on_iteration : nullptr, params);
+    result r = run(region, vegas_call_options(opt), on_iteration ? &on_iteration : nullptr, params, trained);
     r.options = opt;
     return r;
   }
@@ -655,7 +674,7 @@ class compiled_integrand {
   }
 
   result run(const box& region, const mcubes_jit_options& o, const iteration_callback* on_iteration,
-             const std::vector<double>& params) const {
+             const std::vector<double>& params, sampling_density* trained = nullptr) const {
     MCUBES_EXPECTS(params.size() == static_cast<std::size_t>(source_.n_params), "the integrand takes ",
                    source_.n_params, " parameters p[0..P-1], got ", params.size());
     detail::run_context ctx;
@@ -666,9 +685,15 @@ class compiled_integrand {
     prepare(*call, sizeof(mcubes_jit_call), region, o, params.data(), ctx, point);
     call->on_iteration = on_iteration != nullptr ? &detail::on_iteration_trampoline : nullptr;
     call->on_record = &detail::on_record_trampoline;
+    ctx.trained = trained;
+    call->on_density = trained != nullptr ? &detail::on_density_trampoline : nullptr;
     const int rc = object_->run(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);
     if (rc != mcubes_jit_ok) detail::throw_run_failure(*call, point);
+    if (trained != nullptr) {
+      trained->lower = region.lower;
+      trained->upper = region.upper;
+    }
     result r;
     detail::fill(r, call->result);
     r.backend = ctx.backend;

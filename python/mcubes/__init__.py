@@ -213,6 +213,19 @@ def _array_module(name):
         raise ValueError(f"array_module={name!r}: {e}") from None
 
 
+def _as_module(xw, array_module, device):
+    """(x, w) NumPy arrays as the arrays of array_module (None/'numpy': as they are; 'torch', 'cupy': copies
+    on GPU `device`)."""
+    if array_module in (None, "numpy"):
+        return xw
+    name, mod = _array_module(array_module)
+    if name == "torch":
+        dev = mod.device("cuda", device)
+        return tuple(mod.as_tensor(a, device=dev) for a in xw)
+    with mod.cuda.Device(device):
+        return tuple(mod.asarray(a) for a in xw)
+
+
 class _DevicePoints:
     """mcubes's device buffer of n points, row-major (n, d) float64, as a CUDA Array Interface (v3) object."""
 
@@ -509,6 +522,47 @@ class Integrator:
         """integ(f, ...) is integ.integrate(f, ...): vegas's call shape, with mcubes's option names
         (calls_per_iteration, max_iterations, ...; vegas's neval and nitn are not taken)."""
         return self.integrate(f, callback=callback, **options)
+
+    def sample(self, n, *, seed=None, array_module=None):
+        """n weighted points from the trained map and VEGAS+ allocation: (x, w), arrays of shapes (n, d)
+        and (n,) such that (w * f(x)).sum() estimates the integral of any f over the region; a
+        histogram of a quantity of x with weights w * f(x) estimates its distribution under f.
+
+        Train first (integrate() with adapting iterations); from an untrained integrator they are plain
+        stratified Monte Carlo points. Exactly n points, in sub-cubes of the VEGAS+ grid (or a uniform
+        grid), weight V J / (m n_c) (the guide's "Weighted samples"). seed: default the integrator's
+        seed. The same bits on every backend and thread count, and point i is the same whatever the
+        batches (random_batch). array_module: None or 'numpy' for NumPy arrays, 'torch' or 'cupy' for
+        arrays on the GPU (copied after the points are computed on the host).
+        """
+        s = self._sampler(n, seed)
+        return _as_module(s.points(0, s.size), array_module, int(self._options.get("device", 0)))
+
+    def random_batch(self, n=None, *, seed=None, batch_size=1 << 20, array_module=None):
+        """vegas's Integrator.random_batch(): yields (x, w) batches of at most batch_size of the n points
+        of sample(n, seed) (default n: calls_per_iteration), in order, so that summing (w * f(x)).sum()
+        over the batches estimates the integral; the batches together are bitwise sample(n, seed).
+        Memory: one batch at a time."""
+        if n is None:
+            n = int(self._options.get("calls_per_iteration", 1000000))
+        batch_size = int(batch_size)
+        if batch_size < 1:
+            raise ValueError(f"random_batch: batch_size must be at least 1, got {batch_size}")
+        s = self._sampler(n, seed)
+        device = int(self._options.get("device", 0))
+        first = 0
+        while first < s.size:
+            count = min(batch_size, s.size - first)
+            yield _as_module(s.points(first, count), array_module, device)
+            first += count
+
+    def _sampler(self, n, seed):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) and not (isinstance(n, float) and n.is_integer()):
+            raise TypeError(f"the number of points must be an integer, got {n!r}")
+        n = int(n)
+        if n < 1:
+            raise ValueError(f"the number of points must be at least 1, got {n}")
+        return self._native.sampler(n, int(self._options.get("seed", 20211231)) if seed is None else seed)
 
     def edges(self):
         """The adaptive map: an array of shape (d, n_bins + 1) of unit coordinates (row j: axis j's edges)."""

@@ -53,6 +53,8 @@ class integrator_base {
   virtual void reset() = 0;
   virtual vegas_state state() const = 0;
   virtual void set_state(const vegas_state& s) = 0;
+  /// integrator<D>::density(): the learnt map and VEGAS+ shares (weighted samples).
+  virtual sampling_density density() const = 0;
 };
 
 // integrator<D> is a different class in a translation unit compiled by nvcc (methods.hpp's inline
@@ -74,6 +76,7 @@ class integrator_holder : public integrator_base {
   void reset() override { integ_.reset(); }
   vegas_state state() const override { return integ_.state(); }
   void set_state(const vegas_state& s) override { integ_.set_state(s); }
+  sampling_density density() const override { return integ_.density(); }
 
  protected:
   integrator<D> integ_;

@@ -704,6 +704,14 @@ class py_integrator {
     const one_call guard(busy_, "reset");
     integ_->reset();
   }
+  /// The sampler of n weighted points with `seed` from the current map and VEGAS+ allocation (a
+  /// copy: later training does not change it).
+  weighted_sampler sampler(py::handle n, py::handle seed) {
+    const one_call guard(busy_, "sampler");
+    const auto count = integer_value<std::uint64_t>("n", n);
+    const auto s = integer_value<std::uint64_t>("seed", seed);
+    return weighted_sampler(integ_->density(), count, s);
+  }
   int next_iteration() {
     const one_call guard(busy_, "next_iteration");
     return integ_->state().next_iteration;
@@ -872,8 +880,35 @@ PYBIND11_MODULE(_mcubes, m) {
       .def("edges", &py_integrator::edges)
       .def("set_edges", &py_integrator::set_edges)
       .def("reset", &py_integrator::reset)
+      .def("sampler", &py_integrator::sampler, py::arg("n"), py::arg("seed"))
       .def_property_readonly("next_iteration", &py_integrator::next_iteration)
       .def_property_readonly("dim", &py_integrator::dim);
+  // Weighted points of a trained integrator (core/weighted_sample.hpp): points(first, count) gives
+  // the arrays x (count, d) and w (count,) of points first .. first + count - 1, the GIL released.
+  using mcubes::weighted_sampler;
+  py::class_<weighted_sampler>(m, "WeightedSampler")
+      .def_property_readonly("dim", &weighted_sampler::dim)
+      .def_property_readonly("size", &weighted_sampler::size)
+      .def_property_readonly("n_cubes", &weighted_sampler::n_cubes)
+      .def_property_readonly("allocated", &weighted_sampler::allocated)
+      .def(
+          "points",
+          [](const weighted_sampler& s, py::handle first_h, py::handle count_h) {
+            const auto first = integer_value<std::uint64_t>("first", first_h);
+            const auto count = integer_value<std::uint64_t>("count", count_h);
+            MCUBES_EXPECTS(first <= s.size() && count <= s.size() - first, "points ", first, " .. ", first + count,
+                           " are not within the sample's ", s.size());
+            py::array_t<double> x({static_cast<py::ssize_t>(count), static_cast<py::ssize_t>(s.dim())});
+            py::array_t<double> w(static_cast<py::ssize_t>(count));
+            double* xp = x.mutable_data();
+            double* wp = w.mutable_data();
+            {
+              py::gil_scoped_release release;
+              s.fill(first, count, xp, wp);
+            }
+            return py::make_tuple(x, w);
+          },
+          py::arg("first"), py::arg("count"));
   m.def(
       "batch_seed",
       [](py::handle seed, py::handle k) {

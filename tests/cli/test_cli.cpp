@@ -354,7 +354,7 @@ TEST(Cli, BareCommandPrintsTheUsageAndExitsTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
   for (const char* command : {"integrate", "list", "pi", "scan"}) EXPECT_NE(r.out.find(command), std::string::npos) << command;
-  EXPECT_EQ(r.err, "mcubes: error: a command is required: integrate, list, pi or scan ('mcubes COMMAND --help' for its "
+  EXPECT_EQ(r.err, "mcubes: error: a command is required: integrate, list, pi, sample or scan ('mcubes COMMAND --help' for its "
                    "options)\n");
 }
 
@@ -928,6 +928,61 @@ TEST(Cli, AFailedRunsRecordHasNullEstimates) {
     EXPECT_TRUE(j.at(key).is_null()) << key << ": " << j.at(key);
   EXPECT_EQ(j.at("iterations").size(), j.at("n_iterations").get<std::size_t>());
   std::remove(path.c_str());
+}
+
+// `mcubes sample`: the .npy file (format 1.0, shape (N, d + 1)), its weighted sum of f against the
+// exact integral, the report's "sample", the same bytes for any thread count, other bytes for
+// another --sample-seed.
+struct npy_array {
+  std::string header;
+  std::vector<double> data;
+};
+
+npy_array read_npy(const std::string& bytes) {
+  npy_array a;
+  EXPECT_GE(bytes.size(), 10u);
+  if (bytes.size() < 10) return a;
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  const std::size_t len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+  EXPECT_EQ((10 + len) % 64, 0u);
+  a.header = bytes.substr(10, len);
+  const std::size_t n = (bytes.size() - 10 - len) / 8;
+  EXPECT_EQ((bytes.size() - 10 - len) % 8, 0u);
+  a.data.resize(n);
+  std::memcpy(a.data.data(), bytes.data() + 10 + len, n * 8);  // '<f8' on a little-endian host
+  return a;
+}
+
+TEST(Cli, SampleWritesWeightedPointsWhoseSumEstimatesTheIntegral) {
+  const std::string npy = temp_path(".npy"), npy1 = temp_path(".npy"), npy2 = temp_path(".npy"), js = temp_path(".json");
+  const std::string run = "sample f3 --dim 2 --calls-per-iter 1e4 --backend cpu --seed 4 --points 20000";
+  const cli_run r = run_cli(run + " --threads 2 --npy '" + npy + "' --json '" + js + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sample: 20000 weighted points (seed 4, "), std::string::npos) << r.out;
+  const json j = json::parse(read_file(js));
+  EXPECT_EQ(j.at("sample").at("points"), 20000);
+  EXPECT_EQ(j.at("sample").at("seed"), 4);
+  const double exact = j.at("exact").get<double>();
+  const std::string bytes = read_file(npy);
+  const npy_array a = read_npy(bytes);
+  EXPECT_NE(a.header.find("'descr': '<f8', 'fortran_order': False, 'shape': (20000, 3), }"), std::string::npos) << a.header;
+  ASSERT_EQ(a.data.size(), 60000u);
+  double sum = 0, sum2 = 0;
+  for (std::size_t i = 0; i < 20000; ++i) {
+    const double x1 = a.data[3 * i], x2 = a.data[3 * i + 1], w = a.data[3 * i + 2];
+    ASSERT_TRUE(x1 >= 0 && x1 <= 1 && x2 >= 0 && x2 <= 1 && w > 0) << i;
+    const double f = std::pow(1 + x1 + 2 * x2, -3.0);  // f3 in d = 2 (suite.hpp)
+    sum += w * f;
+    sum2 += w * f * w * f;
+  }
+  const double sigma = std::sqrt(sum2 - sum * sum / 20000);  // the unstratified bound of the error
+  EXPECT_LT(std::fabs(sum - exact), 5 * sigma) << sum << " +- " << sigma << " vs " << exact;
+  EXPECT_LT(sigma, 0.01 * exact);
+  EXPECT_EQ(run_cli(run + " --threads 1 --npy '" + npy1 + "'").exit_code, 0);
+  EXPECT_EQ(read_file(npy1), bytes);  // the same bits for any thread count
+  EXPECT_EQ(run_cli(run + " --sample-seed 5 --npy '" + npy2 + "'").exit_code, 0);
+  EXPECT_NE(read_file(npy2), bytes);
+  for (const std::string& p : {npy, npy1, npy2, js}) std::remove(p.c_str());
 }
 
 }  // namespace

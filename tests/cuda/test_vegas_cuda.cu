@@ -120,6 +120,27 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
     expect_same_result(gpu, integrate<4>(rational_peak4{}, region<4>::unit(), o));
   }
 }
+
+// Weighted samples (core/weighted_sample.hpp) of an integrator trained on the GPU: its density (the
+// map, the VEGAS+ shares copied from the device) and its points are the CPU integrator's bits.
+TEST(CudaVegas, WeightedSamplesOfAGpuTrainedIntegratorAreTheCpus) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 200000;
+  integrator<4> gpu(region<4>::unit(), o);
+  o.backend = backend_kind::cpu;
+  o.threads = 2;
+  integrator<4> cpu(region<4>::unit(), o);
+  expect_same_result(gpu.integrate(rational_peak4{}), cpu.integrate(rational_peak4{}));
+  const sampling_density dg = gpu.density(), dc = cpu.density();
+  EXPECT_FALSE(dg.shares.empty());
+  EXPECT_EQ(dg.edges, dc.edges);
+  EXPECT_EQ(dg.shares, dc.shares);
+  const weighted_points a = gpu.sample(100000, 7), b = cpu.sample(100000, 7);
+  EXPECT_TRUE(gpu.sampler(100000, 7).allocated());
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_EQ(a.w, b.w);
+}
 #endif
 
 template <int D, class F>

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 4
+#define MCUBES_JIT_ABI_VERSION 5
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -103,6 +103,12 @@ typedef void (*mcubes_jit_record_fn)(void* context, const mcubes_jit_record* rec
 /// The chi-square upper tail Q(chi2, dof) of the program (core/running_average.hpp's chi2_q).
 typedef double (*mcubes_jit_chi2_q_fn)(double chi2, int dof);
 
+/// After a Vegas run (not a batch) that returns normally, the sampling density it ended with
+/// (core/weighted_sample.hpp, sampling_density): the map's dim * (n_bins + 1) edges and the VEGAS+
+/// shares of the g^dim sub-cubes (n_shares = 0: none). The arrays are valid during the call only.
+typedef void (*mcubes_jit_density_fn)(void* context, int32_t dim, int32_t n_bins, const double* edges, uint64_t g,
+                                      uint64_t n_shares, const double* shares);
+
 /// One run: inputs, then outputs.
 typedef struct mcubes_jit_call {
   uint32_t abi_version;    ///< MCUBES_JIT_ABI_VERSION
@@ -119,6 +125,7 @@ typedef struct mcubes_jit_call {
   mcubes_jit_iteration_fn on_iteration;  ///< may be null
   mcubes_jit_record_fn on_record;      ///< may be null
   mcubes_jit_chi2_q_fn chi2_q;         ///< required: the object has no chi-square tail of its own
+  mcubes_jit_density_fn on_density;    ///< may be null (Vegas: the trained density, for weighted samples)
   // outputs
   mcubes_jit_summary result;           ///< valid when error_kind is mcubes_jit_ok
   int32_t error_kind;                  ///< mcubes_jit_error_kind

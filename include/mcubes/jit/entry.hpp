@@ -254,7 +254,12 @@ result run_method(const F& f, const mcubes_jit_call& call) {
         const mcubes_jit_summary s = to_c(so_far);
         return call.on_iteration(call.context, &r, &s) == 0 ? run_control::proceed : run_control::stop;
       };
-    return vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration);
+    if (call.on_density == nullptr) return vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration);
+    sampling_density trained;
+    result r = vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration, &trained);
+    call.on_density(call.context, trained.dim, trained.n_bins, trained.edges.data(), trained.g, trained.shares.size(),
+                    trained.shares.data());
+    return r;
   } else if constexpr (Method == mcubes_jit_plain_mc) {
     plain_mc_options m;
     set_execution<Backend>(m, o);

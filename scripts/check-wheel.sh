@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Python wheel, as CI builds it (scripts/test.sh): `python3 -m build --wheel --no-isolation` of
+# this checkout, packaging the native module of an already configured CMake build (default
+# build-test, MCUBES_BUILD_PYTHON=ON; setup.py's MCUBES_CMAKE_BUILD_DIR) into <build>/wheel/, then
+# installed into a fresh virtual environment (Debian's python3, its NumPy) and imported: a vegas
+# run and weighted samples. The wheel is an artifact to inspect, not published. Where no GPU is
+# visible the CI build is a compile-check build (scripts/test.sh), and so is its wheel's CUDA part.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-test}
+out="$build/wheel"
+venv="$build/wheel-venv"
+rm -rf "$out" "$venv" build-pip
+MCUBES_CMAKE_BUILD_DIR="$PWD/$build" python3 -m build --wheel --no-isolation --outdir "$out" . > "$build/wheel.log" 2>&1 ||
+  { tail -40 "$build/wheel.log"; exit 1; }
+wheel=$(ls "$out"/mcubes-*.whl)
+python3 -m venv --system-site-packages "$venv"
+"$venv/bin/pip" install --quiet --no-index --no-deps "$wheel"
+cd "$out"  # not the checkout: the installed module is imported
+"$venv/bin/python" - <<'PY'
+import numpy, mcubes
+assert "wheel-venv" in mcubes.__file__, mcubes.__file__
+r = mcubes.vegas(lambda x: numpy.prod(x, axis=1), [(0, 1)] * 3, rel_tol=1e-3, backend="cpu")
+assert r.converged and abs(r.estimate - 0.125) < 5 * r.error, r
+integ = mcubes.Integrator([(0, 1)] * 3, calls_per_iteration=10000, backend="cpu")
+integ(lambda x: numpy.prod(x, axis=1), max_iterations=3, skip=0, min_iterations=1)
+x, w = integ.sample(1000)
+assert x.shape == (1000, 3) and abs((w * numpy.prod(x, axis=1)).sum() - 0.125) < 0.01
+print(f"check-wheel: mcubes {mcubes.__version__} from the wheel: {r}")
+PY
+echo "check-wheel: $wheel"
