@@ -9,12 +9,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-test}
 out="$build/wheel"
-venv="$build/wheel-venv"
+venv="$PWD/$build/wheel-venv"
+# The build's Python (CMake's Python3_EXECUTABLE: Debian's, with NumPy and python3-build)
+py=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
+py=${py:-/usr/bin/python3}
+root=$PWD
 rm -rf "$out" "$venv" build-pip
-MCUBES_CMAKE_BUILD_DIR="$PWD/$build" python3 -m build --wheel --no-isolation --outdir "$out" . > "$build/wheel.log" 2>&1 ||
-  { tail -40 "$build/wheel.log"; exit 1; }
-wheel=$(ls "$out"/mcubes-*.whl)
-python3 -m venv --system-site-packages "$venv"
+mkdir -p "$out"
+# run from the output folder: the checkout's build*/ folders would shadow the `build` module
+(cd "$out" && MCUBES_CMAKE_BUILD_DIR="$root/$build" "$py" -m build --wheel --no-isolation --outdir . "$root") \
+  > "$build/wheel.log" 2>&1 || { tail -40 "$build/wheel.log"; exit 1; }
+wheel=$(ls "$root/$out"/mcubes-*.whl)
+"$py" -m venv --system-site-packages "$venv"
 "$venv/bin/pip" install --quiet --no-index --no-deps "$wheel"
 cd "$out"  # not the checkout: the installed module is imported
 "$venv/bin/python" - <<'PY'
