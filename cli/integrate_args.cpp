@@ -128,6 +128,9 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
                                 "a device or FIFO (/dev/null, /dev/stdout) gets the final record only; non-finite "
                                 "numbers are written as null")
                     ->type_name("FILE");
+  sub.add_flag("--json-map", a.json_map,
+               "The final --json record has the adaptive map's edges too (\"map\": d rows of bins + 1 unit "
+               "coordinates; for 'mcubes plot')");
   a.max_memory_opt = sub.add_option("--max-memory", a.max_memory,
                                       "Refuse a run whose memory estimate exceeds this (bytes, or e.g. 512M, 8G; "
                                       "default: the free memory)");

@@ -37,6 +37,7 @@ struct integrate_args {
   bool symmetric_map = false;
   common_args common;
   std::string json;
+  bool json_map = false;              ///< --json-map: the final record has the map's edges
   std::string max_memory;
   bool quiet = false;
   bool dry_run = false;

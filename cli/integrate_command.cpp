@@ -78,6 +78,7 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
+  MCUBES_EXPECTS(!a.json_map || a.json_opt->count(), "--json-map adds the map to the --json record: give --json FILE");
   std::uint64_t sample_points = 0, sample_seed = opts.seed;
   std::unique_ptr<atomic_output_file> npy_file;
   if (sample != nullptr) {
@@ -101,7 +102,7 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   rq.lower = lower;
   rq.upper = upper;
   sampling_density trained;
-  if (sample != nullptr) rq.trained = &trained;
+  if (sample != nullptr || a.json_map) rq.trained = &trained;
 
   run_report report;
   report.entry = e;
@@ -238,6 +239,12 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   }
   progress.clear();
   report.signal = report.res.status == status::interrupted ? interrupt_signal() : 0;
+  if (a.json_map && !trained.edges.empty()) {
+    const std::size_t row = static_cast<std::size_t>(trained.n_bins) + 1;
+    for (int j = 0; j < trained.dim; ++j)
+      report.map_edges.emplace_back(trained.edges.begin() + static_cast<std::ptrdiff_t>(j * row),
+                                    trained.edges.begin() + static_cast<std::ptrdiff_t>((j + 1) * row));
+  }
   if (sample != nullptr && report.signal == 0 && report.res.status != status::interrupted) {
     if (trained.lower.empty()) {  // the suite runners: the region of the run
       for (int j = 0; j < dim; ++j) {

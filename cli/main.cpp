@@ -1,5 +1,5 @@
 /// @file cli/main.cpp
-/// The `mcubes` command: a CLI11 app with the subcommands integrate, list, pi, sample and scan
+/// The `mcubes` command: a CLI11 app with the subcommands integrate, list, pi, plot, sample and scan
 /// (cli/<name>_command.{hpp,cpp}). The only place that turns exceptions into exit codes:
 ///   0  success (integrate: converged), and --help / --version
 ///   1  integrate finished without converging (or not resolved); the result is still printed
@@ -30,6 +30,7 @@
 #include "integrate_command.hpp"
 #include "list_command.hpp"
 #include "pi_command.hpp"
+#include "plot_command.hpp"
 #include "scan_command.hpp"
 
 namespace {
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
         {"integrate", mcubes::cli::add_integrate_command(app)},
         {"list", mcubes::cli::add_list_command(app)},
         {"pi", mcubes::cli::add_pi_command(app)},
+        {"plot", mcubes::cli::add_plot_command(app)},
         {"sample", mcubes::cli::add_sample_command(app)},
         {"scan", mcubes::cli::add_scan_command(app)},
     };
@@ -186,7 +188,7 @@ int main(int argc, char** argv) {
     }
     if (argc < 2) {  // a bare `mcubes`: the usage, then the one-line error
       std::fputs(app.help().c_str(), stdout);
-      print_error("a command is required: integrate, list, pi, sample or scan ('mcubes COMMAND --help' for its options)");
+      print_error("a command is required: integrate, list, pi, plot, sample or scan ('mcubes COMMAND --help' for its options)");
       return exit_bad_input;
     }
     app.parse(argc, argv);

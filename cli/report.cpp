@@ -252,6 +252,15 @@ nlohmann::ordered_json to_json(const run_report& r) {
     j["compile"] = std::move(u["compile"]);
   }
   if (r.compiled) j["compile"] = std::move(user_integrand_json(*r.compiled)["compile"]);
+  if (!r.map_edges.empty()) {
+    json rows = json::array();
+    for (const std::vector<double>& row : r.map_edges) {
+      json e = json::array();
+      for (double x : row) e.push_back(json_number(x));
+      rows.push_back(std::move(e));
+    }
+    j["map"] = {{"n_bins", r.map_edges.front().size() - 1}, {"edges", std::move(rows)}};
+  }
   if (r.sample)
     j["sample"] = {{"file", r.sample->file},
                    {"points", r.sample->points},

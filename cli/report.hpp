@@ -56,6 +56,8 @@ struct run_report {
     std::string file;
   };
   std::optional<sample_report> sample;
+  /// --json-map: the map the run ended with, d rows of n_bins + 1 unit edges (the JSON's "map").
+  std::vector<std::vector<double>> map_edges;
 };
 
 /// estimate(error) with the digits the error supports (the library's, mcubes/result_io.hpp); the

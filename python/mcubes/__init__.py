@@ -408,7 +408,7 @@ def _batch_failure(e, k, p, raised_by_f):
     return out.with_traceback(e.__traceback__)
 
 
-#: Largest number of components of a vector-valued callable (one native instantiation per count).
+#: Largest number of components of a vector-valued callable (64, as C++'s vegas_vector).
 max_components = _mcubes.max_components
 
 
@@ -425,7 +425,10 @@ def vegas_vector(f, region, *, components=None, callback=None, **options):
     (the callback sees component 0). CPU backend.
 
     Returns a VectorResult. Deterministic: the same options and seed give the same bits for any
-    threads; a one-component f gives vegas()'s bits for the same values. Raises as vegas().
+    threads; a one-component f gives vegas()'s bits for the same values. Up to 8 components run in a
+    native instantiation of that count (bitwise C++ vegas_vector of values<N>); 9 to 64 in the
+    instantiation of 16, 32 or 64 components with the extra ones 0 (the same estimates' statistics,
+    the chunking of the wider run, so not bitwise a C++ run of exactly N). Raises as vegas().
     """
     opts = _options("vegas_vector", _INTEGRATOR_OPTIONS, options)
     lower, upper = _region(region)

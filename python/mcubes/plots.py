@@ -5,7 +5,9 @@ with its one-sigma band after each iteration (and the exact value, when given); 
 draws the map's grid on two axes, as vegas's ``integ.map.show_grid()``, or the sampling density along
 one axis. Both take an Axes to draw into (a new figure otherwise) and return it; matplotlib is
 imported only when a plot is made. From the shell, ``python3 -m mcubes.plots REPORT.json [--exact X]
-[--out FILE]`` draws the convergence of a ``mcubes integrate --json`` report.
+[--out FILE] [--map-out FILE]`` draws the convergence of a ``mcubes integrate --json`` report (and its
+map, written with ``--json-map``); ``mcubes plot REPORT.json`` runs this file (it needs NumPy and
+matplotlib only, not the native module).
 """
 
 import argparse
@@ -110,15 +112,35 @@ def plot_map(source, *, axes=(0, 1), every=1, ax=None):
     return ax
 
 
+def plot_map_axes(edges, *, fig=None, max_axes=8):
+    """The sampling density of the map along each axis (plot_map with one axis), one panel per axis
+    (the first max_axes), in a new figure (or `fig`). Returns the figure."""
+    import matplotlib.pyplot as plt
+    e = _edges(edges)
+    k = min(e.shape[0], int(max_axes))
+    cols = 2 if k > 1 else 1
+    rows = (k + cols - 1) // cols
+    fig = fig or plt.figure(figsize=(5.5 * cols, 2.6 * rows))
+    for a in range(k):
+        ax = fig.add_subplot(rows, cols, a + 1)
+        plot_map(e, axes=(a,), ax=ax)
+    more = f" (the first {k} of {e.shape[0]} axes)" if k < e.shape[0] else ""
+    fig.suptitle(f"adaptive map: sampling density per axis, {e.shape[1] - 1} bins{more}")
+    fig.tight_layout()
+    return fig
+
+
 def main(argv=None):
-    """python3 -m mcubes.plots REPORT.json [--exact X] [--out FILE]: the convergence of a run from its
-    `mcubes integrate --json` report, shown or written to FILE (PNG, PDF, SVG: by its suffix). The
-    report's exact value is drawn when it has one and --exact is not given. Exit code 2 for a file
-    that is not such a report."""
+    """python3 -m mcubes.plots REPORT.json [--exact X] [--out FILE] [--map-out FILE]: the convergence of a
+    run from its `mcubes integrate --json` report, shown or written to FILE (PNG, PDF, SVG: by its
+    suffix); with --map-out, the map's sampling density per axis too (the report's "map", written by
+    `--json-map`). The report's exact value is drawn when it has one and --exact is not given. Exit
+    code 2 for a file that is not such a report, or --map-out for a report without a map."""
     p = argparse.ArgumentParser(prog="python3 -m mcubes.plots", description=main.__doc__.split("\n")[0])
     p.add_argument("report", help="a JSON report of `mcubes integrate --json FILE`")
     p.add_argument("--exact", type=float, default=None, help="the exact value, drawn as a dashed line")
     p.add_argument("--out", default=None, help="write the figure to this file instead of showing it")
+    p.add_argument("--map-out", default=None, help="also write the map's sampling density per axis to this file")
     a = p.parse_args(argv)
     try:
         with open(a.report) as fh:
@@ -136,9 +158,14 @@ def main(argv=None):
             ax.set_title(f"{name}: {report.get('result_text') or ''} ({report.get('status', '')})")
         if a.out is not None:
             ax.figure.savefig(a.out, dpi=120, bbox_inches="tight")
-        else:
+        if a.map_out is not None:
+            m = report.get("map")
+            if not isinstance(m, dict) or "edges" not in m:
+                raise ValueError("the report has no map (`mcubes integrate --json FILE --json-map` writes it)")
+            plot_map_axes(m["edges"]).savefig(a.map_out, dpi=120, bbox_inches="tight")
+        if a.out is None:
             plt.show()
-    except (OSError, ValueError, AttributeError) as e:
+    except (OSError, ValueError, AttributeError, TypeError) as e:
         print(f"mcubes.plots: {a.report}: {e}", file=sys.stderr)
         return 2
     return 0

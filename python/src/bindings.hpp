@@ -46,6 +46,9 @@ struct py_callable {
   /// 0: a scalar integrand (values of shape (n,)); N >= 1: a vector-valued one, values of shape
   /// (n, N) written row-major (for N = 1, (n,) is taken too).
   int components = 0;
+  /// Values per point in the output (vector: the instantiation's width >= components, the
+  /// columns beyond `components` written as 0); 0: components.
+  int width = 0;
   std::shared_ptr<array_pool> pool = std::make_shared<array_pool>();
   void operator()(const double* x, std::size_t n, double* values) const;
 };
@@ -58,11 +61,24 @@ struct dim_entry {
   std::unique_ptr<integrator_base> (*make_integrator)(const box&, const vegas_options&) = nullptr;
 };
 
-/// Largest number of components of a vector-valued Python callable (one instantiation per N).
-inline constexpr int max_components = 8;
+/// Largest number of components of a vector-valued Python callable (as C++'s vegas_vector).
+inline constexpr int max_components = 64;
 
-/// mcubes::vegas_vector for a callable with `components` = N (vector_array_function<D, N, py_callable>).
-using vector_entry = vector_result (*)(const py_callable&, const box&, const vegas_options&, const iteration_callback&);
+/// The widths N of the vector instantiations (vector_array_function<D, N, py_callable>): every
+/// count up to 8, then 16, 32 and 64; a callable of n components runs in the smallest width N >= n,
+/// its values padded with zeros (vegas_vector_with's `components`).
+inline constexpr int vector_widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64};
+/// The width a callable of n components runs in (n in 1..max_components).
+constexpr int vector_width_for(int n) {
+  for (int w : vector_widths)
+    if (w >= n) return w;
+  return max_components;
+}
+
+/// mcubes::vegas_vector_with for a callable of `components` = n values in the width-N
+/// instantiation (table[D][N], N = vector_width_for(n)).
+using vector_entry = vector_result (*)(const py_callable&, const box&, const vegas_options&, const iteration_callback&,
+                                       int components);
 
 /// Fill table[D][N] for the dimensions of each translation unit (vector_dims_*.cpp).
 void register_vector_dims_a(vector_entry (*table)[max_components + 1]);

@@ -15,6 +15,7 @@
 // is accepted. A callable's complex (or other non-real) values: TypeError. mcubes.Integrator: one
 // call at a time, RuntimeError for a call while another is in progress (py_integrator).
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -90,7 +91,16 @@ void py_callable::operator()(const double* x, std::size_t n, double* values) con
                           (components > 0 ? ", " + std::to_string(components) : std::string(",")) + ") for x of shape (" +
                           std::to_string(n) + ", " + std::to_string(dim) + "), got shape " +
                           std::string(py::str(py::getattr(v, "shape"))));
-  if (n != 0) std::memcpy(values, v.data(), n * static_cast<std::size_t>(m) * sizeof(double));
+  const int stride = width > m ? width : m;
+  if (n == 0) return;
+  if (stride == m) {
+    std::memcpy(values, v.data(), n * static_cast<std::size_t>(m) * sizeof(double));
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {  // a wider instantiation: the padding columns are 0
+    std::memcpy(values + i * static_cast<std::size_t>(stride), v.data() + i * static_cast<std::size_t>(m), m * sizeof(double));
+    std::fill(values + i * static_cast<std::size_t>(stride) + m, values + (i + 1) * static_cast<std::size_t>(stride), 0.0);
+  }
 }
 
 namespace {
@@ -508,11 +518,12 @@ py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const 
                  max_components, " components in this build, got ", components);
   py_callable fn{f.ptr(), b.dim()};
   fn.components = components;
+  fn.width = vector_width_for(components);
   const iteration_callback cb = make_callback(std::move(callback));
   vector_result r;
   {
     py::gil_scoped_release release;
-    r = vector_dims[b.dim()][components](fn, b, opt, cb);
+    r = vector_dims[b.dim()][fn.width](fn, b, opt, cb, components);
   }
   const auto n = static_cast<py::ssize_t>(components);
   py::dict d = to_dict(r.run);  // status, iterations, n_eval, seed, ..., component 0's records

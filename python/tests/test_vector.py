@@ -53,7 +53,7 @@ def test_components_are_found_from_one_call_and_checked(small_vegas):
     with pytest.raises(ValueError, match="shape"):
         mcubes.vegas_vector(poly, [(0, 1)] * 2, **small_vegas)
     with pytest.raises(ValueError, match="components"):
-        mcubes.vegas_vector(lambda x: np.zeros((x.shape[0], 9)), [(0, 1)] * 2, **small_vegas)
+        mcubes.vegas_vector(lambda x: np.zeros((x.shape[0], 65)), [(0, 1)] * 2, **small_vegas)
     with pytest.raises(NotImplementedError):
         mcubes.vegas_vector(three, [(0, 1)] * 2, backend="cuda")
 
@@ -72,3 +72,30 @@ def test_non_finite_component_names_the_point(small_vegas):
 def test_callback_stops_the_run(small_vegas):
     r = mcubes.vegas_vector(three, [(0, 1)] * 2, callback=lambda info: info["index"] >= 1, **small_vegas)
     assert r.status == "interrupted" and r.iterations == 2
+
+
+def powers(n):
+    """f_i = x0^i (1 + x1) for i < n: exact 1.5 / (i + 1) on [0, 1]^2."""
+    def f(x):
+        return x[:, :1] ** np.arange(n)[None, :] * (1 + x[:, 1:2])
+    return f
+
+
+@pytest.mark.parametrize("n", [11, 64])
+def test_up_to_64_components_run_in_a_wider_instantiation(small_vegas, n):
+    opts = dict(small_vegas, calls_per_iteration=20000, max_iterations=6)
+    r = mcubes.vegas_vector(powers(n), [(0, 1)] * 2, **opts)
+    assert mcubes.max_components == 64
+    assert r.components == n and r.estimate.shape == (n,) and r.covariance.shape == (n, n)
+    assert r.iteration_covariances.shape == (r.iterations, n, n)
+    exact = 1.5 / (np.arange(n) + 1)
+    assert np.all(np.abs(r.estimate - exact) <= SIGMA_TOLERANCE * r.error), (r.estimate - exact) / r.error
+    assert np.all(np.isfinite(r.covariance)) and r.dof_vector > 0
+    # n < 16 runs in the width-16 instantiation, its other columns 0: the first n components are those
+    # of the 16-component run of the same first columns, bit for bit (every iteration run: rel_tol 1e-12)
+    if n < 16:
+        full = dict(opts, rel_tol=1e-12)
+        a = mcubes.vegas_vector(powers(n), [(0, 1)] * 2, **full)
+        b = mcubes.vegas_vector(powers(16), [(0, 1)] * 2, **full)
+        assert a.iterations == b.iterations == 6
+        assert same_bits(a.estimate, b.estimate[:n]) and same_bits(a.covariance, b.covariance[:n, :n])

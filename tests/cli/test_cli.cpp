@@ -354,7 +354,7 @@ TEST(Cli, BareCommandPrintsTheUsageAndExitsTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
   for (const char* command : {"integrate", "list", "pi", "scan"}) EXPECT_NE(r.out.find(command), std::string::npos) << command;
-  EXPECT_EQ(r.err, "mcubes: error: a command is required: integrate, list, pi, sample or scan ('mcubes COMMAND --help' for its "
+  EXPECT_EQ(r.err, "mcubes: error: a command is required: integrate, list, pi, plot, sample or scan ('mcubes COMMAND --help' for its "
                    "options)\n");
 }
 
@@ -983,6 +983,40 @@ TEST(Cli, SampleWritesWeightedPointsWhoseSumEstimatesTheIntegral) {
   EXPECT_EQ(run_cli(run + " --sample-seed 5 --npy '" + npy2 + "'").exit_code, 0);
   EXPECT_NE(read_file(npy2), bytes);
   for (const std::string& p : {npy, npy1, npy2, js}) std::remove(p.c_str());
+}
+
+// `mcubes plot`: a record written with --json-map gives two non-empty PNG pictures (the convergence
+// and the map's density per axis); a record without the map, the convergence alone.
+TEST(Cli, PlotDrawsTheConvergenceAndTheMapOfARecord) {
+  const std::string js = temp_path(".json"), prefix = temp_path("_plot");
+  ASSERT_EQ(run_cli("integrate f3 --dim 2 --calls-per-iter 1e4 --backend cpu --quiet --json '" + js + "' --json-map").exit_code, 0);
+  const json doc = json::parse(read_file(js));
+  ASSERT_TRUE(doc.contains("map"));
+  EXPECT_EQ(doc.at("map").at("edges").size(), 2u);
+  EXPECT_EQ(doc.at("map").at("edges").at(0).size(), doc.at("map").at("n_bins").get<std::size_t>() + 1);
+  EXPECT_EQ(doc.at("map").at("edges").at(1).front(), 0.0);
+  EXPECT_EQ(doc.at("map").at("edges").at(1).back(), 1.0);
+  const cli_run r = run_cli("plot '" + js + "' --prefix '" + prefix + "'");
+  if (r.exit_code == 3 && r.err.find("matplotlib") != std::string::npos) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* suffix : {"-convergence.png", "-map.png"}) {
+    const std::string png = read_file(prefix + suffix);
+    EXPECT_GT(png.size(), 10000u) << suffix;
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << suffix;
+    std::remove((prefix + suffix).c_str());
+  }
+  const std::string plain = temp_path(".json");
+  ASSERT_EQ(run_cli("integrate f3 --dim 2 --calls-per-iter 1e4 --backend cpu --quiet --json '" + plain + "'").exit_code, 0);
+  const cli_run p = run_cli("plot '" + plain + "' --prefix '" + prefix + "'");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("no map in the report"), std::string::npos) << p.out;
+  EXPECT_GT(read_file(prefix + "-convergence.png").size(), 10000u);
+  EXPECT_EQ(read_file(prefix + "-map.png"), "");
+  std::ofstream(plain) << "{\"a\": 1}";
+  const cli_run bad = run_cli("plot '" + plain + "'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("has no iterations"), std::string::npos) << bad.err;
+  for (const std::string& f : {js, plain, prefix + "-convergence.png"}) std::remove(f.c_str());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ if(NOT EXISTS "${MAN}")
 endif()
 file(READ "${MAN}" man)
 foreach(want ".TH MCUBES \"1\"" "${VERSION}" ".SH DESCRIPTION" ".SH EXAMPLES" ".SH \"EXIT STATUS\"" ".SH COMMANDS"
-             ".SS integrate" ".SS list" ".SS pi" ".SS sample" ".SS scan" "\\-\\-rel\\-tol" "\\-\\-stratification" "\\-\\-param")
+             ".SS integrate" ".SS list" ".SS pi" ".SS plot" ".SS sample" ".SS scan" "\\-\\-rel\\-tol" "\\-\\-stratification" "\\-\\-param")
   string(FIND "${man}" "${want}" at)
   if(at LESS 0)
     message(FATAL_ERROR "the manual page lacks '${want}'")

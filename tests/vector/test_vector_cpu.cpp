@@ -324,3 +324,33 @@ TEST(VectorCpu, CudaBackendOutsideNvccIsRefusedWithAClearMessage) {
 }
 
 }  // namespace
+
+// vegas_vector_with's `components` (n < N: the Python module's widths): the first n components of
+// a width-4 run, bit for bit, whatever the other columns hold; those columns enter nothing else.
+struct two_of_four {
+  mcubes::values<4> operator()(const mcubes::point<2>& x) const {
+    const double f0 = 1 + x[0] * x[1];
+    return {{f0, x[0], 0.0, 0.0}};
+  }
+};
+
+TEST(VectorCpu, FewerComponentsReportedAreTheFirstOfTheWiderRun) {
+  const mcubes::vegas_options o = options(2);
+  mcubes::cpu_backend backend(2);
+  const auto all = mcubes::vegas_vector_with<2, 4>(four{}, mcubes::region<2>::unit(), o, backend);
+  const auto two = mcubes::vegas_vector_with<2, 4>(two_of_four{}, mcubes::region<2>::unit(), o, backend, {}, 2);
+  ASSERT_EQ(two.components, 2);
+  ASSERT_EQ(two.estimate.size(), 2u);
+  ASSERT_EQ(two.covariance.size(), 4u);
+  EXPECT_EQ(two.run.iterations, all.run.iterations);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(two.estimate[i], all.estimate[i]) << i;
+    EXPECT_EQ(two.error[i], all.error[i]) << i;
+    for (int j = 0; j < 2; ++j) EXPECT_EQ(two.cov(i, j), all.cov(i, j)) << i << "," << j;
+    EXPECT_LT(std::fabs(two.estimate[i] - four_exact[i]) / two.error[i], max_pull) << "component " << i;
+  }
+  EXPECT_GT(two.dof_vector, 0);
+  EXPECT_TRUE(std::isfinite(two.chi2_dof_vector));
+  EXPECT_THROW((mcubes::vegas_vector_with<2, 4>(four{}, mcubes::region<2>::unit(), o, backend, {}, 5)), mcubes::invalid_input);
+  EXPECT_THROW((mcubes::vegas_vector_with<2, 4>(four{}, mcubes::region<2>::unit(), o, backend, {}, 0)), mcubes::invalid_input);
+}

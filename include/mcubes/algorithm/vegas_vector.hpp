@@ -70,7 +70,7 @@ struct vector_iteration {
 /// the estimates, the vector's correlated chi2, and the run (status, iterations, evaluations, seed,
 /// component 0's iteration records) in `run`.
 struct vector_result {
-  int components = 0;                  ///< N
+  int components = 0;                  ///< N (vegas_vector_with: the n components reported)
   std::vector<double> estimate;        ///< N weighted averages
   std::vector<double> error;           ///< N standard deviations (sqrt of the covariance's diagonal)
   std::vector<double> covariance;      ///< N x N, row-major, of the estimates
@@ -135,10 +135,17 @@ inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> 
 ///         numerical_error as vegas_continue; whatever `on_iteration` throws.
 /// `on_iteration` (optional) sees component 0's record and running result after each iteration
 /// and may stop the run at that boundary (result.hpp); it changes no number.
+/// `components` (n, 1 <= n <= N; default N): a run of n components in a wider instantiation
+/// (the Python module's callables of 9 to 64 components run in one of 16, 32 or 64): f's values
+/// beyond the first n must be 0; the result, the stopping rule and the correlated chi2 have the
+/// first n components only, and are those of this width-N run (its chunking is N's, so they are
+/// not bitwise a width-n run's). @throws invalid_input for n outside 1..N.
 template <int D, int N, class F, class Backend>
 vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& options, Backend& backend,
-                                const iteration_callback& on_iteration = {}) {
+                                const iteration_callback& on_iteration = {}, int components = N) {
   validate(options, D);
+  MCUBES_EXPECTS(components >= 1 && components <= N, "a run of ", N, " components reports 1 to ", N, ", not ", components);
+  const int n = components;  // the components reported (the rest: padding)
   // VEGAS+ allocates by component 0 (core/vector_sampler.hpp); array integrands sample the
   // uniform grid (detail::stratification_for; the result's options say so). Bins: map_bins_for.
   const vegas_options opt = detail::stratification_for<D, F>(with_resolved_bins(options));
@@ -152,8 +159,8 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   constexpr int M = vector_partial_size<N>;
   std::vector<double> pending(M, 0.0);
   vector_result out;
-  out.components = N;
-  std::vector<running_average> avg(N);
+  out.components = n;
+  std::vector<running_average> avg(static_cast<std::size_t>(n));
   std::vector<std::vector<double>> acc_cov;  // covariances of the accumulated iterations, floored diagonals
   std::vector<std::vector<double>> acc_est;
 
@@ -161,18 +168,18 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     vector_iteration it;
     it.index = rec.index;
     it.accumulated = rec.accumulated;
-    it.estimate.resize(N);
-    it.covariance.assign(static_cast<std::size_t>(N) * N, 0.0);
-    for (int i = 0; i < N; ++i) {
+    it.estimate.resize(static_cast<std::size_t>(n));
+    it.covariance.assign(static_cast<std::size_t>(n) * n, 0.0);
+    for (int i = 0; i < n; ++i) {
       it.estimate[i] = w * pending[i];
-      for (int j = i; j < N; ++j) {
+      for (int j = i; j < n; ++j) {
         const double c = w * w * pending[N + triangle_index(N, i, j)];
-        it.covariance[static_cast<std::size_t>(i) * N + j] = c;
-        it.covariance[static_cast<std::size_t>(j) * N + i] = c;
+        it.covariance[static_cast<std::size_t>(i) * n + j] = c;
+        it.covariance[static_cast<std::size_t>(j) * n + i] = c;
       }
     }
-    for (int i = 0; i < N; ++i) {
-      const double e = it.estimate[i], c = it.covariance[static_cast<std::size_t>(i) * N + i];
+    for (int i = 0; i < n; ++i) {
+      const double e = it.estimate[i], c = it.covariance[static_cast<std::size_t>(i) * n + i];
       if (!std::isfinite(e) || !std::isfinite(c))
         throw numerical_error("iteration " + std::to_string(rec.index) + ": component " + std::to_string(i) +
                               "'s estimate or variance is not finite (sums of f J overflow the double range); "
@@ -180,12 +187,12 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     }
     if (rec.accumulated) {
       std::vector<double> cf = it.covariance;
-      for (int i = 0; i < N; ++i) {
-        const double var = it.covariance[static_cast<std::size_t>(i) * N + i];
+      for (int i = 0; i < n; ++i) {
+        const double var = it.covariance[static_cast<std::size_t>(i) * n + i];
         const double floor_var = running_average::variance_floor(it.estimate[i]);
         // predictable weight: the previous accumulated iteration's variance (the scalar run's rule)
-        avg[i].add(it.estimate[i], var, acc_cov.empty() ? var : acc_cov.back()[static_cast<std::size_t>(i) * N + i]);
-        double& d = cf[static_cast<std::size_t>(i) * N + i];
+        avg[i].add(it.estimate[i], var, acc_cov.empty() ? var : acc_cov.back()[static_cast<std::size_t>(i) * n + i]);
+        double& d = cf[static_cast<std::size_t>(i) * n + i];
         d = std::fmax(var, floor_var);
       }
       acc_cov.push_back(std::move(cf));
@@ -194,7 +201,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     out.iterations.push_back(std::move(it));
   };
   const auto all_converged = [&]() {
-    for (int i = 1; i < N; ++i) {
+    for (int i = 1; i < n; ++i) {
       const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(avg[i].mean()));
       if (!(avg[i].sdev() <= tol && avg[i].chi2_dof() <= opt.max_chi2_dof)) return false;
     }
@@ -212,7 +219,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     int bin[D];
     const double jac = make_sample<D>(sp, m, coord, index, x, bin);
     const values<N> v = f(x);
-    for (int i = 0; i < N; ++i) {
+    for (int i = 0; i < n; ++i) {
       const double q = v[i] * jac * (v[i] * jac);
       if (!std::isfinite(v[i])) detail::throw_non_finite<D>(first, it, index, x, v[i]);
       if (!(q - q == 0)) throw overflow_error(it, index, std::vector<double>(x.x, x.x + D), v[i], jac);
@@ -230,10 +237,10 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   out.run = run.finish(on_iteration);
 
   // the averages over the accumulated iterations
-  out.estimate.assign(N, 0.0);
-  out.error.assign(N, std::numeric_limits<double>::infinity());
-  out.chi2_dof.assign(N, std::numeric_limits<double>::quiet_NaN());
-  out.covariance.assign(static_cast<std::size_t>(N) * N, 0.0);
+  out.estimate.assign(static_cast<std::size_t>(n), 0.0);
+  out.error.assign(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
+  out.chi2_dof.assign(static_cast<std::size_t>(n), std::numeric_limits<double>::quiet_NaN());
+  out.covariance.assign(static_cast<std::size_t>(n) * n, 0.0);
   const std::size_t n_acc = acc_est.size();
   if (n_acc == 0) {
     out.chi2_dof_vector = std::numeric_limits<double>::quiet_NaN();
@@ -241,33 +248,33 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     for (auto& c : out.covariance) c = std::numeric_limits<double>::quiet_NaN();
     return out;
   }
-  std::vector<std::vector<double>> wn(N, std::vector<double>(n_acc));  // normalised weights w_k,i / W_i
-  for (int i = 0; i < N; ++i) {
+  std::vector<std::vector<double>> wn(static_cast<std::size_t>(n), std::vector<double>(n_acc));  // normalised weights w_k,i / W_i
+  for (int i = 0; i < n; ++i) {
     out.estimate[i] = avg[i].mean();
     out.error[i] = avg[i].sdev();
     out.chi2_dof[i] = avg[i].chi2_dof();
     for (std::size_t k = 0; k < n_acc; ++k) wn[i][k] = avg[i].weight(static_cast<int>(k));
   }
-  for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
       double c = 0;
       if (i == j) {
         c = out.error[i] * out.error[i];
       } else {
-        for (std::size_t k = 0; k < n_acc; ++k) c += wn[i][k] * wn[j][k] * acc_cov[k][static_cast<std::size_t>(i) * N + j];
+        for (std::size_t k = 0; k < n_acc; ++k) c += wn[i][k] * wn[j][k] * acc_cov[k][static_cast<std::size_t>(i) * n + j];
       }
-      out.covariance[static_cast<std::size_t>(i) * N + j] = c;
+      out.covariance[static_cast<std::size_t>(i) * n + j] = c;
     }
   double chi2 = 0;
   int rank_sum = 0;
   for (std::size_t k = 0; k < n_acc; ++k) {
-    std::vector<double> d(N);
-    for (int i = 0; i < N; ++i) d[i] = acc_est[k][i] - out.estimate[i];
+    std::vector<double> d(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) d[i] = acc_est[k][i] - out.estimate[i];
     int rank = 0;
-    chi2 += detail::quadratic_form_inverse(acc_cov[k], d, N, rank);
+    chi2 += detail::quadratic_form_inverse(acc_cov[k], d, n, rank);
     rank_sum += rank;
   }
-  out.dof_vector = rank_sum > N ? rank_sum - N : 0;
+  out.dof_vector = rank_sum > n ? rank_sum - n : 0;
   out.chi2_dof_vector = out.dof_vector > 0 ? chi2 / out.dof_vector : 0.0;
   out.q_vector = out.dof_vector > 0 ? chi2_q(chi2, out.dof_vector) : 1.0;
   return out;
