@@ -63,7 +63,7 @@ template <class Desc>
 result run_integrand(const run_request& rq) {
   return run_in_dimension<Desc>(rq, [&](const auto& f, const auto& reg) {
     constexpr int D = std::decay_t<decltype(reg)>::dim;
-    return run_on_backend<D>(f, reg, rq.options, rq.backend, rq.on_iteration, rq.trained);
+    return run_on_backend<D>(f, reg, rq.options, rq.backend, rq.on_iteration, rq.trained, rq.resume);
   });
 }
 

@@ -41,6 +41,8 @@ struct run_request {
   const jit::compiled_integrand* compiled = nullptr;  ///< --expr/--body: the compiled integrand (user_integrand.hpp)
   /// `mcubes sample`: where the run puts the sampling density it ended with (null: nowhere).
   sampling_density* trained = nullptr;
+  /// --checkpoint / --resume: the run to continue and the saver of its progress (may be empty).
+  vegas_resumption resume;
 };
 
 /// Runs one suite integrand: dispatches on rq.dim and calls run_on_backend.

@@ -128,6 +128,23 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
                                 "a device or FIFO (/dev/null, /dev/stdout) gets the final record only; non-finite "
                                 "numbers are written as null")
                     ->type_name("FILE");
+  a.checkpoint_opt = sub.add_option("--checkpoint", a.checkpoint,
+                                    "Write the run's checkpoint to FILE (replaced atomically) at iteration boundaries "
+                                    "(at most 2 % of the run's time, and at least --checkpoint-every seconds apart) "
+                                    "and when it ends or is interrupted: the same command with --resume FILE continues "
+                                    "it to the very result of an uninterrupted run")
+                         ->type_name("FILE");
+  a.resume_opt = sub.add_option("--resume", a.resume,
+                                "Continue the run of a checkpoint (of the same integrand, region, dimension and "
+                                "options; one line names any difference); with --checkpoint the same FILE is kept "
+                                "up to date")
+                     ->type_name("FILE");
+  sub.add_option("--checkpoint-every", a.checkpoint_every, "Seconds between checkpoints, at least")
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  sub.add_flag("--force", a.force,
+               "With --resume: accept other --max-iterations, --min-iterations, --rel-tol, --abs-tol or "
+               "--max-chi2-dof than the checkpoint's (the rest must match)");
   sub.add_flag("--json-map", a.json_map,
                "The final --json record has the adaptive map's edges too (\"map\": d rows of bins + 1 unit "
                "coordinates; for 'mcubes plot')");

@@ -38,6 +38,10 @@ struct integrate_args {
   common_args common;
   std::string json;
   bool json_map = false;              ///< --json-map: the final record has the map's edges
+  std::string checkpoint;             ///< --checkpoint FILE
+  std::string resume;                 ///< --resume FILE
+  std::string checkpoint_every = "0"; ///< --checkpoint-every SECONDS
+  bool force = false;                 ///< --force: resume with other stopping options
   std::string max_memory;
   bool quiet = false;
   bool dry_run = false;
@@ -63,6 +67,8 @@ struct integrate_args {
   CLI::Option* skip_opt = nullptr;
   CLI::Option* threads_opt = nullptr;
   CLI::Option* json_opt = nullptr;
+  CLI::Option* checkpoint_opt = nullptr;
+  CLI::Option* resume_opt = nullptr;
   CLI::Option* max_memory_opt = nullptr;
 };
 

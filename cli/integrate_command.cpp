@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <thread>
 
 #include <mcubes/error.hpp>
 #include <mcubes/jit.hpp>
 #include <mcubes/options.hpp>
+#include <mcubes/checkpoint.hpp>
 #include <mcubes/plan.hpp>
 #include <mcubes/suite.hpp>
 
@@ -79,6 +81,37 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
   MCUBES_EXPECTS(!a.json_map || a.json_opt->count(), "--json-map adds the map to the --json record: give --json FILE");
+  // --checkpoint / --resume: the problem's identity, the checkpoint read and compared before anything runs
+  const bool checkpoints = a.checkpoint_opt->count() > 0 || a.resume_opt->count() > 0;
+  MCUBES_EXPECTS(!checkpoints || !(user || suite_jit),
+                 "--checkpoint and --resume run with the suite's precompiled dimensions (",
+                 "mcubes list); not yet with --expr, --body or a dimension compiled at run time");
+  MCUBES_EXPECTS(!a.force || a.resume_opt->count(), "--force applies to --resume");
+  const double checkpoint_every = parse_real(a.checkpoint_every, "--checkpoint-every", 0, 1e9);
+  std::unique_ptr<atomic_output_file> checkpoint_file;
+  if (a.checkpoint_opt->count()) checkpoint_file = std::make_unique<atomic_output_file>(a.checkpoint, "--checkpoint");
+  checkpoint problem;  // the identity every checkpoint of this run carries
+  if (checkpoints) {
+    problem.integrand = "suite " + e->name;
+    for (double p : params) {  // every bit of the parameters
+      char text[40];
+      std::snprintf(text, sizeof text, " %.17g", p);
+      problem.integrand += text;
+    }
+    problem.dim = dim;
+    for (int j = 0; j < dim; ++j) {
+      problem.lower.push_back(lower.empty() ? e->lower : lower[static_cast<std::size_t>(j)]);
+      problem.upper.push_back(upper.empty() ? e->upper : upper[static_cast<std::size_t>(j)]);
+    }
+    problem.options = opts;
+  }
+  std::optional<checkpoint> resumed;
+  if (a.resume_opt->count()) {
+    resumed = load_checkpoint(a.resume);
+    const std::string diff =
+        checkpoint_difference(*resumed, problem.integrand, dim, problem.lower, problem.upper, opts, a.force);
+    MCUBES_EXPECTS(diff.empty(), "--resume ", a.resume, ": cannot continue this run: ", diff);
+  }
   std::uint64_t sample_points = 0, sample_seed = opts.seed;
   std::unique_ptr<atomic_output_file> npy_file;
   if (sample != nullptr) {
@@ -103,6 +136,25 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   rq.upper = upper;
   sampling_density trained;
   if (sample != nullptr || a.json_map) rq.trained = &trained;
+  if (resumed) rq.resume.from = &resumed->progress;
+  record_schedule checkpoint_schedule(checkpoint_every, 50);  // at most 2 % of the time
+  bool checkpoint_warned = false;
+  if (checkpoint_file)
+    rq.resume.save = [&](const std::function<vegas_progress()>& progress, bool ended) {
+      if (!ended && !checkpoint_schedule.due(seconds_now())) return;
+      const double started = seconds_now();
+      checkpoint c = problem;
+      c.progress = progress();
+      try {
+        checkpoint_file->write(encode_checkpoint(c), true);
+      } catch (const std::exception& ex) {
+        if (ended) throw;
+        if (!checkpoint_warned)
+          std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the checkpoint is written again later)\n", ex.what());
+        checkpoint_warned = true;
+      }
+      checkpoint_schedule.wrote(started, seconds_now());
+    };
 
   run_report report;
   report.entry = e;
@@ -189,12 +241,18 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
     if (report.compiled) print_compile_line(stdout, *report.compiled);
     std::fprintf(stdout, "backend: %s, %d thread%s%s\n", report.backend_description.c_str(), report.threads,
                  report.threads == 1 ? "" : "s", on_cuda ? " per block" : "");
+    if (resumed)
+      std::fprintf(stdout, "resumed from %s: %zu completed iteration%s\n", a.resume.c_str(),
+                   resumed->progress.records.size(), resumed->progress.records.size() == 1 ? "" : "s");
     print_table_header(stdout);
+    if (resumed)
+      for (const iteration_record& rec : resumed->progress.records) print_iteration_row(stdout, rec);
     check_stdout();
   }
   progress_line progress(!a.no_progress && isatty(fileno(stderr)));
   running_record record;
   result last;  // the completed iterations (a failed run's record), O(1) per iteration: no copy of so_far
+  if (resumed) last.records = resumed->progress.records;
   rq.on_iteration = [&](const iteration_record& rec, const result& so_far) {
     progress.clear();
     last.records.push_back(rec);

@@ -25,7 +25,8 @@ result run_integrand_cuda(const run_request& rq) {
     constexpr int D = std::decay_t<decltype(reg)>::dim;
     vegas_options o = rq.options;
     o.backend = backend_kind::cuda;
-    result r = vegas_with<D>(f, reg, o, cuda_backend(launch_policy_of(o), o.device), rq.on_iteration, rq.trained);
+    result r = vegas_with<D>(f, reg, o, cuda_backend(launch_policy_of(o), o.device), rq.on_iteration, rq.trained,
+                             rq.resume);
     r.options.backend = rq.backend.requested;
     return r;
   };

@@ -35,6 +35,8 @@ vegas_options calibration_options(const vegas_options& o) {
 double calibrate(const run_request& rq, runner run) {
   run_request c = rq;
   c.on_iteration = nullptr;
+  c.trained = nullptr;  // the run's own: sample's density, --checkpoint / --resume
+  c.resume = {};
   c.options = calibration_options(rq.options);
   const result r = run(c);
   if (r.records.empty()) return 0;  // stopped by a signal (execution::stop) before one iteration

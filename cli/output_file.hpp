@@ -47,11 +47,13 @@ class atomic_output_file {
 /// step costs O(1) amortised even though a record grows with the iterations.
 class record_schedule {
  public:
-  static constexpr double interval = 1.0;         ///< seconds between writes, at least
-  static constexpr double duration_factor = 20;   ///< times the last write's duration, at least
+  /// `interval`: seconds between writes, at least; `duration_factor`: times the last write's
+  /// duration, at least (the writes then take at most 1 / (1 + duration_factor) of the time).
+  explicit record_schedule(double interval = 1.0, double duration_factor = 20)
+      : interval_(interval), duration_factor_(duration_factor) {}
   /// Whether a write is due at time `now` (seconds, any monotonic origin).
   bool due(double now) const noexcept {
-    return !written_ || (now - last_end_ >= interval && now - last_end_ >= duration_factor * last_duration_);
+    return !written_ || (now - last_end_ >= interval_ && now - last_end_ >= duration_factor_ * last_duration_);
   }
   /// Records a write that ran from `start` to `end` (seconds, the clock of due()).
   void wrote(double start, double end) noexcept {
@@ -61,6 +63,7 @@ class record_schedule {
   }
 
  private:
+  double interval_, duration_factor_;
   bool written_ = false;
   double last_end_ = 0, last_duration_ = 0;
 };

@@ -80,14 +80,15 @@ inline backend_choice choose_backend(backend_kind requested, const std::string& 
 /// @throws whatever mcubes::vegas_with throws (invalid_input, non_finite_integrand, numerical_error).
 template <int D, class F>
 result run_on_backend(const F& f, const region<D>& reg, const vegas_options& opt, const backend_choice& choice,
-                      const iteration_callback& on_iteration = {}, sampling_density* trained = nullptr) {
+                      const iteration_callback& on_iteration = {}, sampling_density* trained = nullptr,
+                      const vegas_resumption& resume = {}) {
   vegas_options o = opt;
   o.backend = choice.used;
   result r;
   switch (choice.used) {
     case backend_kind::cpu:
       validate(o, D);
-      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop), on_iteration, trained);
+      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop), on_iteration, trained, resume);
       break;
     default:
       throw error(std::string("backend ") + to_string(choice.used) + " is not available in this build");

@@ -8,7 +8,9 @@
 
 #include <csignal>
 #include <fstream>
+#include <random>
 #include <regex>
+#include <chrono>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -227,6 +229,104 @@ TEST(Resources, MemoryAboveTheLimitIsRefusedBeforeTheRun) {
   EXPECT_EQ(read_file(c.out), "");
   EXPECT_NE(read_file(c.err).find("of memory"), std::string::npos) << read_file(c.err);
   remove_outputs(c);
+}
+
+// Long runs that survive: `--checkpoint FILE` killed with SIGKILL at random moments (20 trials, fixed
+// seeds of the moments), then the same command with `--resume FILE`: every resumed run ends with
+// the bits of the uninterrupted run (estimate, error, chi2/dof, every iteration's estimate), on
+// another thread count; the checkpoint is never torn (every resume reads it). A trial killed before
+// the first checkpoint starts afresh (the file does not exist).
+TEST(Checkpoint, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedBits) {
+  const std::vector<std::string> run = {"integrate", "f2", "--dim", "4", "--calls-per-iter", "2e5", "--max-iterations",
+                                        "25", "--rel-tol", "1e-14", "--backend", "cpu", "--seed", "5"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const std::string whole_json = temp_path(".json");
+  const child w = start(with({"--threads", "2", "--json", whole_json}));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WIFEXITED(mcubes_test::wait_for_exit(w, 120)));
+  const double whole_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const json whole = json::parse(read_file(whole_json));
+  ASSERT_EQ(whole.at("n_iterations"), 25);
+  std::mt19937_64 moments(2026);
+  int resumed_from_file = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    const std::string ckpt = temp_path(".ckpt"), out_json = temp_path(".json");
+    const child c = start(with({"--threads", "2", "--checkpoint", ckpt}));
+    const double at = std::uniform_real_distribution<double>(0.05, 0.95)(moments) * whole_seconds;
+    std::this_thread::sleep_for(std::chrono::duration<double>(at));
+    kill(c.pid, SIGKILL);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    remove_outputs(c);
+    const bool have = !read_file(ckpt).empty();
+    resumed_from_file += have;
+    std::vector<std::string> again = {"--threads", "1", "--checkpoint", ckpt, "--json", out_json};
+    if (have) again.insert(again.end(), {"--resume", ckpt});
+    const child r = start(with(again));
+    const int rs = mcubes_test::wait_for_exit(r, 120);
+    ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
+    EXPECT_EQ(WEXITSTATUS(rs), 1) << read_file(r.err);  // not converged (rel-tol 1e-14), as the whole run
+    const json j = json::parse(read_file(out_json));
+    for (const char* key : {"estimate", "error", "chi2_dof", "q", "n_eval", "n_iterations"})
+      EXPECT_EQ(j.at(key), whole.at(key)) << key;
+    ASSERT_EQ(j.at("iterations").size(), whole.at("iterations").size());
+    for (std::size_t i = 0; i < whole.at("iterations").size(); ++i)
+      EXPECT_EQ(j.at("iterations")[i].at("estimate"), whole.at("iterations")[i].at("estimate")) << "iteration " << i;
+    remove_outputs(r);
+    for (const std::string& f : {ckpt, out_json}) std::remove(f.c_str());
+  }
+  EXPECT_GE(resumed_from_file, 10) << "most kills should find a checkpoint";
+  std::remove(whole_json.c_str());
+}
+
+// A checkpoint of another problem, or a damaged one, is refused with one line (exit 2).
+TEST(Checkpoint, ResumeRefusesAnotherProblemAndADamagedFile) {
+  const std::string ckpt = temp_path(".ckpt");
+  const auto problem = [&](const std::string& name, const std::string& dim, const std::string& iterations) {
+    return std::vector<std::string>{"integrate", name, "--dim", dim, "--calls-per-iter", "1e4", "--max-iterations",
+                                    iterations, "--skip", "0", "--min-iterations", "2", "--rel-tol", "1e-12",
+                                    "--backend", "cpu"};
+  };
+  std::vector<std::string> run = problem("f2", "3", "8");
+  run.insert(run.end(), {"--checkpoint", ckpt});
+  const child c = start(run);
+  ASSERT_TRUE(WIFEXITED(mcubes_test::wait_for_exit(c, 60)));
+  remove_outputs(c);
+  const auto refused = [&](std::vector<std::string> args, const std::string& fragment) {
+    args.insert(args.end(), {"--resume", ckpt});
+    const child r = start(args);
+    const int st = mcubes_test::wait_for_exit(r, 60);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << read_file(r.err);
+    EXPECT_NE(read_file(r.err).find(fragment), std::string::npos) << read_file(r.err);
+    remove_outputs(r);
+  };
+  refused(problem("f3", "3", "8"), "integrand 'suite f2");
+  refused(problem("f2", "4", "8"), "dimension 3, not 4");
+  std::vector<std::string> seed = problem("f2", "3", "8");
+  seed.insert(seed.end(), {"--seed", "3"});
+  refused(seed, "its seed is");
+  refused(problem("f2", "3", "9"), "--force allows this change");
+  // with --force, the finished run of 8 iterations goes on to 9: its first 8 are the checkpoint's
+  std::vector<std::string> more = problem("f2", "3", "9");
+  const std::string js = temp_path(".json");
+  more.insert(more.end(), {"--resume", ckpt, "--force", "--json", js});
+  const child m = start(more);
+  const int ms = mcubes_test::wait_for_exit(m, 60);
+  EXPECT_TRUE(WIFEXITED(ms)) << read_file(m.err);
+  EXPECT_NE(read_file(m.out).find("resumed from"), std::string::npos) << read_file(m.out);
+  EXPECT_EQ(json::parse(read_file(js)).at("n_iterations"), 9);
+  remove_outputs(m);
+  std::remove(js.c_str());
+  const std::string bytes = read_file(ckpt);
+  ASSERT_GT(bytes.size(), 100u);
+  { std::ofstream(ckpt, std::ios::binary) << bytes.substr(0, bytes.size() - 7); }
+  refused(run, "checksum");
+  std::remove(ckpt.c_str());
 }
 
 }  // namespace

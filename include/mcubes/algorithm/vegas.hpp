@@ -116,6 +116,21 @@ struct vegas_state {
   } cubes;
 };
 
+/// Where a run stands at an iteration boundary, with everything vegas_continue needs to continue it
+/// bit for bit (checkpoint.hpp writes it to a file): the state (next iteration index, bin-scale
+/// reference, VEGAS+ allocation), the map's edges, the VEGAS+ shares the next counts read, and the
+/// iterations completed so far with their raw variances (the weighted average is rebuilt from them
+/// by the arithmetic of the run itself). Host data, with no trace of the backend or its
+/// parallelism: a run resumed on another backend, thread count or block size ends with the same bits.
+struct vegas_progress {
+  vegas_state state;                      ///< at the boundary: next_iteration is the next iteration's index
+  std::vector<double> edges;              ///< the map: D rows of n_bins + 1 unit edges
+  std::vector<double> shares;             ///< VEGAS+: the n_cubes shares of the next counts (empty: none)
+  std::vector<iteration_record> records;  ///< the completed iterations of the run, in order
+  std::vector<double> variances;          ///< each one's variance before the floor (records' error is floored)
+  double seconds = 0;                     ///< wall time of the completed iterations
+};
+
 /// Largest iteration index (the random stream's counter word is 32 bits; iteration counts are int).
 inline constexpr int max_iteration_index = 2147483647;
 
@@ -154,8 +169,12 @@ class vegas_run {
   /// n_cubes() doubles in the backend's memory, given once by use_cube_shares() before the first
   /// pass, and before every pass the backend's reductions that needs_counts() asks for
   /// (allocate_counts() does both; vegas_continue and vegas_batch call it).
+  ///
+  /// `resume` (may be null): the completed iterations of a run that this one continues (its
+  /// records and variances; the caller has restored the state, the map and the shares of the same
+  /// vegas_progress): they are accumulated as they were, and the run goes on with the next.
   vegas_run(const region<D>& reg, const vegas_options& opt, vegas_state& state, std::string backend_name,
-            int map_n_bins, std::uint64_t min_chunk_samples = 0)
+            int map_n_bins, std::uint64_t min_chunk_samples = 0, const vegas_progress* resume = nullptr)
       : opt_(with_resolved_bins(opt)), state_(state), run_start_(std::chrono::steady_clock::now()),
         st_(opt.stratification == stratification_mode::adaptive
                 ? make_adaptive_stratification(D, opt.calls_per_iteration, min_chunk_samples)
@@ -195,11 +214,28 @@ class vegas_run {
     res_.seed = opt.seed;
     res_.options = opt_;
     res_.backend = std::move(backend_name);
-    start_iteration();
+    if (resume != nullptr) replay(*resume);
+    if (phase_ != phase::done) start_iteration();
   }
 
   /// True when the run has ended (converged, max_iterations reached, or stopped).
   bool done() const noexcept { return phase_ == phase::done; }
+  /// Iterations completed (their records are final).
+  std::size_t completed() const noexcept { return res_.records.size(); }
+  /// The run at its last iteration boundary (vegas_progress), with the map's `edges` and the VEGAS+
+  /// `shares` the caller read from its backend (between passes: an iteration under way has drawn
+  /// nothing yet when this is called from vegas_continue).
+  vegas_progress progress(std::vector<double> edges, std::vector<double> shares) const {
+    vegas_progress p;
+    p.state = state_;
+    if (phase_ != phase::done) p.state.next_iteration = it_;  // the iteration started is not part of it
+    p.edges = std::move(edges);
+    p.shares = std::move(shares);
+    p.records = res_.records;
+    p.variances = variances_;
+    p.seconds = seconds_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+    return p;
+  }
   /// The next pass: its sampling parameters, whether it is a V-Sample (bins accumulated), and the
   /// chunk stride (> 1 only for the probe).
   const sampling_params<D>& params() const noexcept { return sp_; }
@@ -358,7 +394,7 @@ class vegas_run {
         res_.status = status::not_converged;  // non-zero samples only in skipped iterations
     }
     if (res_.status == status::converged && on_iteration) on_iteration(res_.records.back(), res_);
-    res_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+    res_.seconds = seconds_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
     return std::move(res_);
   }
 
@@ -431,6 +467,47 @@ class vegas_run {
     res_.accumulated = avg_.count();
   }
 
+  // An accumulated iteration enters the weighted average (finish_iteration; replay, from a record).
+  void accumulate(const iteration_record& rec, double variance) {
+    // predictable weight: the previous accumulated iteration's variance (running_average.hpp); the
+    // first accumulated iteration of the call has its own
+    avg_.add(rec.estimate, variance, last_variance_ > 0 ? last_variance_ : variance);
+    // two consecutive accumulated iterations on one frozen map estimate the same variance
+    if (last_variance_ > 0 && !rec.adapted && !last_adapted_ && rec.error > heavy_tail_ratio * std::sqrt(last_variance_))
+      heavy_tail_ = true;
+    last_variance_ = std::fmax(variance, running_average::variance_floor(rec.estimate));
+    last_adapted_ = rec.adapted;
+  }
+
+  // The completed iterations of a resumed run, as finish_iteration left them (its records are
+  // final: weighted fields included); the stopping rule is applied to the last, so that a run
+  // resumed from the checkpoint of its converged end ends there.
+  void replay(const vegas_progress& p) {
+    MCUBES_EXPECTS(p.records.size() == p.variances.size(), "a run's progress has ", p.records.size(), " records and ",
+                   p.variances.size(), " variances");
+    MCUBES_EXPECTS(static_cast<long long>(p.records.size()) <= opt_.max_iterations, "the run to continue has ",
+                   p.records.size(), " completed iterations, more than max_iterations = ", opt_.max_iterations);
+    for (std::size_t i = 0; i < p.records.size(); ++i) {
+      const iteration_record& rec = p.records[i];
+      res_.n_eval += rec.n_eval;
+      if (rec.accumulated) accumulate(rec, p.variances[i]);
+      res_.records.push_back(rec);
+      variances_.push_back(p.variances[i]);
+      res_.iterations = k_ + 1;
+      ++k_;
+    }
+    seconds_before_ = p.seconds;
+    if (!res_.records.empty()) {
+      const double tol = std::fmax(opt_.abs_tol, opt_.rel_tol * std::fabs(avg_.mean()));
+      if (avg_.count() >= opt_.min_iterations && avg_.sdev() <= tol && avg_.chi2_dof() <= opt_.max_chi2_dof &&
+          (!also_converged_ || also_converged_())) {
+        res_.status = status::converged;
+        phase_ = phase::done;
+      }
+    }
+    if (k_ >= opt_.max_iterations) phase_ = phase::done;
+  }
+
   template <class Adapt>
   void finish_iteration(iteration_sums& sums, Adapt&& adapt_map, const iteration_callback& on_iteration) {
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -460,16 +537,9 @@ class vegas_run {
     // to 0 and its variance would be 0 (e.g. a narrow peak not yet found, sampled only in the far
     // tails). It is reported and left out, like an all-zero iteration.
     rec.underflow = rec.n_nonzero > 0 && std::fabs(rec.estimate) < underflow_estimate;
-    if (k_ >= opt_.skip && rec.n_nonzero > 0 && !rec.underflow) {
-      // predictable weight: the previous accumulated iteration's variance (running_average.hpp); the
-      // first accumulated iteration of the call has its own
-      avg_.add(rec.estimate, variance, last_variance_ > 0 ? last_variance_ : variance);
-      // two consecutive accumulated iterations on one frozen map estimate the same variance
-      if (last_variance_ > 0 && !adapt_ && !last_adapted_ && rec.error > heavy_tail_ratio * std::sqrt(last_variance_))
-        heavy_tail_ = true;
-      last_variance_ = std::fmax(variance, running_average::variance_floor(rec.estimate));
-      last_adapted_ = adapt_;
-      rec.accumulated = true;
+    rec.accumulated = k_ >= opt_.skip && rec.n_nonzero > 0 && !rec.underflow;
+    if (rec.accumulated) {
+      accumulate(rec, variance);
       if (!std::isfinite(avg_.mean()) || !std::isfinite(avg_.sdev()))
         throw numerical_error(where() + "the weighted average of the iterations overflows the double range");
     }
@@ -486,6 +556,7 @@ class vegas_run {
     }
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     res_.records.push_back(rec);
+    variances_.push_back(variance);
     res_.iterations = k_ + 1;
 
     if (iteration_done_) iteration_done_(rec);
@@ -498,7 +569,7 @@ class vegas_run {
     }
     if (on_iteration) {
       summarise();
-      res_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+      res_.seconds = seconds_before_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
       if (on_iteration(res_.records.back(), res_) == run_control::stop) {
         stopped_ = true;
         phase_ = phase::done;
@@ -520,6 +591,8 @@ class vegas_run {
   double last_variance_ = 0;  // the last accumulated iteration's variance (floored), 0 before the first
   bool last_adapted_ = true;  // whether the last accumulated iteration adapted the map
   bool heavy_tail_ = false;   // warning_heavy_tail seen
+  std::vector<double> variances_;  // each completed iteration's variance (vegas_progress)
+  double seconds_before_ = 0;      // a resumed run's completed iterations' time
   iteration_record rec_;
   int k_ = 0;   // iteration of this call (0 .. max_iterations - 1)
   int it_ = 0;  // its index in the random stream
@@ -591,6 +664,34 @@ struct cube_shares {
       return std::vector<double>(values->data() + begin, values->data() + begin + m);
     }
   }
+
+  /// Sets the shares that run k's next counts read (`a`: its allocation, already restored;
+  /// attach() before) from host memory: a resumed run's (vegas_progress::shares).
+  /// @throws invalid_input if there are no arrays for that allocation or the size differs.
+  void set_host_shares(const vegas_state::allocation& a, const std::vector<double>& host, std::size_t k = 0) {
+    const std::uint64_t m = a.n_cubes;
+    MCUBES_EXPECTS(values && m == host.size() && 2 * m * (k + 1) <= size, "the run's VEGAS+ shares: ", host.size(),
+                   " values for ", m, " sub-cubes");
+    const std::uint64_t begin = 2 * m * k + (a.second_in ? m : 0);
+    if constexpr (detail::has_to_host<values_t>::value) {
+      std::vector<double> all = values->to_host();
+      std::copy(host.begin(), host.end(), all.begin() + static_cast<std::ptrdiff_t>(begin));
+      values->copy_from_host(all.data(), all.size());
+    } else {
+      std::copy(host.begin(), host.end(), values->data() + begin);
+    }
+  }
+};
+
+/// Checkpoint and resume of one run (vegas_continue; checkpoint.hpp writes files of it). `from`:
+/// continue the run of that progress (its map, state and shares replace the caller's, its
+/// completed iterations are accumulated as they were). `save`: called at every iteration boundary
+/// of the run (after an iteration, before the next is sampled) and once when it ends, whatever
+/// the status, with a function that returns the progress there (it copies the map and the VEGAS+
+/// shares from the backend: call it only when writing) and whether the run has ended.
+struct vegas_resumption {
+  const vegas_progress* from = nullptr;
+  std::function<void(const std::function<vegas_progress()>& progress, bool ended)> save;
 };
 
 /// What weighted sampling (core/weighted_sample.hpp) takes of a run that ended with `map` (made by
@@ -665,13 +766,25 @@ sampling_density density_of(const region<D>& reg, Backend& backend, const Map& m
 ///         numerical_error if an iteration's estimate, variance or the weighted average overflows
 ///         (|I_k| >= overflow_estimate = 2^560, or a sum of finite terms beyond the double range);
 ///         whatever `on_iteration` throws.
+///
+/// `resume` (vegas_resumption): continue the run of a progress, and hand the progress to a saver at
+/// every iteration boundary. A run continued from the progress of its k-th boundary ends with the
+/// bits of the run that was never stopped (records' seconds aside), on any backend, thread count
+/// or block size. @throws invalid_input for a progress that does not fit (map size, records,
+/// shares); whatever `save` throws.
 template <int D, class F, class Backend, class Map>
 result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
                       vegas_state& state, cube_shares<std::remove_const_t<Backend>>& shares,
-                      const iteration_callback& on_iteration = {}) {
-  vegas_run<D> run(reg, detail::stratification_for<D, F>(opt), state, backend.name(), map_bins(map));
+                      const iteration_callback& on_iteration = {}, const vegas_resumption& resume = {}) {
+  if (resume.from != nullptr) {
+    backend.set_map_edges(map, resume.from->edges);
+    state = resume.from->state;
+  }
+  vegas_run<D> run(reg, detail::stratification_for<D, F>(opt), state, backend.name(), map_bins(map), 0, resume.from);
   vegas_run<D>* one = &run;
   shares.attach(&one, 1, backend);
+  if (resume.from != nullptr && !resume.from->shares.empty()) shares.set_host_shares(state.cubes, resume.from->shares);
+  const auto progress = [&] { return run.progress(backend.map_edges(map), shares.host_shares(state.cubes)); };
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);
   };
@@ -689,8 +802,11 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
       run.stop();
       break;
     }
+    const std::size_t before = run.completed();
     run.take(sums, fail, adapt, on_iteration);
+    if (resume.save && run.completed() > before && !run.done()) resume.save(progress, false);
   }
+  if (resume.save) resume.save(progress, true);  // before finish(), which hands the records over
   return run.finish(on_iteration);
 }
 
@@ -709,16 +825,18 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
 /// the map between calls). Same contract and exceptions as vegas_continue.
 ///
 /// With `trained` (non-null), *trained is set to the sampling density the run ended with
-/// (density_of: for weighted samples, core/weighted_sample.hpp) when it returns.
+/// (density_of: for weighted samples, core/weighted_sample.hpp) when it returns. With `resume`,
+/// the run continues a checkpointed one and hands its progress to a saver (vegas_resumption).
 template <int D, class F, class Backend>
 result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, Backend&& backend,
-                  const iteration_callback& on_iteration = {}, sampling_density* trained = nullptr) {
+                  const iteration_callback& on_iteration = {}, sampling_density* trained = nullptr,
+                  const vegas_resumption& resume = {}) {
   validate(opt, D);
   auto map = backend.template make_map<D>(map_bins_for(opt));
   vegas_state state;
   using B = std::remove_const_t<std::remove_reference_t<Backend>>;
   cube_shares<B> shares;
-  result r = vegas_continue<D>(f, reg, opt, backend, map, state, shares, on_iteration);
+  result r = vegas_continue<D>(f, reg, opt, backend, map, state, shares, on_iteration, resume);
   if (trained != nullptr) *trained = density_of<D>(reg, backend, map, state, shares);
   return r;
 }

@@ -1,0 +1,416 @@
+#pragma once
+/// @file checkpoint.hpp
+/// Checkpoint files of a Vegas run: everything needed to continue it bit for bit after the
+/// process is killed (a time limit, a pre-emption, a crash), and what it integrates, so that a
+/// checkpoint of another problem is refused.
+///
+/// Content (checkpoint): the problem (a fingerprint text of the integrand: the suite name and its
+/// parameters, the text of --expr/--body, or a tag the caller gives; the dimension and the region;
+/// the numeric options, seed included) and the run's progress at an iteration boundary
+/// (algorithm/vegas.hpp, vegas_progress: the state, the map, the VEGAS+ shares, the completed
+/// iterations with their raw variances). No trace of the backend or its parallelism: a run resumed
+/// on another backend, thread count, block size or device ends with the same bits.
+///
+/// Format (version 1): the 8 bytes "MCUBESCP", the format version (u32), then the fields in a fixed
+/// order, every number little-endian whatever the machine (u32, u64, i32 as u32, IEEE doubles as
+/// their u64 bits, bools as one byte, a string or an array as its u64 length then its items), and
+/// last the CRC-32 (IEEE 802.3, Boost.CRC's crc_32_type) of every byte before it. Written
+/// atomically (atomic_file.hpp: temporary file, fsync, rename), so a reader sees the previous
+/// checkpoint or the new one, never a torn one.
+///
+/// Determinism: encode(decode(bytes)) == bytes; a run continued from the checkpoint of its k-th
+/// iteration boundary ends with the result of the run never stopped (records' seconds aside).
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/crc.hpp>
+
+#include "algorithm/vegas.hpp"
+#include "atomic_file.hpp"
+#include "error.hpp"
+#include "options.hpp"
+
+namespace mcubes {
+
+/// The format version this library writes and the newest it reads.
+inline constexpr std::uint32_t checkpoint_format_version = 1;
+
+/// A checkpoint: the problem and the run's progress (file comment).
+struct checkpoint {
+  std::string integrand;             ///< fingerprint text of the integrand (compared as is)
+  int dim = 0;                       ///< d
+  std::vector<double> lower, upper;  ///< the region
+  vegas_options options;             ///< the numeric options (execution fields are not stored)
+  vegas_progress progress;           ///< where the run stands
+};
+
+namespace detail {
+
+class checkpoint_writer {
+ public:
+  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void i32(int v) { u32(static_cast<std::uint32_t>(v)); }
+  void f64(double v) {
+    std::uint64_t b;
+    std::memcpy(&b, &v, 8);
+    u64(b);
+  }
+  void flag(bool v) { u8(v ? 1 : 0); }
+  void text(const std::string& s) {
+    u64(s.size());
+    out_ += s;
+  }
+  void doubles(const std::vector<double>& v) {
+    u64(v.size());
+    for (double x : v) f64(x);
+  }
+  std::string& bytes() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class checkpoint_reader {
+ public:
+  checkpoint_reader(const std::string& bytes, std::size_t end, std::string what)
+      : b_(bytes), end_(end), what_(std::move(what)) {}
+  std::uint8_t u8() {
+    need(1);
+    return static_cast<std::uint8_t>(b_[pos_++]);
+  }
+  std::uint32_t u32() {
+    need(4);
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<unsigned char>(b_[pos_++])) << (8 * i);
+    return v;
+  }
+  std::uint64_t u64() {
+    need(8);
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(b_[pos_++])) << (8 * i);
+    return v;
+  }
+  int i32() { return static_cast<int>(u32()); }
+  double f64() {
+    const std::uint64_t b = u64();
+    double v;
+    std::memcpy(&v, &b, 8);
+    return v;
+  }
+  bool flag() {
+    const std::uint8_t v = u8();
+    MCUBES_EXPECTS(v <= 1, what_, ": a flag byte is ", static_cast<int>(v), " (a damaged checkpoint)");
+    return v == 1;
+  }
+  std::string text() {
+    const std::uint64_t n = count(1);
+    std::string s = b_.substr(pos_, static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
+    return s;
+  }
+  std::vector<double> doubles() {
+    const std::uint64_t n = count(8);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (double& x : v) x = f64();
+    return v;
+  }
+  /// A length of items of `size` bytes each, checked against the bytes left.
+  std::uint64_t count(std::uint64_t size) {
+    const std::uint64_t n = u64();
+    MCUBES_EXPECTS(n <= (end_ - pos_) / size, what_, ": a length of ", n, " runs past the end (a damaged checkpoint)");
+    return n;
+  }
+  bool at_end() const noexcept { return pos_ == end_; }
+
+ private:
+  void need(std::size_t n) {
+    MCUBES_EXPECTS(end_ - pos_ >= n, what_, ": the checkpoint ends early (truncated)");
+  }
+  const std::string& b_;
+  std::size_t end_, pos_ = 0;
+  std::string what_;
+
+ public:
+  void skip(std::size_t n) {
+    need(n);
+    pos_ += n;
+  }
+};
+
+inline std::uint32_t checkpoint_crc(const char* data, std::size_t n) {
+  boost::crc_32_type crc;
+  crc.process_bytes(data, n);
+  return crc.checksum();
+}
+
+inline void put_progress(checkpoint_writer& w, const vegas_progress& p) {
+  w.i32(p.state.next_iteration);
+  w.f64(p.state.reference);
+  const vegas_state::allocation& a = p.state.cubes;
+  w.u64(a.n_cubes);
+  w.u64(a.calls);
+  w.u32(a.beta16);
+  w.u64(a.n_base);
+  w.u64(a.n_extra_max);
+  w.f64(a.scale);
+  w.flag(a.has_shares);
+  w.flag(a.second_in);
+  w.flag(a.pending_total);
+  w.flag(a.pending_count);
+  w.u64(a.evaluations);
+  w.doubles(p.edges);
+  w.doubles(p.shares);
+  w.u64(p.records.size());
+  for (const iteration_record& r : p.records) {
+    w.i32(r.index);
+    w.f64(r.estimate);
+    w.f64(r.error);
+    w.flag(r.adapted);
+    w.flag(r.accumulated);
+    w.flag(r.underflow);
+    w.f64(r.weighted_estimate);
+    w.f64(r.weighted_error);
+    w.f64(r.chi2_dof);
+    w.f64(r.q);
+    w.u64(r.n_eval);
+    w.u64(r.n_nonzero);
+    w.flag(r.rescaled);
+    w.i32(r.top_bin_level);
+    w.f64(r.seconds);
+  }
+  w.doubles(p.variances);
+  w.f64(p.seconds);
+}
+
+inline vegas_progress get_progress(checkpoint_reader& r) {
+  vegas_progress p;
+  p.state.next_iteration = r.i32();
+  p.state.reference = r.f64();
+  vegas_state::allocation& a = p.state.cubes;
+  a.n_cubes = r.u64();
+  a.calls = r.u64();
+  a.beta16 = r.u32();
+  a.n_base = r.u64();
+  a.n_extra_max = r.u64();
+  a.scale = r.f64();
+  a.has_shares = r.flag();
+  a.second_in = r.flag();
+  a.pending_total = r.flag();
+  a.pending_count = r.flag();
+  a.evaluations = r.u64();
+  p.edges = r.doubles();
+  p.shares = r.doubles();
+  const std::uint64_t n_records = r.count(80);
+  p.records.resize(static_cast<std::size_t>(n_records));
+  for (iteration_record& rec : p.records) {
+    rec.index = r.i32();
+    rec.estimate = r.f64();
+    rec.error = r.f64();
+    rec.adapted = r.flag();
+    rec.accumulated = r.flag();
+    rec.underflow = r.flag();
+    rec.weighted_estimate = r.f64();
+    rec.weighted_error = r.f64();
+    rec.chi2_dof = r.f64();
+    rec.q = r.f64();
+    rec.n_eval = r.u64();
+    rec.n_nonzero = r.u64();
+    rec.rescaled = r.flag();
+    rec.top_bin_level = r.i32();
+    rec.seconds = r.f64();
+  }
+  p.variances = r.doubles();
+  p.seconds = r.f64();
+  return p;
+}
+
+}  // namespace detail
+
+/// The bytes of a checkpoint file (file comment: format version 1).
+inline std::string encode_checkpoint(const checkpoint& c) {
+  detail::checkpoint_writer w;
+  w.bytes() = "MCUBESCP";
+  w.u32(checkpoint_format_version);
+  w.text(c.integrand);
+  w.i32(c.dim);
+  w.doubles(c.lower);
+  w.doubles(c.upper);
+  const vegas_options& o = c.options;
+  w.f64(o.rel_tol);
+  w.f64(o.abs_tol);
+  w.u64(o.calls_per_iteration);
+  w.i32(o.max_iterations);
+  w.i32(o.adapt_iterations);
+  w.i32(o.skip);
+  w.i32(o.min_iterations);
+  w.f64(o.max_chi2_dof);
+  w.i32(o.n_bins);
+  w.f64(o.alpha);
+  w.flag(o.symmetric_map);
+  w.u8(o.stratification == stratification_mode::uniform ? 1 : 0);
+  w.f64(o.beta);
+  w.u64(o.seed);
+  detail::put_progress(w, c.progress);
+  const std::uint32_t crc = detail::checkpoint_crc(w.bytes().data(), w.bytes().size());
+  w.u32(crc);
+  return std::move(w.bytes());
+}
+
+/// The checkpoint in `bytes` (`what` names them in messages, e.g. the file's path).
+/// @throws invalid_input for bytes that are not a checkpoint (another magic), one of a newer
+///         format version, a truncated or damaged one (the checksum, a length past the end, bytes
+///         left over), or one whose sizes disagree (records and variances).
+inline checkpoint decode_checkpoint(const std::string& bytes, const std::string& what) {
+  MCUBES_EXPECTS(bytes.size() >= 8 && bytes.compare(0, 8, "MCUBESCP") == 0, what, ": not an mcubes checkpoint");
+  MCUBES_EXPECTS(bytes.size() >= 16, what, ": the checkpoint ends early (truncated)");
+  const std::size_t end = bytes.size() - 4;
+  detail::checkpoint_reader crc_field(bytes, bytes.size(), what);
+  crc_field.skip(end);
+  const std::uint32_t stored = crc_field.u32();
+  detail::checkpoint_reader r(bytes, end, what);
+  r.skip(8);
+  const std::uint32_t version = r.u32();
+  MCUBES_EXPECTS(version <= checkpoint_format_version, what, ": written in checkpoint format ", version,
+                 " by a newer mcubes; this one reads formats up to ", checkpoint_format_version);
+  MCUBES_EXPECTS(version >= 1, what, ": checkpoint format 0 does not exist (a damaged checkpoint)");
+  MCUBES_EXPECTS(detail::checkpoint_crc(bytes.data(), end) == stored, what,
+                 ": the checksum does not match (a truncated or damaged checkpoint)");
+  checkpoint c;
+  c.integrand = r.text();
+  c.dim = r.i32();
+  c.lower = r.doubles();
+  c.upper = r.doubles();
+  vegas_options& o = c.options;
+  o.rel_tol = r.f64();
+  o.abs_tol = r.f64();
+  o.calls_per_iteration = r.u64();
+  o.max_iterations = r.i32();
+  o.adapt_iterations = r.i32();
+  o.skip = r.i32();
+  o.min_iterations = r.i32();
+  o.max_chi2_dof = r.f64();
+  o.n_bins = r.i32();
+  o.alpha = r.f64();
+  o.symmetric_map = r.flag();
+  o.stratification = r.u8() == 1 ? stratification_mode::uniform : stratification_mode::adaptive;
+  o.beta = r.f64();
+  o.seed = r.u64();
+  c.progress = detail::get_progress(r);
+  const vegas_progress& p = c.progress;
+  MCUBES_EXPECTS(r.at_end(), what, ": bytes after the checkpoint's last field (a damaged checkpoint)");
+  MCUBES_EXPECTS(p.variances.size() == p.records.size(), what, ": ", p.records.size(), " iterations but ",
+                 p.variances.size(), " variances (a damaged checkpoint)");
+  MCUBES_EXPECTS(c.dim >= 1 && c.lower.size() == static_cast<std::size_t>(c.dim) &&
+                     c.upper.size() == static_cast<std::size_t>(c.dim),
+                 what, ": the region does not have ", c.dim, " axes (a damaged checkpoint)");
+  return c;
+}
+
+/// A vegas_progress alone as bytes ("MCUBESPG", the format version, its fields as in a checkpoint,
+/// the CRC-32): how a run's progress crosses the run-time compiler's interface (jit/abi.hpp).
+inline std::string encode_progress(const vegas_progress& p) {
+  detail::checkpoint_writer w;
+  w.bytes() = "MCUBESPG";
+  w.u32(checkpoint_format_version);
+  detail::put_progress(w, p);
+  const std::uint32_t crc = detail::checkpoint_crc(w.bytes().data(), w.bytes().size());
+  w.u32(crc);
+  return std::move(w.bytes());
+}
+
+/// The progress in bytes of encode_progress. @throws invalid_input as decode_checkpoint.
+inline vegas_progress decode_progress(const std::string& bytes, const std::string& what) {
+  MCUBES_EXPECTS(bytes.size() >= 16 && bytes.compare(0, 8, "MCUBESPG") == 0, what, ": not a run's progress");
+  const std::size_t end = bytes.size() - 4;
+  detail::checkpoint_reader crc_field(bytes, bytes.size(), what);
+  crc_field.skip(end);
+  const std::uint32_t stored = crc_field.u32();
+  MCUBES_EXPECTS(detail::checkpoint_crc(bytes.data(), end) == stored, what, ": the checksum does not match");
+  detail::checkpoint_reader r(bytes, end, what);
+  r.skip(8);
+  MCUBES_EXPECTS(r.u32() == checkpoint_format_version, what, ": another format version");
+  vegas_progress p = detail::get_progress(r);
+  MCUBES_EXPECTS(r.at_end() && p.variances.size() == p.records.size(), what, ": a damaged progress");
+  return p;
+}
+
+/// Writes `c` to `path` atomically and durably (atomic_file.hpp). @throws as write_file_atomically.
+inline void save_checkpoint(const std::string& path, const checkpoint& c) {
+  write_file_atomically(path, encode_checkpoint(c), true);
+}
+
+/// Reads the checkpoint at `path`. @throws invalid_input for a file that cannot be read (naming the
+/// path) and as decode_checkpoint.
+inline checkpoint load_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  MCUBES_EXPECTS(in.good(), "cannot read the checkpoint '", path, "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  MCUBES_EXPECTS(!in.bad(), "cannot read the checkpoint '", path, "'");
+  return decode_checkpoint(s.str(), "checkpoint '" + path + "'");
+}
+
+/// How the checkpoint `c` differs from the problem of a run (integrand fingerprint, dimension,
+/// region, options; n_bins compared as map_bins_for resolves it): "" when it continues that
+/// problem, else one sentence naming the first difference. With `force`, the options that only
+/// move the end of the run may differ: max_iterations, min_iterations, rel_tol, abs_tol and
+/// max_chi2_dof (the run then continues with the new ones).
+inline std::string checkpoint_difference(const checkpoint& c, const std::string& integrand, int dim,
+                                         const std::vector<double>& lower, const std::vector<double>& upper,
+                                         const vegas_options& opt, bool force) {
+  std::ostringstream why;
+  const auto num = [](double x) {
+    std::ostringstream s;
+    s.precision(17);
+    s << x;
+    return s.str();
+  };
+  if (c.integrand != integrand) return "it is of the integrand '" + c.integrand + "', not '" + integrand + "'";
+  if (c.dim != dim) return "it is of dimension " + std::to_string(c.dim) + ", not " + std::to_string(dim);
+  for (int j = 0; j < dim; ++j)
+    if (c.lower[static_cast<std::size_t>(j)] != lower[static_cast<std::size_t>(j)] ||
+        c.upper[static_cast<std::size_t>(j)] != upper[static_cast<std::size_t>(j)])
+      return "its region's axis " + std::to_string(j) + " is [" + num(c.lower[static_cast<std::size_t>(j)]) + ", " +
+             num(c.upper[static_cast<std::size_t>(j)]) + "], not [" + num(lower[static_cast<std::size_t>(j)]) + ", " +
+             num(upper[static_cast<std::size_t>(j)]) + "]";
+  const vegas_options& a = c.options;
+  const auto differs = [&](const char* name, auto was, auto now, bool safe) -> std::string {
+    if (was == now || (safe && force)) return {};
+    std::ostringstream s;
+    s.precision(17);
+    s << "its " << name << " is " << was << ", not " << now << (safe ? " (--force allows this change)" : "");
+    return s.str();
+  };
+  for (const std::string& d :
+       {differs("calls_per_iteration", a.calls_per_iteration, opt.calls_per_iteration, false),
+        differs("adapt_iterations", a.adapt_iterations, opt.adapt_iterations, false),
+        differs("skip", a.skip, opt.skip, false),
+        differs("n_bins", map_bins_for(a), map_bins_for(opt), false),
+        differs("alpha", a.alpha, opt.alpha, false),
+        differs("symmetric_map", a.symmetric_map, opt.symmetric_map, false),
+        differs("stratification", std::string(to_string(a.stratification)), std::string(to_string(opt.stratification)), false),
+        differs("beta", a.stratification == stratification_mode::adaptive ? a.beta : 0.0,
+                opt.stratification == stratification_mode::adaptive ? opt.beta : 0.0, false),
+        differs("seed", a.seed, opt.seed, false),
+        differs("max_iterations", a.max_iterations, opt.max_iterations, true),
+        differs("min_iterations", a.min_iterations, opt.min_iterations, true),
+        differs("rel_tol", a.rel_tol, opt.rel_tol, true),
+        differs("abs_tol", a.abs_tol, opt.abs_tol, true),
+        differs("max_chi2_dof", a.max_chi2_dof, opt.max_chi2_dof, true)})
+    if (!d.empty()) return d;
+  return {};
+}
+
+}  // namespace mcubes
