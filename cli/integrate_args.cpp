@@ -131,8 +131,8 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
   a.checkpoint_opt = sub.add_option("--checkpoint", a.checkpoint,
                                     "Write the run's checkpoint to FILE (replaced atomically) at iteration boundaries "
                                     "(at most 2 % of the run's time, and at least --checkpoint-every seconds apart) "
-                                    "and when it ends or is interrupted: the same command with --resume FILE continues "
-                                    "it to the very result of an uninterrupted run")
+                                    "and at the end of an interrupted run (or of one that wrote none): the same command "
+                                    "with --resume FILE continues it to the very result of an uninterrupted run")
                          ->type_name("FILE");
   a.resume_opt = sub.add_option("--resume", a.resume,
                                 "Continue the run of a checkpoint (of the same integrand, region, dimension and "

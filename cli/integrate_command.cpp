@@ -137,11 +137,27 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   sampling_density trained;
   if (sample != nullptr || a.json_map) rq.trained = &trained;
   if (resumed) rq.resume.from = &resumed->progress;
-  record_schedule checkpoint_schedule(checkpoint_every, 50);  // at most 2 % of the time
+  // At most 2 % of the run's time: a write is due once 50 times the last write's duration has passed
+  // since it (and --checkpoint-every); before the first, as if one had been written at the start
+  // at 50 MB/s (a VEGAS+ grid of millions of sub-cubes is tens of MB: its first write waits).
+  record_schedule checkpoint_schedule(checkpoint_every, 50);
   bool checkpoint_warned = false;
+  bool checkpoint_started = false;
+  bool checkpoint_written = false;
+  double run_started = seconds_now();  // set again when the run itself starts
   if (checkpoint_file)
     rq.resume.save = [&](const std::function<vegas_progress()>& progress, bool ended) {
-      if (!ended && !checkpoint_schedule.due(seconds_now())) return;
+      if (!checkpoint_started) {  // the first boundary: the schedule starts from the run's start
+        const vegas_plan plan = plan_vegas(dim, opts, 1);
+        const double bytes = 8.0 * (static_cast<double>(dim) * (map_bins_for(opts) + 1) +
+                                    (plan.grid.adaptive() ? static_cast<double>(plan.grid.n_cubes) : 0.0));
+        checkpoint_schedule.wrote(run_started, run_started + bytes / 50e6);
+        checkpoint_started = true;
+      }
+      // the end of a run is written when it was interrupted (what --resume continues) or no
+      // checkpoint exists yet; any other boundary, and a later end, when the schedule says so
+      const bool must = ended && (interrupt_signal() != 0 || !checkpoint_written);
+      if (!must && !checkpoint_schedule.due(seconds_now())) return;
       const double started = seconds_now();
       checkpoint c = problem;
       c.progress = progress();
@@ -154,6 +170,7 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
         checkpoint_warned = true;
       }
       checkpoint_schedule.wrote(started, seconds_now());
+      checkpoint_written = true;
     };
 
   run_report report;
@@ -277,6 +294,7 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
     progress.update(so_far, opts.max_iterations);
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
+  run_started = seconds_now();
   try {
     const pass_stop_scope running(how);
     report.res = run(rq);
