@@ -55,7 +55,8 @@ TEST(RecordSchedule, SlowWritesAreSpacedByTwentyTimesTheirDuration) {
   EXPECT_GE(w, 9);
   // writes that grow with the record (1 ms more per write): the time in writes stays below 1/20 of
   // the run plus the last write
-  record_schedule schedule;
+  constexpr double duration_factor = 20;  // the default
+  record_schedule schedule(1.0, duration_factor);
   double now = 0, in_writes = 0, last = 0;
   for (int i = 0; i < 200000; ++i) {
     now += 1e-3;
@@ -66,7 +67,7 @@ TEST(RecordSchedule, SlowWritesAreSpacedByTwentyTimesTheirDuration) {
       now += last;
     }
   }
-  EXPECT_LE(in_writes - last, now / record_schedule::duration_factor);
+  EXPECT_LE(in_writes - last, now / duration_factor);
 }
 
 TEST(OutputFileCli, ADirectoryIsBadInputAndAStreamIsRecognised) {
