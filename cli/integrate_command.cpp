@@ -137,41 +137,29 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   sampling_density trained;
   if (sample != nullptr || a.json_map) rq.trained = &trained;
   if (resumed) rq.resume.from = &resumed->progress;
-  // At most 2 % of the run's time: a write is due once 50 times the last write's duration has passed
-  // since it (and --checkpoint-every); before the first, as if one had been written at the start
-  // at 50 MB/s (a VEGAS+ grid of millions of sub-cubes is tens of MB: its first write waits).
-  record_schedule checkpoint_schedule(checkpoint_every, 50);
+  // The schedule of checkpoint_saver (checkpoint.hpp): at most 2 % of the run's time, and
+  // --checkpoint-every; a failing write warns once and the run goes on, except the last.
+  std::optional<checkpoint_saver> saver;
   bool checkpoint_warned = false;
-  bool checkpoint_started = false;
-  bool checkpoint_written = false;
-  double run_started = seconds_now();  // set again when the run itself starts
-  if (checkpoint_file)
-    rq.resume.save = [&](const std::function<vegas_progress()>& progress, bool ended) {
-      if (!checkpoint_started) {  // the first boundary: the schedule starts from the run's start
-        const vegas_plan plan = plan_vegas(dim, opts, 1);
-        const double bytes = 8.0 * (static_cast<double>(dim) * (map_bins_for(opts) + 1) +
-                                    (plan.grid.adaptive() ? static_cast<double>(plan.grid.n_cubes) : 0.0));
-        checkpoint_schedule.wrote(run_started, run_started + bytes / 50e6);
-        checkpoint_started = true;
-      }
-      // the end of a run is written when it was interrupted (what --resume continues) or no
-      // checkpoint exists yet; any other boundary, and a later end, when the schedule says so
-      const bool must = ended && (interrupt_signal() != 0 || !checkpoint_written);
-      if (!must && !checkpoint_schedule.due(seconds_now())) return;
-      const double started = seconds_now();
-      checkpoint c = problem;
-      c.progress = progress();
-      try {
-        checkpoint_file->write(encode_checkpoint(c), true);
-      } catch (const std::exception& ex) {
-        if (ended) throw;
-        if (!checkpoint_warned)
-          std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the checkpoint is written again later)\n", ex.what());
-        checkpoint_warned = true;
-      }
-      checkpoint_schedule.wrote(started, seconds_now());
-      checkpoint_written = true;
-    };
+  if (checkpoint_file) {
+    checkpoint_schedule schedule;
+    schedule.every_seconds = checkpoint_every;
+    saver.emplace(
+        problem,
+        [&](const std::string& bytes, bool ended) {
+          try {
+            checkpoint_file->write(bytes, true);
+          } catch (const std::exception& ex) {
+            if (ended) throw;
+            if (!checkpoint_warned)
+              std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the checkpoint is written again later)\n",
+                           ex.what());
+            checkpoint_warned = true;
+          }
+        },
+        schedule, [] { return interrupt_signal() != 0; });
+    rq.resume.save = saver->save();
+  }
 
   run_report report;
   report.entry = e;
@@ -294,7 +282,7 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
     progress.update(so_far, opts.max_iterations);
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
-  run_started = seconds_now();
+  if (saver) saver->start();
   try {
     const pass_stop_scope running(how);
     report.res = run(rq);

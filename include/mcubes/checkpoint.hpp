@@ -21,8 +21,10 @@
 /// Determinism: encode(decode(bytes)) == bytes; a run continued from the checkpoint of its k-th
 /// iteration boundary ends with the result of the run never stopped (records' seconds aside).
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -35,6 +37,7 @@
 #include "atomic_file.hpp"
 #include "error.hpp"
 #include "options.hpp"
+#include "plan.hpp"
 
 namespace mcubes {
 
@@ -361,6 +364,91 @@ inline checkpoint load_checkpoint(const std::string& path) {
   MCUBES_EXPECTS(!in.bad(), "cannot read the checkpoint '", path, "'");
   return decode_checkpoint(s.str(), "checkpoint '" + path + "'");
 }
+
+/// When a running Vegas writes its checkpoint (checkpoint_saver): at an iteration boundary once at
+/// least `every_seconds` and at least `duration_factor` times the last write's duration have passed
+/// since that write ended, so that writing takes at most 1 / (1 + duration_factor) of the run
+/// (2 % with the default 50) whatever the number of iterations and the checkpoint's size; before
+/// the first write, as if one had been written at the run's start at `first_rate` bytes/s (a
+/// VEGAS+ grid of millions of sub-cubes is tens of MB: its first write waits accordingly).
+struct checkpoint_schedule {
+  double every_seconds = 0;     ///< seconds between writes, at least (>= 0)
+  double duration_factor = 50;  ///< times the last write's duration, at least (>= 0)
+  double first_rate = 50e6;     ///< bytes/s assumed for the write before the first (> 0)
+};
+
+/// The size in bytes of a checkpoint of a `dim`-dimensional run with options `opt` (its map and,
+/// for VEGAS+, its sub-cubes' shares; the records aside): what checkpoint_schedule's first write
+/// is assumed to cost. @throws invalid_input as plan_vegas.
+inline double checkpoint_bytes(int dim, const vegas_options& opt) {
+  const vegas_plan plan = plan_vegas(dim, opt, 1);
+  return 8.0 * (static_cast<double>(dim) * (map_bins_for(opt) + 1) +
+                (plan.grid.adaptive() ? static_cast<double>(plan.grid.n_cubes) : 0.0));
+}
+
+/// Writes the checkpoints of one run: the `save` of a vegas_resumption (vegas_continue calls it
+/// at every iteration boundary and at the end) that encodes `problem` with the run's progress and
+/// hands the bytes to `write(bytes, ended)` (e.g. an atomic durable write) when the schedule says
+/// so, and at the end of the run when the run was interrupted (`interrupted()` true: what a resume
+/// continues) or nothing was written yet (a finished run always leaves its checkpoint, which a
+/// resume with more iterations can extend). The progress is copied from the backend only for a
+/// write. Determinism: writing changes nothing of the run. @throws whatever `write` throws (the
+/// run then ends with that exception; the previous checkpoint stays in place).
+class checkpoint_saver {
+ public:
+  /// `problem`: the identity every checkpoint carries (its progress is replaced at each write).
+  /// The schedule's clock starts now (start() restarts it). @throws invalid_input for a schedule
+  /// with a negative interval or factor or a non-positive rate, or as checkpoint_bytes.
+  checkpoint_saver(checkpoint problem, std::function<void(const std::string& bytes, bool ended)> write,
+                   const checkpoint_schedule& schedule = {}, std::function<bool()> interrupted = {})
+      : problem_(std::move(problem)),
+        write_(std::move(write)),
+        schedule_(schedule),
+        interrupted_(std::move(interrupted)),
+        first_bytes_(checkpoint_bytes(problem_.dim, problem_.options)) {
+    MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0,
+                   "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0 and first_rate > 0");
+    start();
+  }
+  /// Restarts the schedule's clock (the run starts now; nothing written yet).
+  void start() {
+    last_end_ = now();
+    last_duration_ = first_bytes_ / schedule_.first_rate;
+    written_ = false;
+  }
+  /// vegas_resumption::save.
+  void operator()(const std::function<vegas_progress()>& progress, bool ended) {
+    const double t = now();
+    const bool must = ended && (!written_ || (interrupted_ && interrupted_()));
+    if (!must && !(t - last_end_ >= schedule_.every_seconds && t - last_end_ >= schedule_.duration_factor * last_duration_))
+      return;
+    problem_.progress = progress();
+    std::string bytes = encode_checkpoint(problem_);
+    problem_.progress = vegas_progress{};
+    write_(bytes, ended);
+    last_end_ = now();
+    last_duration_ = last_end_ - t;
+    written_ = true;
+  }
+  /// Whether a checkpoint was written since start().
+  bool written() const noexcept { return written_; }
+  /// The save function of a vegas_resumption that calls this saver (which must outlive the run).
+  std::function<void(const std::function<vegas_progress()>&, bool)> save() {
+    return [this](const std::function<vegas_progress()>& progress, bool ended) { (*this)(progress, ended); };
+  }
+
+ private:
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  checkpoint problem_;
+  std::function<void(const std::string&, bool)> write_;
+  checkpoint_schedule schedule_;
+  std::function<bool()> interrupted_;
+  double first_bytes_;
+  double last_end_ = 0, last_duration_ = 0;
+  bool written_ = false;
+};
 
 /// How the checkpoint `c` differs from the problem of a run (integrand fingerprint, dimension,
 /// region, options; n_bins compared as map_bins_for resolves it): "" when it continues that

@@ -20,6 +20,7 @@
 /// about a millisecond); to integrate many times on the GPU, keep an integrator.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -33,6 +34,7 @@
 #include "algorithm/vegas_vector.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu.hpp"
+#include "checkpoint.hpp"
 #include "error.hpp"
 #include "execution.hpp"
 #include "integrand.hpp"
@@ -222,23 +224,133 @@ class integrator {
                    "cuda_threads_per_block, cuda_array_points and threads must be those it was made with");
     MCUBES_EXPECTS(opt.n_bins == n_bins(), "the integrator's map has ", n_bins(), " bins per axis, the options ask for ",
                    opt.n_bins);
+    if constexpr (is_device_array_integrand_v<F>) {
+      MCUBES_EXPECTS(!cpu_, "a device array integrand (its values computed by device code, e.g. a PyTorch or CuPy "
+                     "function) runs on the CUDA backend only; this integrator's backend is ", backend_name());
+    }
+    // A resumed call: the checkpoint's options must be this call's (those that move the end aside).
+    if (pending_ && !pending_->progress.records.empty()) {
+      const std::string diff = checkpoint_difference(*pending_, pending_->integrand, D, region_lower(), region_upper(), opt, true);
+      MCUBES_EXPECTS(diff.empty(), "the resumed checkpoint holds a call under way that this call cannot continue: ", diff);
+    }
+    const std::optional<checkpoint> from = std::move(pending_);
+    pending_.reset();
+    last_options_ = opt;
+    vegas_resumption resumption;
+    if (from) resumption.from = &from->progress;
+    // Checkpoints of this call (checkpoint_to): written at its boundaries by the schedule, and at
+    // its end when it was stopped (opt.stop, or on_iteration returned stop) or none was written.
+    bool stopped = false;
+    const iteration_callback watched = [&](const iteration_record& rec, const result& so_far) {
+      const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
+      stopped = stopped || c == run_control::stop;
+      return c;
+    };
+    std::optional<checkpoint_saver> saver;
+    if (!checkpoint_path_.empty()) {
+      checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}};
+      const std::string path = checkpoint_path_;
+      saver.emplace(
+          std::move(problem), [path](const std::string& bytes, bool) { write_file_atomically(path, bytes, true); },
+          checkpoint_schedule_, [&] { return stopped || (opt.stop != nullptr && opt.stop->requested()); });
+      resumption.save = saver->save();
+    }
 #if defined(__CUDACC__)
-    if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, cuda_shares_, on_iteration);
+    if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, cuda_shares_, watched, resumption);
 #endif
     cpu_->stop = opt.stop;  // this call's stop request (execution::stop)
-    if constexpr (is_device_array_integrand_v<F>) {
-      throw invalid_input("a device array integrand (its values computed by device code, e.g. a PyTorch or CuPy "
-                          "function) runs on the CUDA backend only; this integrator's backend is " + backend_name());
-    } else {
-      return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, cpu_shares_, on_iteration);
-    }
+    if constexpr (!is_device_array_integrand_v<F>)
+      return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, cpu_shares_, watched, resumption);
+    return {};
+  }
+
+  std::vector<double> region_lower() const {
+    std::vector<double> v;
+    for (int j = 0; j < D; ++j) v.push_back(region_.lower()[j]);
+    return v;
+  }
+  std::vector<double> region_upper() const {
+    std::vector<double> v;
+    for (int j = 0; j < D; ++j) v.push_back(region_.upper()[j]);
+    return v;
   }
 
  public:
-  /// Back to a uniform map at iteration 0, keeping the backend's resources.
+  /// Back to a uniform map at iteration 0, keeping the backend's resources (a resumed
+  /// checkpoint not yet continued is dropped).
   void reset() {
     set_edges(adaptive_map<D>(n_bins()).edges());
     state_ = vegas_state{};
+    pending_.reset();
+  }
+
+  /// The integrator's checkpoint (checkpoint.hpp) with `integrand` as the integrand's fingerprint
+  /// (any text naming it and its parameters; a resume compares it as is): between calls, its map,
+  /// state and VEGAS+ shares with no iteration of a call under way (the next integrate() continues
+  /// from it, as from this integrator); after resume() of a checkpoint written during a call and
+  /// before the next integrate(), that checkpoint's progress. Options: those of the last call
+  /// (the construction's before any). Host data only: it resumes on any backend.
+  checkpoint checkpoint_of(const std::string& integrand) const {
+    if (pending_) {
+      checkpoint c = *pending_;
+      c.integrand = integrand;
+      return c;
+    }
+    checkpoint c{integrand, D, region_lower(), region_upper(), last_options_, {}};
+    c.progress.state = state_;
+    c.progress.edges = edges();
+#if defined(__CUDACC__)
+    if (cuda_) c.progress.shares = cuda_shares_.host_shares(state_.cubes);
+#endif
+    if (cpu_) c.progress.shares = cpu_shares_.host_shares(state_.cubes);
+    return c;
+  }
+
+  /// Writes checkpoint_of(integrand) to `path` atomically and durably (save_checkpoint).
+  /// @throws as write_file_atomically.
+  void save_checkpoint(const std::string& path, const std::string& integrand) const {
+    mcubes::save_checkpoint(path, checkpoint_of(integrand));
+  }
+
+  /// Continues from the checkpoint `c` (of this integrand: `integrand` is compared with its
+  /// fingerprint): its map and state replace the integrator's at once; its VEGAS+ shares and, for
+  /// a checkpoint written during a call (by checkpoint_to or the command's --checkpoint), that
+  /// call's completed iterations are taken by the next integrate(), which then continues that
+  /// call and ends with the bits of the call that was never stopped, on any backend, thread count
+  /// or block size. That integrate() must be given the call's options, except max_iterations,
+  /// min_iterations, rel_tol, abs_tol and max_chi2_dof (checkpoint_difference with force).
+  /// @throws invalid_input naming the difference when c is of another integrand, dimension or
+  ///         region, or of a map of another size; the integrate() throws invalid_input when its
+  ///         options cannot continue the call.
+  void resume(const checkpoint& c, const std::string& integrand) {
+    const std::string diff =
+        checkpoint_difference(c, integrand, D, region_lower(), region_upper(), c.options, false);
+    MCUBES_EXPECTS(diff.empty(), "cannot resume this integrator from the checkpoint: ", diff);
+    MCUBES_EXPECTS(c.progress.edges.size() == static_cast<std::size_t>(D) * (static_cast<std::size_t>(n_bins()) + 1),
+                   "cannot resume this integrator from the checkpoint: its map has ",
+                   c.progress.edges.size() / static_cast<std::size_t>(D) - 1, " bins per axis, not ", n_bins());
+    set_edges(c.progress.edges);
+    state_ = c.progress.state;
+    pending_ = c;
+    last_options_ = c.options;
+  }
+  /// resume() from the checkpoint file at `path` (load_checkpoint). @throws as load_checkpoint
+  /// (unreadable, truncated, damaged or newer file) and as resume().
+  void resume(const std::string& path, const std::string& integrand) { resume(load_checkpoint(path), integrand); }
+
+  /// Every later integrate() writes its checkpoint to `path` (`integrand`: the fingerprint text)
+  /// at its iteration boundaries by `schedule` (checkpoint_saver: at most 2 % of the run's time by
+  /// default) and at its end when it was stopped (execution::stop, or on_iteration returned stop)
+  /// or nothing was written yet; atomically and durably, so that the file holds the last written
+  /// boundary, never a torn one. An empty path stops writing. A failing write ends the call with
+  /// its exception (mcubes::error naming the path); the previous checkpoint stays.
+  /// @throws invalid_input for a bad schedule.
+  void checkpoint_to(const std::string& path, const std::string& integrand, const checkpoint_schedule& schedule = {}) {
+    MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0,
+                   "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0 and first_rate > 0");
+    checkpoint_path_ = path;
+    checkpoint_integrand_ = integrand;
+    checkpoint_schedule_ = schedule;
   }
 
   /// The map's edges: D rows of n_bins + 1 unit coordinates, axis-major (adaptive_map's layout).
@@ -252,6 +364,7 @@ class integrator {
   /// Replaces the map's edges (warm start). @throws invalid_input if they are not a valid map of
   /// n_bins bins per axis (check_map_edges).
   void set_edges(const std::vector<double>& edges) {
+    pending_.reset();
 #if defined(__CUDACC__)
     if (cuda_) return cuda_->set_map_edges(cuda_map_, edges);
 #endif
@@ -266,6 +379,7 @@ class integrator {
   /// @throws invalid_input for a negative iteration index.
   void set_state(const vegas_state& s) {
     MCUBES_EXPECTS(s.next_iteration >= 0, "the next iteration index must be non-negative, got ", s.next_iteration);
+    pending_.reset();
     state_ = s;
     state_.cubes = vegas_state::allocation{};
   }
@@ -274,6 +388,7 @@ class integrator {
   /// map's edges and, after a VEGAS+ adapting iteration, its sub-cubes' shares (copied from the
   /// device on the CUDA backend). The same bits on every backend for the same training.
   sampling_density density() const {
+    if (pending_) return density_from<D>(region_, pending_->progress.edges, n_bins(), state_, pending_->progress.shares);
 #if defined(__CUDACC__)
     if (cuda_) return density_of<D>(region_, *cuda_, cuda_map_, state_, cuda_shares_);
 #endif
@@ -302,7 +417,11 @@ class integrator {
  private:
   mcubes::region<D> region_;
   vegas_options options_;
+  vegas_options last_options_ = options_;  // the last call's (checkpoint_of)
   vegas_state state_;
+  std::optional<checkpoint> pending_;       // resume(): taken by the next integrate()
+  std::string checkpoint_path_, checkpoint_integrand_;
+  checkpoint_schedule checkpoint_schedule_;
   std::unique_ptr<cpu_backend> cpu_;
   std::unique_ptr<adaptive_map<D>> cpu_map_;
   cube_shares<cpu_backend> cpu_shares_;  // VEGAS+: the allocation's arrays, kept with state_
@@ -382,7 +501,7 @@ auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options&
 #else
   (void)uses_cuda(opt);  // backend cuda outside nvcc: invalid_input
 #endif
-  cpu_backend backend(opt.threads);
+  cpu_backend backend(opt.threads, opt.stop);
   return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
 }
 

@@ -32,7 +32,16 @@ unknown option, or an option or argument of the wrong type (``calls_per_iteratio
 option, the value and what is accepted; complex values of ``f`` a ``TypeError``; a NaN or infinite value of ``f`` raises :class:`NonFiniteIntegrand`
 (with the point); an overflow :class:`NumericalError`; a CUDA or toolchain failure ``RuntimeError``;
 an exception raised by ``f`` propagates unchanged; Ctrl-C stops a Vegas run at the next iteration
-boundary and raises ``KeyboardInterrupt``. The native work runs with the GIL released.
+boundary (or, where ``f`` itself sees the interrupt, abandons the pass under way) and raises
+:class:`Interrupted`, a ``KeyboardInterrupt`` that carries the completed iterations as ``.result``
+(callables: :func:`vegas`, :func:`vegas_vector`, :meth:`Integrator.integrate`). The native work runs
+with the GIL released.
+
+Long runs: ``checkpoint=PATH`` (:func:`vegas` and :meth:`Integrator.integrate` of callables) writes a
+checkpoint file during the run (at most 2 % of its time, and when it is interrupted); ``resume=True``
+continues from that file when it exists, and the continued run ends with the bits of the run never
+stopped. An :class:`Integrator` pickles (its map, state and VEGAS+ allocation) and continues bitwise
+after unpickling; :meth:`Integrator.save` and :meth:`Integrator.load` do the same through a file.
 
 * a *GPU callable* (``backend="cuda"``, :func:`vegas`): ``f(x)`` with ``x`` a PyTorch CUDA tensor
   or a CuPy array of shape (n, d) (``array_module="torch"`` or ``"cupy"``; by default whichever of
@@ -57,6 +66,7 @@ from . import _mcubes
 from ._mcubes import NonFiniteIntegrand, NumericalError
 
 __all__ = ["vegas", "vegas_vector", "VectorResult", "plain_mc", "midpoint", "vegas_batch", "batch_seed", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
+           "Interrupted", "read_checkpoint",
            "VEGAS_OPTIONS", "PLAIN_MC_OPTIONS", "MIDPOINT_OPTIONS", "max_dim", "suite", "__version__"]
 
 __version__ = _mcubes.version
@@ -141,6 +151,45 @@ def _callback(callback, method):
     if callback is not None and not callable(callback):
         raise TypeError(f"{method}: callback must be callable or None, got {type(callback).__name__} {callback!r}")
     return callback
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) during a Vegas run of a callable: a KeyboardInterrupt carrying the run's completed
+    iterations as ``result`` (a Result, or a VectorResult, with status 'interrupted'; the pass under way
+    is discarded whole, so every record is a complete iteration). With ``checkpoint=``, the file holds
+    the same iterations: ``resume=True`` continues the run where it stopped."""
+
+    def __init__(self, result):
+        super().__init__(f"interrupted after {result.iterations} completed iteration"
+                         f"{'' if result.iterations == 1 else 's'} (the result so far is .result)")
+        self.result = result
+
+
+def _finished(d, kind=None):
+    """The Result of a native run's dict; Interrupted when Ctrl-C stopped it."""
+    keyboard = d.pop("keyboard_interrupt", False)
+    r = (kind or Result)(d)
+    if keyboard:
+        raise Interrupted(r)
+    return r
+
+
+def _fingerprint(f):
+    """The default fingerprint of a callable in checkpoints: 'python MODULE.QUALNAME' (a lambda's is
+    '<lambda>': give tag= to tell such callables apart)."""
+    module = getattr(f, "__module__", None) or type(f).__module__
+    name = getattr(f, "__qualname__", None) or type(f).__qualname__
+    return f"python {module}.{name}"
+
+
+def read_checkpoint(path):
+    """What the checkpoint file at path holds: a dict with 'integrand' (the fingerprint), 'lower',
+    'upper', 'options' (the run's options, execution options aside), 'completed_iterations' (of a call
+    under way; 0 between calls) and 'next_iteration'. Raises OSError for a file that cannot be read and
+    ValueError for one that is not a checkpoint, truncated, damaged (CRC-32) or of a newer format."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return _mcubes.read_checkpoint(data, f"checkpoint '{path}'")
 
 
 def _real_bound(x, axis):
@@ -292,7 +341,7 @@ def _cpu_for_callable(opts):
     return opts
 
 
-def vegas(f, region, *, callback=None, **options):
+def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint_every=0.0, tag=None, **options):
     """Integrates f over region with m-Cubes (Vegas with sub-cube stratification and an adaptive map).
 
     f: a vectorised callable (x of shape (n, d) -> n values), an expression string or a suite integrand
@@ -304,8 +353,15 @@ def vegas(f, region, *, callback=None, **options):
     Returns a Result. Deterministic: the same options and seed give the same bits on every run, for
     any number of threads, and the bits of the C++ library's run of an integrand computing the same
     values. Raises ValueError (bad input), NonFiniteIntegrand, NumericalError, RuntimeError (CUDA or
-    compiler failures), KeyboardInterrupt (Ctrl-C, at an iteration boundary), or what f raises.
+    compiler failures), Interrupted (Ctrl-C: a KeyboardInterrupt carrying the completed iterations;
+    an expression's run raises a plain KeyboardInterrupt), or what f raises.
+
+    checkpoint, resume, checkpoint_every, tag: a long run's checkpoint file (callables only), as
+    Integrator.integrate takes them: the run is one Integrator's integrate(), bitwise.
     """
+    if checkpoint is not None or resume is not False:
+        return Integrator(region, **options).integrate(f, callback=callback, checkpoint=checkpoint, resume=resume,
+                                                       checkpoint_every=checkpoint_every, tag=tag)
     opts = _options("vegas", VEGAS_OPTIONS, options)
     lower, upper = _region(region)
     callback = _callback(callback, "vegas")
@@ -315,8 +371,8 @@ def vegas(f, region, *, callback=None, **options):
         return Result(_mcubes.expression(g, "vegas", lower, upper, _without_device(opts), 0, _include_dir(), callback))
     if kind == "device_callable":
         adapter = _device_adapter(g, len(lower), array_module, int(opts.get("device", 0)))
-        return Result(_mcubes.vegas_device(adapter, lower, upper, opts, callback))
-    return Result(_mcubes.vegas(g, lower, upper, _cpu_for_callable(_without_device(opts)), callback))
+        return _finished(_mcubes.vegas_device(adapter, lower, upper, opts, callback))
+    return _finished(_mcubes.vegas(g, lower, upper, _cpu_for_callable(_without_device(opts)), callback))
 
 
 def plain_mc(f, region, **options):
@@ -446,7 +502,7 @@ def vegas_vector(f, region, *, components=None, callback=None, **options):
                              f"{centre.shape} it returned shape {v.shape}")
         components = v.shape[1]
     components = _mcubes.integer("components", components, 1, max_components)
-    return VectorResult(_mcubes.vegas_vector(f, lower, upper, components, _cpu_for_callable(opts), callback))
+    return _finished(_mcubes.vegas_vector(f, lower, upper, components, _cpu_for_callable(opts), callback), VectorResult)
 
 
 def _real_values(r):
@@ -497,7 +553,9 @@ class Integrator:
         if self._options.get("backend") != "cuda":
             self._options = _without_device(self._options)
         lower, upper = _region(region)
+        self._lower, self._upper = list(lower), list(upper)
         self._native = _mcubes.Integrator(lower, upper, self._options)
+        self._tag = ""  # the fingerprint of the integrand of the last call (checkpoints)
 
     @property
     def dim(self):
@@ -508,18 +566,94 @@ class Integrator:
         """The index of the next iteration (it keys the random numbers: a continued run never reuses samples)."""
         return self._native.next_iteration
 
-    def integrate(self, f, *, callback=None, **options):
-        """Runs m-Cubes from the current map with the construction options updated by `options`."""
+    def integrate(self, f, *, callback=None, checkpoint=None, resume=False, checkpoint_every=0.0, tag=None,
+                  **options):
+        """Runs m-Cubes from the current map with the construction options updated by `options`.
+
+        Ctrl-C raises Interrupted, a KeyboardInterrupt whose .result holds the completed iterations.
+
+        checkpoint: a path; the call writes its checkpoint there (atomically: the file always holds a
+        whole checkpoint) at iteration boundaries, at most 2 % of the run's time and at least
+        checkpoint_every seconds apart, and at its end when it was interrupted (Ctrl-C, a callback's
+        stop) or nothing was written yet. resume: True continues from the checkpoint file when it
+        exists (else the call starts as usual: the same script serves the first submission and
+        every resubmission), or a path to continue from (which must exist). A resumed call ends with
+        the bits of the call that was never stopped, whatever the threads; it must have the same
+        options, except max_iterations, min_iterations, rel_tol, abs_tol and max_chi2_dof (ValueError
+        naming the difference). tag: the integrand's fingerprint in the file (default 'python
+        MODULE.QUALNAME' of f); a checkpoint of another fingerprint, region or dimension is refused
+        with ValueError.
+        """
         opts = dict(self._options, **_options("integrate", _INTEGRATOR_OPTIONS, options))
         callback = _callback(callback, "integrate")
         kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
         if kind == "expression":
             raise NotImplementedError("Integrator.integrate takes callables; for an expression string use "
                                       "mcubes.vegas (no map is kept)")
-        if kind == "device_callable":
-            adapter = _device_adapter(g, self.dim, self._array_module, int(opts.get("device", 0)))
-            return Result(self._native.integrate_device(adapter, opts, callback))
-        return Result(self._native.integrate(g, opts, callback))
+        tag = _fingerprint(f) if tag is None else str(tag)
+        if checkpoint is not None:
+            checkpoint = os.fspath(checkpoint)
+        if resume is True:
+            if checkpoint is None:
+                raise ValueError("resume=True continues from the checkpoint= file: give checkpoint=PATH (or resume=PATH)")
+            if os.path.exists(checkpoint):
+                self._resume_file(checkpoint, tag)
+        elif resume is not False and resume is not None:
+            self._resume_file(os.fspath(resume), tag)
+        every = float(checkpoint_every)
+        if not every >= 0:
+            raise ValueError(f"checkpoint_every must be a non-negative number of seconds, got {checkpoint_every!r}")
+        self._native.checkpoint_to(checkpoint or "", tag, every)
+        self._tag = tag
+        try:
+            if kind == "device_callable":
+                adapter = _device_adapter(g, self.dim, self._array_module, int(opts.get("device", 0)))
+                return _finished(self._native.integrate_device(adapter, opts, callback))
+            return _finished(self._native.integrate(g, opts, callback))
+        finally:
+            if checkpoint is not None:
+                self._native.checkpoint_to("", "", 0.0)
+
+    def _resume_file(self, path, tag):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        self._native.resume(data, tag, f"checkpoint '{path}'")
+
+    def save(self, path, *, tag=None):
+        """Writes the integrator's checkpoint to path (atomically and durably): its map, iteration index
+        and VEGAS+ allocation, with tag (default: the fingerprint of the last call's integrand) and the
+        last call's options. Integrator.load(path) continues from it bitwise."""
+        self._native.save(os.fspath(path), self._tag if tag is None else str(tag))
+
+    @classmethod
+    def load(cls, path, *, tag=None, **options):
+        """An Integrator continued from the checkpoint file at path (save(), or checkpoint= of a call):
+        its region and options are the file's, the execution options (backend, threads, ...) those
+        given. A checkpoint written during a call (checkpoint=) makes the next integrate() continue that
+        call, bitwise. tag: the fingerprint expected (ValueError for another); None accepts the file's.
+        Raises OSError for a file that cannot be read, ValueError for a damaged one."""
+        path = os.fspath(path)
+        info = read_checkpoint(path)
+        bounds = list(zip(info["lower"], info["upper"]))
+        integ = cls(bounds, **dict(info["options"], **options))
+        integ._resume_file(path, info["integrand"] if tag is None else str(tag))
+        integ._tag = info["integrand"] if tag is None else str(tag)
+        return integ
+
+    def __getstate__(self):
+        """Pickling (vegas's habit): the region, the options and the integrator's checkpoint (map,
+        iteration index, VEGAS+ allocation), so that the unpickled Integrator continues bitwise."""
+        return {"lower": self._lower, "upper": self._upper, "options": dict(self._options),
+                "array_module": self._array_module, "tag": self._tag,
+                "checkpoint": self._native.checkpoint_bytes(self._tag)}
+
+    def __setstate__(self, state):
+        options = dict(state["options"])
+        if state.get("array_module") is not None:
+            options["array_module"] = state["array_module"]
+        self.__init__(list(zip(state["lower"], state["upper"])), **options)
+        self._tag = state["tag"]
+        self._native.resume(state["checkpoint"], self._tag, "a pickled Integrator")
 
     def __call__(self, f, *, callback=None, **options):
         """integ(f, ...) is integ.integrate(f, ...): vegas's call shape, with mcubes's option names

@@ -28,6 +28,15 @@ namespace py = pybind11;
 /// Largest dimension of a Python callable (one instantiation of every method per D = 1..max_dim).
 inline constexpr int max_dim = 16;
 
+/// Ctrl-C during a run (module.cpp): the KeyboardInterrupt seen by the iteration callback or
+/// raised inside the callable on the main thread is kept here and turned into a stop request, so
+/// that the run ends with status interrupted and its completed iterations (the pass under way is
+/// discarded whole); the Python layer then raises mcubes.Interrupted carrying that result.
+struct interrupt_watch {
+  stop_request stop;
+  bool keyboard = false;  ///< a KeyboardInterrupt was seen (set with the GIL held)
+};
+
 /// A Python callable f(x) -> values with x a read-only float64 NumPy array of shape (n, dim) (a
 /// copy of the library's points: valid after the call) and values anything NumPy turns into a
 /// float64 array of shape (n,). Called with the GIL released; takes it for the call. Errors: the
@@ -50,6 +59,9 @@ struct py_callable {
   /// columns beyond `components` written as 0); 0: components.
   int width = 0;
   std::shared_ptr<array_pool> pool = std::make_shared<array_pool>();
+  /// Where a KeyboardInterrupt raised by the callable is kept (then pass_abandoned is thrown: the
+  /// run stops at this pass), or null: it propagates as the callable's other exceptions do.
+  interrupt_watch* watch = nullptr;
   void operator()(const double* x, std::size_t n, double* values) const;
 };
 

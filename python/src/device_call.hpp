@@ -55,6 +55,10 @@ class integrator_base {
   virtual void set_state(const vegas_state& s) = 0;
   /// integrator<D>::density(): the learnt map and VEGAS+ shares (weighted samples).
   virtual sampling_density density() const = 0;
+  /// integrator<D>'s checkpoints (checkpoint_of, resume, checkpoint_to).
+  virtual checkpoint checkpoint_of(const std::string& integrand) const = 0;
+  virtual void resume(const checkpoint& c, const std::string& integrand) = 0;
+  virtual void checkpoint_to(const std::string& path, const std::string& integrand, const checkpoint_schedule& s) = 0;
 };
 
 // integrator<D> is a different class in a translation unit compiled by nvcc (methods.hpp's inline
@@ -77,6 +81,11 @@ class integrator_holder : public integrator_base {
   vegas_state state() const override { return integ_.state(); }
   void set_state(const vegas_state& s) override { integ_.set_state(s); }
   sampling_density density() const override { return integ_.density(); }
+  checkpoint checkpoint_of(const std::string& integrand) const override { return integ_.checkpoint_of(integrand); }
+  void resume(const checkpoint& c, const std::string& integrand) override { integ_.resume(c, integrand); }
+  void checkpoint_to(const std::string& path, const std::string& integrand, const checkpoint_schedule& s) override {
+    integ_.checkpoint_to(path, integrand, s);
+  }
 
  protected:
   integrator<D> integ_;

@@ -70,7 +70,15 @@ void py_callable::operator()(const double* x, std::size_t n, double* values) con
   py::array points = py::reinterpret_borrow<py::array>(held);
   if (n != 0)
     std::memcpy(py::detail::array_proxy(points.ptr())->data, x, n * static_cast<std::size_t>(dim) * sizeof(double));
-  py::object r = py::reinterpret_borrow<py::object>(fn)(points);
+  py::object r;
+  try {
+    r = py::reinterpret_borrow<py::object>(fn)(points);
+  } catch (py::error_already_set& e) {
+    if (watch == nullptr || !e.matches(PyExc_KeyboardInterrupt)) throw;
+    watch->keyboard = true;  // Ctrl-C inside the callable: the run stops with its completed iterations
+    watch->stop.request();
+    throw pass_abandoned();
+  }
   // real values only: a complex array would be cast to its real part, a string array parsed
   const py::array any = py::array::ensure(r);
   const char kind = any ? any.dtype().kind() : 'O';
@@ -429,10 +437,20 @@ py::dict to_dict(const result& r) {
 /// KeyboardInterrupt through the library, which stops the run at this boundary), then calls the
 /// user's callback, if any, with the iteration's index, estimate and error and the weighted
 /// estimate so far; a true return value stops the run (status interrupted).
-iteration_callback make_callback(py::object user) {
-  return [user = std::move(user)](const iteration_record& rec, const result& so_far) {
+///
+/// With `watch` (non-null), a KeyboardInterrupt stops the run instead (interrupt_watch): the
+/// completed iterations are kept and the caller reports watch->keyboard.
+iteration_callback make_callback(py::object user, interrupt_watch* watch = nullptr) {
+  return [user = std::move(user), watch](const iteration_record& rec, const result& so_far) {
     py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (watch != nullptr && watch->keyboard) return run_control::stop;
+    if (PyErr_CheckSignals() != 0) {
+      py::error_already_set e;
+      if (watch == nullptr || !e.matches(PyExc_KeyboardInterrupt)) throw e;
+      watch->keyboard = true;
+      watch->stop.request();
+      return run_control::stop;
+    }
     if (!user.is_none()) {
       py::dict info;
       info["index"] = rec.index;
@@ -487,19 +505,29 @@ void translate(std::exception_ptr p) {
   }
 }
 
+/// The result dict with "keyboard_interrupt": whether Ctrl-C stopped the run (interrupt_watch;
+/// mcubes/__init__.py raises mcubes.Interrupted carrying the result).
+py::dict with_interrupt(py::dict d, const interrupt_watch& watch) {
+  d["keyboard_interrupt"] = watch.keyboard;
+  return d;
+}
+
 py::dict run_vegas(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
                    const py::dict& options, py::object callback) {
   const box b = make_box(lower, upper);
   vegas_options opt = vegas_options_of(options);
   const dim_entry& e = entry_for(b.dim());
-  const py_callable fn{f.ptr(), b.dim()};
-  const iteration_callback cb = make_callback(std::move(callback));
+  interrupt_watch watch;
+  opt.stop = &watch.stop;
+  py_callable fn{f.ptr(), b.dim()};
+  fn.watch = &watch;
+  const iteration_callback cb = make_callback(std::move(callback), &watch);
   result r;
   {
     py::gil_scoped_release release;
     r = e.vegas(fn, b, opt, cb);
   }
-  return to_dict(r);
+  return with_interrupt(to_dict(r), watch);
 }
 
 /// numbers (N) or an N x N row-major matrix as a NumPy array
@@ -512,14 +540,17 @@ py::array_t<double> vector_array(const std::vector<double>& v, py::ssize_t rows,
 py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
                           int components, const py::dict& options, py::object callback) {
   const box b = make_box(lower, upper);
-  const vegas_options opt = vegas_options_of(options);
+  vegas_options opt = vegas_options_of(options);
+  interrupt_watch watch;
+  opt.stop = &watch.stop;
   (void)entry_for(b.dim());  // the dimension's range
   MCUBES_EXPECTS(components >= 1 && components <= max_components, "a vector-valued Python callable has 1 to ",
                  max_components, " components in this build, got ", components);
   py_callable fn{f.ptr(), b.dim()};
   fn.components = components;
   fn.width = vector_width_for(components);
-  const iteration_callback cb = make_callback(std::move(callback));
+  fn.watch = &watch;
+  const iteration_callback cb = make_callback(std::move(callback), &watch);
   vector_result r;
   {
     py::gil_scoped_release release;
@@ -543,7 +574,7 @@ py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const 
   }
   d["iteration_estimates"] = est;
   d["iteration_covariances"] = cov;
-  return d;
+  return with_interrupt(d, watch);
 }
 
 py::dict run_plain_mc(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
@@ -675,27 +706,56 @@ class py_integrator {
     const vegas_options opt = vegas_options_of(options);
     check_call(opt);
     const device_callback fn{adapter.ptr(), &py_device_evaluate, &py_device_release};
-    const iteration_callback cb = make_callback(std::move(callback));
+    interrupt_watch watch;
+    const iteration_callback cb = make_callback(std::move(callback), &watch);
     result r;
     {
       py::gil_scoped_release release;
       r = integ_->integrate_device(fn, opt, cb);
     }
-    return to_dict(r);
+    return with_interrupt(to_dict(r), watch);
   }
 #endif
   py::dict integrate(py::object f, const py::dict& options, py::object callback) {
     const one_call guard(busy_, "integrate");
     vegas_options opt = vegas_options_of(options);
     check_call(opt);
-    const py_callable fn{f.ptr(), box_.dim()};
-    const iteration_callback cb = make_callback(std::move(callback));
+    interrupt_watch watch;
+    opt.stop = &watch.stop;
+    py_callable fn{f.ptr(), box_.dim()};
+    fn.watch = &watch;
+    const iteration_callback cb = make_callback(std::move(callback), &watch);
     result r;
     {
       py::gil_scoped_release release;
       r = integ_->integrate(fn, opt, cb);
     }
-    return to_dict(r);
+    return with_interrupt(to_dict(r), watch);
+  }
+  /// The bytes of the integrator's checkpoint (integrator<D>::checkpoint_of, encode_checkpoint).
+  py::bytes checkpoint_bytes(const std::string& integrand) {
+    const one_call guard(busy_, "checkpoint");
+    return py::bytes(encode_checkpoint(integ_->checkpoint_of(integrand)));
+  }
+  /// Writes the checkpoint to `path` atomically and durably.
+  void save(const std::string& path, const std::string& integrand) {
+    const one_call guard(busy_, "save");
+    const checkpoint c = integ_->checkpoint_of(integrand);
+    py::gil_scoped_release release;
+    save_checkpoint(path, c);
+  }
+  /// Continues from the checkpoint in `bytes` (a file's content or checkpoint_bytes()), compared
+  /// with `integrand` (integrator<D>::resume). `what` names the bytes in messages.
+  void resume(const py::bytes& bytes, const std::string& integrand, const std::string& what) {
+    const one_call guard(busy_, "resume");
+    integ_->resume(decode_checkpoint(std::string(bytes), what), integrand);
+  }
+  /// Every later integrate() writes its checkpoint to `path` ("" stops) at least every_seconds apart.
+  void checkpoint_to(const std::string& path, const std::string& integrand, double every_seconds) {
+    const one_call guard(busy_, "checkpoint_to");
+    checkpoint_schedule s;
+    s.every_seconds = every_seconds;
+    integ_->checkpoint_to(path, integrand, s);
   }
   py::array_t<double> edges() {
     const one_call guard(busy_, "edges");
@@ -782,6 +842,28 @@ py::dict run_expression(const std::string& text, const std::string& method, cons
   return to_dict(r);
 }
 #endif
+
+/// What a checkpoint holds besides the progress (mcubes.read_checkpoint): the integrand's
+/// fingerprint, the region, the options (non-execution fields), the completed iterations of a call
+/// under way and the next iteration's index. @throws invalid_input as decode_checkpoint.
+py::dict read_checkpoint_dict(const py::bytes& data, const std::string& what) {
+  const checkpoint c = decode_checkpoint(std::string(data), what);
+  py::dict d;
+  d["integrand"] = c.integrand;
+  d["lower"] = c.lower;
+  d["upper"] = c.upper;
+  py::dict o;
+  const auto execution_names = execution_fields<vegas_options>();
+  for (const auto& e : option_table<vegas_options>()) {
+    bool is_execution = false;
+    for (const auto& x : execution_names) is_execution = is_execution || std::string(x.name) == e.name;
+    if (!is_execution) o[py::str(e.name)] = e.get(c.options);
+  }
+  d["options"] = o;
+  d["completed_iterations"] = c.progress.records.size();
+  d["next_iteration"] = c.progress.state.next_iteration;
+  return d;
+}
 
 py::list suite_entries() {
   py::list out;
@@ -892,6 +974,11 @@ PYBIND11_MODULE(_mcubes, m) {
       .def("set_edges", &py_integrator::set_edges)
       .def("reset", &py_integrator::reset)
       .def("sampler", &py_integrator::sampler, py::arg("n"), py::arg("seed"))
+      .def("checkpoint_bytes", &py_integrator::checkpoint_bytes, py::arg("integrand"))
+      .def("save", &py_integrator::save, py::arg("path"), py::arg("integrand"))
+      .def("resume", &py_integrator::resume, py::arg("data"), py::arg("integrand"), py::arg("what"))
+      .def("checkpoint_to", &py_integrator::checkpoint_to, py::arg("path"), py::arg("integrand"),
+           py::arg("every_seconds"))
       .def_property_readonly("next_iteration", &py_integrator::next_iteration)
       .def_property_readonly("dim", &py_integrator::dim);
   // Weighted points of a trained integrator (core/weighted_sample.hpp): points(first, count) gives
@@ -956,6 +1043,7 @@ PYBIND11_MODULE(_mcubes, m) {
     for (const mcubes::result& r : rs) out.append(to_dict(r));
     return out;
   });
+  m.def("read_checkpoint", &read_checkpoint_dict, py::arg("data"), py::arg("what"));
   m.def("suite_entries", &suite_entries);
   m.def("suite_exact", &suite_exact);
   m.def("reference", [](const std::string& method, const std::string& name, const std::vector<double>& lower,

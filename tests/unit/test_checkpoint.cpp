@@ -6,8 +6,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "mcubes/checkpoint.hpp"
 #include "mcubes/mcubes.hpp"
@@ -130,6 +134,133 @@ TEST(Checkpoint, DamagedTruncatedNewerAndForeignFilesAreRefused) {
   const mcubes::result more = run(longer, 1, &c.progress, nullptr);
   EXPECT_EQ(more.iterations, 20);
   EXPECT_EQ(more.records[3].estimate, c.progress.records[3].estimate);
+}
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "mcubes_checkpoint_" + std::to_string(::getpid()) + "_" + name;
+}
+
+mcubes::vegas_options integrator_options(mcubes::stratification_mode mode, int threads) {
+  mcubes::vegas_options o = run_options(mode);
+  o.backend = mcubes::backend_kind::cpu;
+  o.threads = threads;
+  return o;
+}
+
+// integrator<D>::checkpoint_to, stopped by its callback after k iterations, then a new integrator
+// on another thread count resumed from the file: the call ends with the bits of the one never stopped.
+TEST(CheckpointIntegrator, ACallStoppedThenResumedFromItsFileHasTheUninterruptedBits) {
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    const mcubes::vegas_options o = integrator_options(mode, 2);
+    mcubes::integrator<3> whole_integ(mcubes::region<3>::unit(), o);
+    const mcubes::result whole = whole_integ.integrate(peak3{});
+    ASSERT_EQ(whole.iterations, 9);
+    for (int k : {1, 4, 6}) {
+      SCOPED_TRACE(testing::Message() << "stopped after " << k);
+      const std::string path = temp_path("call.ckpt");
+      {
+        mcubes::integrator<3> first(mcubes::region<3>::unit(), o);
+        first.checkpoint_to(path, "peak3");
+        const mcubes::result part = first.integrate(peak3{}, [k](const mcubes::iteration_record& r, const mcubes::result&) {
+          return r.index + 1 >= k ? mcubes::run_control::stop : mcubes::run_control::proceed;
+        });
+        ASSERT_EQ(part.status, mcubes::status::interrupted);
+        ASSERT_EQ(part.iterations, k);
+      }
+      mcubes::vegas_options other = o;
+      other.threads = 3;
+      mcubes::integrator<3> second(mcubes::region<3>::unit(), other);
+      second.resume(path, "peak3");
+      EXPECT_EQ(second.checkpoint_of("peak3").progress.records.size(), static_cast<std::size_t>(k));
+      mcubes_test::expect_same_result(whole, second.integrate(peak3{}));
+      // its next call continues as the uninterrupted integrator's does
+      mcubes::vegas_options measure = other;
+      measure.adapt_iterations = 0;
+      measure.skip = 0;
+      measure.max_iterations = 3;
+      mcubes::vegas_options measure2 = measure;
+      measure2.threads = 2;
+      mcubes::integrator<3> again(mcubes::region<3>::unit(), o);
+      again.integrate(peak3{});
+      mcubes_test::expect_same_result(again.integrate(peak3{}, measure2), second.integrate(peak3{}, measure));
+      std::remove(path.c_str());
+    }
+  }
+}
+
+// Between calls: a trained integrator's checkpoint (through the bytes) continues in a new one, on
+// another thread count, as the trained one does (map, state and VEGAS+ shares).
+TEST(CheckpointIntegrator, ATrainedIntegratorsCheckpointContinuesBitwise) {
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    mcubes::vegas_options train = integrator_options(mode, 2);
+    train.max_iterations = 5;
+    mcubes::integrator<3> trained(mcubes::region<3>::unit(), train);
+    trained.integrate(peak3{});
+    const mcubes::checkpoint c =
+        mcubes::decode_checkpoint(mcubes::encode_checkpoint(trained.checkpoint_of("peak3")), "bytes");
+    EXPECT_TRUE(c.progress.records.empty());
+    EXPECT_EQ(c.progress.state.next_iteration, 5);
+    if (mode == mcubes::stratification_mode::adaptive) { EXPECT_FALSE(c.progress.shares.empty()); }
+    mcubes::vegas_options o1 = train;
+    o1.threads = 1;
+    mcubes::integrator<3> resumed(mcubes::region<3>::unit(), o1);
+    resumed.resume(c, "peak3");
+    EXPECT_EQ(resumed.edges(), trained.edges());
+    mcubes::vegas_options measure = train, measure1 = o1;
+    measure.adapt_iterations = measure1.adapt_iterations = 2;
+    measure.skip = measure1.skip = 0;
+    mcubes_test::expect_same_result(trained.integrate(peak3{}, measure), resumed.integrate(peak3{}, measure1));
+    EXPECT_EQ(resumed.edges(), trained.edges());
+  }
+}
+
+TEST(CheckpointIntegrator, AnotherIntegrandRegionMapOrCallIsRefused) {
+  const mcubes::vegas_options o = integrator_options(mcubes::stratification_mode::adaptive, 1);
+  mcubes::integrator<3> first(mcubes::region<3>::unit(), o);
+  first.integrate(peak3{}, [](const mcubes::iteration_record& r, const mcubes::result&) {
+    return r.index >= 2 ? mcubes::run_control::stop : mcubes::run_control::proceed;
+  });
+  // the checkpoint between calls (the stopped call is complete: no iteration under way)
+  mcubes::checkpoint c = first.checkpoint_of("peak3");
+  EXPECT_TRUE(c.progress.records.empty());
+  const auto refused = [](const std::function<void()>& f, const std::string& fragment) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted; expected: " << fragment;
+    } catch (const mcubes::invalid_input& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  mcubes::integrator<3> other(mcubes::region<3>::unit(), o);
+  refused([&] { other.resume(c, "peak4"); }, "integrand 'peak3', not 'peak4'");
+  mcubes::integrator<3> wider(mcubes::region<3>({0, 0, 0}, {1, 2, 1}), o);
+  refused([&] { wider.resume(c, "peak3"); }, "axis 1");
+  mcubes::vegas_options bins = o;
+  bins.n_bins = 64;
+  mcubes::integrator<3> finer(mcubes::region<3>::unit(), bins);
+  refused([&] { finer.resume(c, "peak3"); }, "bins per axis");
+  refused([&] { other.resume(temp_path("missing.ckpt"), "peak3"); }, "cannot read the checkpoint");
+  // a call under way continues only with its options (those that move the end aside)
+  const std::string path = temp_path("refused.ckpt");
+  mcubes::integrator<3> writer(mcubes::region<3>::unit(), o);
+  writer.checkpoint_to(path, "peak3");
+  writer.integrate(peak3{}, [](const mcubes::iteration_record& r, const mcubes::result&) {
+    return r.index >= 2 ? mcubes::run_control::stop : mcubes::run_control::proceed;
+  });
+  mcubes::integrator<3> resumed(mcubes::region<3>::unit(), o);
+  resumed.resume(path, "peak3");
+  mcubes::vegas_options calls = o;
+  calls.calls_per_iteration = 40000;
+  refused([&] { resumed.integrate(peak3{}, calls); }, "calls_per_iteration is 30000, not 40000");
+  mcubes::vegas_options longer = o;
+  longer.max_iterations = 12;
+  mcubes::integrator<3> resumed2(mcubes::region<3>::unit(), o);
+  resumed2.resume(path, "peak3");
+  const mcubes::result r = resumed2.integrate(peak3{}, longer);
+  EXPECT_EQ(r.iterations, 12);
+  std::remove(path.c_str());
 }
 
 }  // namespace

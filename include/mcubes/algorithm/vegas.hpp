@@ -694,27 +694,34 @@ struct vegas_resumption {
   std::function<void(const std::function<vegas_progress()>& progress, bool ended)> save;
 };
 
-/// What weighted sampling (core/weighted_sample.hpp) takes of a run that ended with `map` (made by
-/// `backend`), `state` and `shares`: the region, the map's edges and, for VEGAS+, the shares of its
-/// sub-cube grid. The same bits whatever the backend that trained.
-template <int D, class Backend, class Map>
-sampling_density density_of(const region<D>& reg, Backend& backend, const Map& map, const vegas_state& state,
-                            const cube_shares<std::remove_const_t<Backend>>& shares) {
+/// What weighted sampling (core/weighted_sample.hpp) takes of a run that ended with the map's
+/// `edges` (n_bins per axis), `state` and the VEGAS+ `shares` (empty: none): the region, the map
+/// and the shares of its sub-cube grid. The same bits whatever the backend that trained.
+template <int D>
+sampling_density density_from(const region<D>& reg, std::vector<double> edges, int n_bins, const vegas_state& state,
+                              std::vector<double> shares) {
   sampling_density d;
   d.dim = D;
-  d.n_bins = map_bins(map);
+  d.n_bins = n_bins;
   for (int j = 0; j < D; ++j) {
     d.lower.push_back(reg.lower()[j]);
     d.upper.push_back(reg.upper()[j]);
   }
-  d.edges = backend.map_edges(map);
-  d.shares = shares.host_shares(state.cubes);
+  d.edges = std::move(edges);
+  d.shares = std::move(shares);
   if (!d.shares.empty()) {
     std::uint64_t g = 1;
     while (detail::saturating_pow(g + 1, D) <= state.cubes.n_cubes) ++g;
     d.g = g;
   }
   return d;
+}
+
+/// density_from of what a run that ended with `map` (made by `backend`), `state` and `shares` holds.
+template <int D, class Backend, class Map>
+sampling_density density_of(const region<D>& reg, Backend& backend, const Map& map, const vegas_state& state,
+                            const cube_shares<std::remove_const_t<Backend>>& shares) {
+  return density_from<D>(reg, backend.map_edges(map), map_bins(map), state, shares.host_shares(state.cubes));
 }
 
 /// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,
@@ -783,7 +790,10 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
   vegas_run<D> run(reg, detail::stratification_for<D, F>(opt), state, backend.name(), map_bins(map), 0, resume.from);
   vegas_run<D>* one = &run;
   shares.attach(&one, 1, backend);
-  if (resume.from != nullptr && !resume.from->shares.empty()) shares.set_host_shares(state.cubes, resume.from->shares);
+  // the shares, unless the run's grid or beta differs from the progress's (the allocation then
+  // starts afresh: vegas_run's constructor cleared has_shares and pending_total)
+  if (resume.from != nullptr && !resume.from->shares.empty() && (state.cubes.has_shares || state.cubes.pending_total))
+    shares.set_host_shares(state.cubes, resume.from->shares);
   const auto progress = [&] { return run.progress(backend.map_edges(map), shares.host_shares(state.cubes)); };
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);

@@ -228,9 +228,18 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   };
   const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
   while (!run.done()) {
-    allocate_counts(run, backend);
-    vector_pass_sums ps = backend.template sample_vector<D, N>(f, run.params(), run.strat(), map.view(), run.adapt(),
-                                                               run.stride());
+    if (opt.stop != nullptr && opt.stop->requested()) {  // execution::stop: before every pass
+      run.stop();
+      break;
+    }
+    vector_pass_sums ps;
+    try {
+      allocate_counts(run, backend);
+      ps = backend.template sample_vector<D, N>(f, run.params(), run.strat(), map.view(), run.adapt(), run.stride());
+    } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
+      run.stop();
+      break;
+    }
     pending = std::move(ps.sums);
     run.take(ps.scalar, fail, adapt, on_iteration);
   }

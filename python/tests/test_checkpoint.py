@@ -1,0 +1,144 @@
+"""Checkpoints from Python: checkpoint= and resume= continue a run bitwise, an Integrator pickles and
+continues bitwise, save()/load() through a file, refusals of another problem or a damaged file, and
+Ctrl-C raising mcubes.Interrupted with the completed iterations (which a resume continues)."""
+
+import os
+import pickle
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import mcubes
+from conftest import assert_same_result, poly
+
+BASE = dict(calls_per_iteration=20000, seed=12, rel_tol=1e-12, max_iterations=8, adapt_iterations=5, skip=2,
+            min_iterations=2)
+
+
+def stop_after(k):
+    return lambda info: info["index"] + 1 >= k
+
+
+def test_a_stopped_run_resumed_from_its_checkpoint_has_the_uninterrupted_bits(tmp_path):
+    whole = mcubes.vegas(poly, [(0, 1)] * 3, threads=2, **BASE)
+    assert whole.iterations == 8
+    for k in (1, 3, 6):
+        path = tmp_path / f"run{k}.ckpt"
+        part = mcubes.vegas(poly, [(0, 1)] * 3, threads=2, checkpoint=path, callback=stop_after(k), **BASE)
+        assert part.status == "interrupted" and part.iterations == k
+        info = mcubes.read_checkpoint(path)
+        assert info["completed_iterations"] == k and info["integrand"] == "python conftest.poly"
+        assert info["options"]["calls_per_iteration"] == 20000 and info["lower"] == [0, 0, 0]
+        resumed = mcubes.vegas(poly, [(0, 1)] * 3, threads=1, checkpoint=path, resume=True, **BASE)
+        assert_same_result(resumed, whole)
+        # a resume of the finished run's checkpoint ends at once with the same bits
+        assert_same_result(mcubes.vegas(poly, [(0, 1)] * 3, threads=3, resume=path, **BASE), whole)
+
+
+def test_resume_true_without_a_file_starts_the_run(tmp_path):
+    path = tmp_path / "fresh.ckpt"
+    r = mcubes.vegas(poly, [(0, 1)] * 2, checkpoint=path, resume=True, **BASE)
+    assert_same_result(r, mcubes.vegas(poly, [(0, 1)] * 2, **BASE))
+    assert path.exists() and mcubes.read_checkpoint(path)["completed_iterations"] == 8
+    with pytest.raises(ValueError, match="resume=True continues from the checkpoint= file"):
+        mcubes.vegas(poly, [(0, 1)] * 2, resume=True, **BASE)
+    with pytest.raises(FileNotFoundError):
+        mcubes.vegas(poly, [(0, 1)] * 2, resume=tmp_path / "missing.ckpt", **BASE)
+
+
+def test_another_problem_or_a_damaged_file_is_refused(tmp_path):
+    path = tmp_path / "r.ckpt"
+    mcubes.vegas(poly, [(0, 1)] * 3, checkpoint=path, callback=stop_after(3), **BASE)
+    with pytest.raises(ValueError, match="integrand 'python conftest.poly', not 'python test_checkpoint.other'"):
+        mcubes.vegas(poly, [(0, 1)] * 3, resume=path, tag="python test_checkpoint.other", **BASE)
+    with pytest.raises(ValueError, match="axis 2"):
+        mcubes.vegas(poly, [(0, 1), (0, 1), (0, 2)], resume=path, **BASE)
+    with pytest.raises(ValueError, match="dimension 3, not 2"):
+        mcubes.vegas(poly, [(0, 1)] * 2, resume=path, **BASE)
+    with pytest.raises(ValueError, match="calls_per_iteration is 20000, not 30000"):
+        mcubes.vegas(poly, [(0, 1)] * 3, resume=path, **dict(BASE, calls_per_iteration=30000))
+    # what only moves the end may change: a longer run continues the shorter one's iterations
+    longer = mcubes.vegas(poly, [(0, 1)] * 3, resume=path, **dict(BASE, max_iterations=11))
+    assert_same_result(longer, mcubes.vegas(poly, [(0, 1)] * 3, **dict(BASE, max_iterations=11)))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    damaged = tmp_path / "damaged.ckpt"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="checksum"):
+        mcubes.vegas(poly, [(0, 1)] * 3, resume=damaged, **BASE)
+    damaged.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(ValueError, match="checksum|truncated"):
+        mcubes.read_checkpoint(damaged)
+
+
+def test_a_pickled_integrator_continues_bitwise():
+    integ = mcubes.Integrator([(0, 1)] * 3, calls_per_iteration=20000, seed=5, rel_tol=1e-12, threads=2)
+    integ.integrate(poly, max_iterations=4, adapt_iterations=4, skip=0, min_iterations=4)
+    copy = pickle.loads(pickle.dumps(integ))
+    assert copy.next_iteration == integ.next_iteration == 4
+    assert np.array_equal(copy.edges(), integ.edges())
+    measure = dict(max_iterations=3, adapt_iterations=1, skip=0, min_iterations=1)
+    assert_same_result(copy.integrate(poly, **measure), integ.integrate(poly, **measure))
+    assert np.array_equal(copy.edges(), integ.edges())
+
+
+def test_save_and_load_through_a_file(tmp_path):
+    integ = mcubes.Integrator([(0, 1)] * 2, calls_per_iteration=10000, seed=3, rel_tol=1e-12)
+    integ.integrate(poly, max_iterations=3, adapt_iterations=3, skip=0, min_iterations=3)
+    path = tmp_path / "trained.ckpt"
+    integ.save(path)
+    loaded = mcubes.Integrator.load(path, threads=1)
+    assert loaded.next_iteration == 3 and np.array_equal(loaded.edges(), integ.edges())
+    measure = dict(max_iterations=2, adapt_iterations=0, skip=0, min_iterations=1)
+    assert_same_result(loaded.integrate(poly, **measure), integ.integrate(poly, **measure))
+    with pytest.raises(ValueError, match="not 'other'"):
+        mcubes.Integrator.load(path, tag="other")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_raises_interrupted_with_the_completed_iterations_and_a_resume_continues(tmp_path, threads):
+    def slow(x):
+        time.sleep(0.002)
+        return poly(x)
+
+    opts = dict(calls_per_iteration=50000, max_iterations=100000, min_iterations=1, rel_tol=1e-15, threads=threads,
+                seed=9)
+    path = tmp_path / "interrupted.ckpt"
+    timer = threading.Timer(0.7, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(mcubes.Interrupted) as caught:
+            mcubes.vegas(slow, [(0, 1)] * 2, checkpoint=path, **opts)
+    finally:
+        timer.cancel()
+    part = caught.value.result
+    assert isinstance(caught.value, KeyboardInterrupt) and part.status == "interrupted"
+    k = part.iterations
+    assert mcubes.read_checkpoint(path)["completed_iterations"] == k
+    # continued to k + 2 iterations: the bits of a run of k + 2 iterations never stopped
+    end = dict(opts, max_iterations=k + 2)
+    resumed = mcubes.vegas(slow, [(0, 1)] * 2, checkpoint=path, resume=True, **end)
+    assert resumed.iterations == k + 2
+    assert_same_result(resumed, mcubes.vegas(slow, [(0, 1)] * 2, **end))
+
+
+def test_ctrl_c_in_a_vector_run_raises_interrupted_with_its_iterations():
+    def slow2(x):
+        time.sleep(0.002)
+        v = poly(x)
+        return np.stack([v, 2 * v], axis=1)
+
+    timer = threading.Timer(0.7, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(mcubes.Interrupted) as caught:
+            mcubes.vegas_vector(slow2, [(0, 1)] * 2, calls_per_iteration=50000, max_iterations=100000,
+                                min_iterations=1, rel_tol=1e-15, threads=2)
+    finally:
+        timer.cancel()
+    r = caught.value.result
+    assert isinstance(r, mcubes.VectorResult) and r.status == "interrupted"
+    assert len(r.records.estimate) == r.iterations
