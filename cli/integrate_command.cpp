@@ -83,16 +83,14 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   MCUBES_EXPECTS(!a.json_map || a.json_opt->count(), "--json-map adds the map to the --json record: give --json FILE");
   // --checkpoint / --resume: the problem's identity, the checkpoint read and compared before anything runs
   const bool checkpoints = a.checkpoint_opt->count() > 0 || a.resume_opt->count() > 0;
-  MCUBES_EXPECTS(!checkpoints || !(user || suite_jit),
-                 "--checkpoint and --resume run with the suite's precompiled dimensions (",
-                 "mcubes list); not yet with --expr, --body or a dimension compiled at run time");
   MCUBES_EXPECTS(!a.force || a.resume_opt->count(), "--force applies to --resume");
   const double checkpoint_every = parse_real(a.checkpoint_every, "--checkpoint-every", 0, 1e9);
   std::unique_ptr<atomic_output_file> checkpoint_file;
   if (a.checkpoint_opt->count()) checkpoint_file = std::make_unique<atomic_output_file>(a.checkpoint, "--checkpoint");
   checkpoint problem;  // the identity every checkpoint of this run carries
   if (checkpoints) {
-    problem.integrand = "suite " + e->name;
+    // the fingerprint: the suite's name, or the whole text of --expr / --body; then the parameters
+    problem.integrand = !user ? "suite " + e->name : a.expr_opt->count() ? "expr " + a.expr : "body " + a.body;
     for (double p : params) {  // every bit of the parameters
       char text[40];
       std::snprintf(text, sizeof text, " %.17g", p);

@@ -299,7 +299,7 @@ result run_user_integrand(const run_request& rq) {
   MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
   jit::box region = rq.lower.empty() ? jit::box::cube(rq.dim, rq.entry->lower, rq.entry->upper) : jit::box{rq.lower, rq.upper};
   const std::vector<double> params = rq.params.empty() ? rq.entry->default_values() : rq.params;
-  result r = rq.compiled->vegas(region, rq.options, rq.on_iteration, params, rq.trained);
+  result r = rq.compiled->vegas(region, rq.options, rq.on_iteration, params, rq.trained, rq.resume);
   r.options.backend = rq.backend.requested;
   return r;
 }

@@ -61,6 +61,7 @@
 #include "algorithm/midpoint.hpp"
 #include "algorithm/plain_mc.hpp"
 #include "algorithm/vegas_batch.hpp"
+#include "checkpoint.hpp"
 #include "core/running_average.hpp"
 #include "error.hpp"
 #include "execution.hpp"
@@ -354,6 +355,8 @@ struct run_context {
   std::exception_ptr failure;             ///< what the callback threw (rethrown after the run)
   batch_failures* batch_failed = nullptr;  ///< a batch's per-integral failures (vegas_batch's failures)
   sampling_density* trained = nullptr;     ///< where on_density puts the trained density (may be null)
+  /// vegas_resumption::save of the run (may be null): called by on_boundary_trampoline
+  const std::function<void(const std::function<vegas_progress()>&, bool)>* save = nullptr;
 };
 
 inline iteration_record from_c(const mcubes_jit_record& c) {
@@ -431,6 +434,28 @@ extern "C" inline void on_density_trampoline(void* context, int32_t dim, int32_t
     d.shares.assign(shares, shares + n_shares);
   } catch (...) {
     if (!c.failure) c.failure = std::current_exception();
+  }
+}
+
+extern "C" inline void append_bytes(void* sink, const char* bytes, uint64_t n) {
+  static_cast<std::string*>(sink)->append(bytes, static_cast<std::size_t>(n));
+}
+
+extern "C" inline int on_boundary_trampoline(void* context, int32_t ended, void* progress_context,
+                                             mcubes_jit_progress_fn take) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    const std::function<vegas_progress()> progress = [&]() -> vegas_progress {
+      std::string bytes;
+      if (take(progress_context, &bytes, &append_bytes) != 0)
+        throw error("the compiled integrand's object could not take the run's progress");
+      return decode_progress(bytes, "the compiled integrand's progress");
+    };
+    (*c.save)(progress, ended != 0);
+    return 0;
+  } catch (...) {
+    if (!c.failure) c.failure = std::current_exception();
+    return 1;
   }
 }
 
@@ -524,11 +549,16 @@ class compiled_integrand {
   ///
   /// With `trained` (non-null), *trained is set to the sampling density the run ended with (for
   /// weighted samples, core/weighted_sample.hpp; the region's bounds included) when it returns.
+  ///
+  /// With `resume` (vegas_resumption), the run continues a checkpointed one and hands its progress
+  /// to a saver at every boundary, as vegas_continue's (the progress crosses the object's interface
+  /// as encode_progress bytes: the same bits).
   result vegas(const box& region, const vegas_options& opt = {}, const iteration_callback& on_iteration = {},
-               const std::vector<double>& params = {}, sampling_density* trained = nullptr) const {
+               const std::vector<double>& params = {}, sampling_density* trained = nullptr,
+               const vegas_resumption& resume = {}) const {
     MCUBES_EXPECTS(method_ == jit::method::vegas, "this integrand was compiled for ", to_string(method_), ", not vegas");
     validate(opt, dim());
-    result r = run(region, vegas_call_options(opt), on_iteration ? &on_iteration : nullptr, params, trained);
+    result r = run(region, vegas_call_options(opt), on_iteration ? &on_iteration : nullptr, params, trained, &resume);
     r.options = opt;
     return r;
   }
@@ -674,7 +704,8 @@ class compiled_integrand {
   }
 
   result run(const box& region, const mcubes_jit_options& o, const iteration_callback* on_iteration,
-             const std::vector<double>& params, sampling_density* trained = nullptr) const {
+             const std::vector<double>& params, sampling_density* trained = nullptr,
+             const vegas_resumption* resume = nullptr) const {
     MCUBES_EXPECTS(params.size() == static_cast<std::size_t>(source_.n_params), "the integrand takes ",
                    source_.n_params, " parameters p[0..P-1], got ", params.size());
     detail::run_context ctx;
@@ -687,6 +718,16 @@ class compiled_integrand {
     call->on_record = &detail::on_record_trampoline;
     ctx.trained = trained;
     call->on_density = trained != nullptr ? &detail::on_density_trampoline : nullptr;
+    std::string resume_bytes;
+    if (resume != nullptr && resume->from != nullptr) {
+      resume_bytes = encode_progress(*resume->from);
+      call->resume = resume_bytes.data();
+      call->resume_size = resume_bytes.size();
+    }
+    if (resume != nullptr && resume->save) {
+      ctx.save = &resume->save;
+      call->on_boundary = &detail::on_boundary_trampoline;
+    }
     const int rc = object_->run(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);
     if (rc != mcubes_jit_ok) detail::throw_run_failure(*call, point);

@@ -336,4 +336,50 @@ TEST(Checkpoint, ResumeRefusesAnotherProblemAndADamagedFile) {
   std::remove(ckpt.c_str());
 }
 
+// --expr (compiled at run time): the progress crosses the compiled object's interface. A run of 4
+// iterations, resumed with --force to 9, has the bits of the run of 9; another text is refused.
+TEST(Checkpoint, AnExpressionRunResumesThroughTheCompiledObject) {
+  const auto problem = [](const std::string& text, const std::string& iterations) {
+    return std::vector<std::string>{"integrate", "--expr", text, "--dim", "3", "--calls-per-iter", "2e4",
+                                    "--max-iterations", iterations, "--skip", "1", "--min-iterations", "2", "--rel-tol", "1e-14",
+                                    "--backend", "cpu", "--seed", "11"};
+  };
+  const std::string text = "exp(-20 * (x[0] - 0.3) * (x[0] - 0.3)) * (1 + x[1] * x[2])";
+  const std::string whole_json = temp_path(".json"), ckpt = temp_path(".ckpt"), out_json = temp_path("r.json");
+  std::vector<std::string> whole_args = problem(text, "9");
+  whole_args.insert(whole_args.end(), {"--threads", "2", "--json", whole_json});
+  const child w = start(whole_args);
+  const int ws = mcubes_test::wait_for_exit(w, 300);
+  ASSERT_TRUE(WIFEXITED(ws)) << read_file(w.err);
+  remove_outputs(w);
+  const json whole = json::parse(read_file(whole_json));
+  ASSERT_EQ(whole.at("n_iterations"), 9);
+  std::vector<std::string> part = problem(text, "4");
+  part.insert(part.end(), {"--threads", "1", "--checkpoint", ckpt});
+  const child p = start(part);
+  ASSERT_TRUE(WIFEXITED(mcubes_test::wait_for_exit(p, 300))) << read_file(p.err);
+  remove_outputs(p);
+  std::vector<std::string> rest = problem(text, "9");
+  rest.insert(rest.end(), {"--threads", "3", "--resume", ckpt, "--force", "--json", out_json});
+  const child r = start(rest);
+  const int rs = mcubes_test::wait_for_exit(r, 300);
+  ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
+  EXPECT_NE(read_file(r.out).find("resumed from"), std::string::npos) << read_file(r.out);
+  remove_outputs(r);
+  const json j = json::parse(read_file(out_json));
+  for (const char* key : {"estimate", "error", "chi2_dof", "q", "n_eval", "n_iterations"})
+    EXPECT_EQ(j.at(key), whole.at(key)) << key;
+  ASSERT_EQ(j.at("iterations").size(), whole.at("iterations").size());
+  for (std::size_t i = 0; i < whole.at("iterations").size(); ++i)
+    EXPECT_EQ(j.at("iterations")[i].at("estimate"), whole.at("iterations")[i].at("estimate")) << "iteration " << i;
+  std::vector<std::string> other = problem("x[0] * x[1] * x[2]", "9");
+  other.insert(other.end(), {"--resume", ckpt, "--force"});
+  const child o = start(other);
+  const int os = mcubes_test::wait_for_exit(o, 300);
+  EXPECT_TRUE(WIFEXITED(os) && WEXITSTATUS(os) == 2) << read_file(o.err);
+  EXPECT_NE(read_file(o.err).find("integrand 'expr exp(-20"), std::string::npos) << read_file(o.err);
+  remove_outputs(o);
+  for (const std::string& f : {whole_json, ckpt, out_json}) std::remove(f.c_str());
+}
+
 }  // namespace

@@ -27,6 +27,7 @@
 #include <climits>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <new>
 #include <string>
@@ -38,6 +39,7 @@
 #include "../algorithm/vegas.hpp"
 #include "../algorithm/vegas_batch.hpp"
 #include "../backend/cpu.hpp"
+#include "../checkpoint.hpp"
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../integrand.hpp"
@@ -237,6 +239,25 @@ auto object_backend(const mcubes_jit_options& o) {
 #endif
 }
 
+/// The progress of a run at a boundary, for the program's on_boundary (take_progress).
+struct progress_taker {
+  const std::function<vegas_progress()>* progress;
+  std::exception_ptr failure;
+};
+
+/// mcubes_jit_progress_fn: encodes the progress and hands the bytes to the program.
+extern "C" inline int take_progress(void* context, void* sink, mcubes_jit_bytes_fn put) {
+  progress_taker& t = *static_cast<progress_taker*>(context);
+  try {
+    const std::string bytes = encode_progress((*t.progress)());
+    put(sink, bytes.data(), bytes.size());
+    return 0;
+  } catch (...) {
+    t.failure = std::current_exception();
+    return 1;
+  }
+}
+
 /// The run itself: the method Method of the object on its backend.
 template <int D, int Method, int Backend, class F>
 result run_method(const F& f, const mcubes_jit_call& call) {
@@ -254,11 +275,27 @@ result run_method(const F& f, const mcubes_jit_call& call) {
         const mcubes_jit_summary s = to_c(so_far);
         return call.on_iteration(call.context, &r, &s) == 0 ? run_control::proceed : run_control::stop;
       };
-    if (call.on_density == nullptr) return vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration);
+    // checkpoints: the run to continue, and the program's saver at every boundary
+    vegas_resumption resumption;
+    vegas_progress from;
+    if (call.resume != nullptr) {
+      from = decode_progress(std::string(call.resume, static_cast<std::size_t>(call.resume_size)), "the run's progress");
+      resumption.from = &from;
+    }
+    if (call.on_boundary != nullptr)
+      resumption.save = [&call](const std::function<vegas_progress()>& progress, bool ended) {
+        progress_taker taker{&progress, nullptr};
+        if (call.on_boundary(call.context, ended ? 1 : 0, &taker, &take_progress) != 0) {
+          if (taker.failure) std::rethrow_exception(taker.failure);
+          throw error("the program failed at an iteration boundary (its checkpoint)");
+        }
+      };
     sampling_density trained;
-    result r = vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration, &trained);
-    call.on_density(call.context, trained.dim, trained.n_bins, trained.edges.data(), trained.g, trained.shares.size(),
-                    trained.shares.data());
+    result r = vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration,
+                             call.on_density != nullptr ? &trained : nullptr, resumption);
+    if (call.on_density != nullptr)
+      call.on_density(call.context, trained.dim, trained.n_bins, trained.edges.data(), trained.g,
+                      trained.shares.size(), trained.shares.data());
     return r;
   } else if constexpr (Method == mcubes_jit_plain_mc) {
     plain_mc_options m;
