@@ -143,19 +143,17 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
     checkpoint_schedule schedule;
     schedule.every_seconds = checkpoint_every;
     saver.emplace(
-        problem,
-        [&](const std::string& bytes, bool ended) {
-          try {
-            checkpoint_file->write(bytes, true);
-          } catch (const std::exception& ex) {
-            if (ended) throw;
-            if (!checkpoint_warned)
-              std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the checkpoint is written again later)\n",
-                           ex.what());
-            checkpoint_warned = true;
-          }
-        },
-        schedule, [] { return interrupt_signal() != 0; });
+        problem, [&](const std::string& bytes, bool durable) { checkpoint_file->write(bytes, durable); }, schedule,
+        [] { return interrupt_signal() != 0; });
+    saver->keep_going_on_failure([&](std::exception_ptr failure) {
+      if (checkpoint_warned) return;
+      checkpoint_warned = true;
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the checkpoint is written again later)\n", ex.what());
+      }
+    });
     rq.resume.save = saver->save();
   }
 

@@ -21,6 +21,8 @@
 /// Determinism: encode(decode(bytes)) == bytes; a run continued from the checkpoint of its k-th
 /// iteration boundary ends with the result of the run never stopped (records' seconds aside).
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +31,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/crc.hpp>
@@ -55,6 +59,15 @@ struct checkpoint {
 
 namespace detail {
 
+/// Whether this machine stores numbers little-endian (the checkpoint's order: arrays of doubles
+/// are then copied as they are).
+inline bool little_endian_host() {
+  const std::uint32_t one = 1;
+  unsigned char first;
+  std::memcpy(&first, &one, 1);
+  return first == 1 && sizeof(double) == 8;
+}
+
 class checkpoint_writer {
  public:
   void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
@@ -77,7 +90,11 @@ class checkpoint_writer {
   }
   void doubles(const std::vector<double>& v) {
     u64(v.size());
-    for (double x : v) f64(x);
+    if (little_endian_host()) {  // the file's byte order: the doubles' bytes as they are
+      out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+    } else {
+      for (double x : v) f64(x);
+    }
   }
   std::string& bytes() { return out_; }
 
@@ -126,7 +143,12 @@ class checkpoint_reader {
   std::vector<double> doubles() {
     const std::uint64_t n = count(8);
     std::vector<double> v(static_cast<std::size_t>(n));
-    for (double& x : v) x = f64();
+    if (little_endian_host()) {
+      if (n != 0) std::memcpy(v.data(), b_.data() + pos_, static_cast<std::size_t>(n) * 8);
+      pos_ += static_cast<std::size_t>(n) * 8;
+    } else {
+      for (double& x : v) x = f64();
+    }
     return v;
   }
   /// A length of items of `size` bytes each, checked against the bytes left.
@@ -241,8 +263,24 @@ inline vegas_progress get_progress(checkpoint_reader& r) {
 
 }  // namespace detail
 
+namespace detail {
+/// Appends the CRC-32 of every byte of `bytes` (a checkpoint or a progress without it).
+inline void seal(std::string& bytes) {
+  const std::uint32_t crc = checkpoint_crc(bytes.data(), bytes.size());
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+}
+/// The bytes of a checkpoint file before its CRC-32 (encode_checkpoint = this, then seal).
+inline std::string encode_unsealed(const checkpoint& c);
+}  // namespace detail
+
 /// The bytes of a checkpoint file (file comment: format version 1).
 inline std::string encode_checkpoint(const checkpoint& c) {
+  std::string bytes = detail::encode_unsealed(c);
+  detail::seal(bytes);
+  return bytes;
+}
+
+inline std::string detail::encode_unsealed(const checkpoint& c) {
   detail::checkpoint_writer w;
   w.bytes() = "MCUBESCP";
   w.u32(checkpoint_format_version);
@@ -266,8 +304,6 @@ inline std::string encode_checkpoint(const checkpoint& c) {
   w.f64(o.beta);
   w.u64(o.seed);
   detail::put_progress(w, c.progress);
-  const std::uint32_t crc = detail::checkpoint_crc(w.bytes().data(), w.bytes().size());
-  w.u32(crc);
   return std::move(w.bytes());
 }
 
@@ -365,16 +401,25 @@ inline checkpoint load_checkpoint(const std::string& path) {
   return decode_checkpoint(s.str(), "checkpoint '" + path + "'");
 }
 
-/// When a running Vegas writes its checkpoint (checkpoint_saver): at an iteration boundary once at
-/// least `every_seconds` and at least `duration_factor` times the last write's duration have passed
-/// since that write ended, so that writing takes at most 1 / (1 + duration_factor) of the run
-/// (2 % with the default 50) whatever the number of iterations and the checkpoint's size; before
-/// the first write, as if one had been written at the run's start at `first_rate` bytes/s (a
-/// VEGAS+ grid of millions of sub-cubes is tens of MB: its first write waits accordingly).
+/// When a running Vegas writes its checkpoint (checkpoint_saver): at an iteration boundary once
+/// the last write has finished and at least `every_seconds` and at least `duration_factor` times
+/// that write's duration (taking and encoding the progress, which the run waits for, then the
+/// CRC-32 and the write, beside the run) have passed since it ended, so that writing takes at most
+/// 1 / (1 + duration_factor) of the run's time (2 % with the default 50) whatever the number of
+/// iterations and the checkpoint's size; before the first write, as if one had been made at the
+/// run's start at `first_rate` bytes/s (a VEGAS+ grid of millions of sub-cubes is tens of MB: its
+/// first write waits accordingly).
+///
+/// The end of a run that finished by itself (converged or at max_iterations) is written when
+/// nothing was written yet and its cost (assumed at `first_rate`) is at most `free_seconds` or
+/// 1 / duration_factor of the run's time: every run leaves its checkpoint except a short one whose
+/// checkpoint is large (a VEGAS+ grid of millions of sub-cubes in a run of seconds), for which
+/// rerunning costs less than writing.
 struct checkpoint_schedule {
   double every_seconds = 0;     ///< seconds between writes, at least (>= 0)
   double duration_factor = 50;  ///< times the last write's duration, at least (>= 0)
   double first_rate = 50e6;     ///< bytes/s assumed for the write before the first (> 0)
+  double free_seconds = 0.1;    ///< a finished run's only write costing at most this is made (>= 0)
 };
 
 /// The size in bytes of a checkpoint of a `dim`-dimensional run with options `opt` (its map and,
@@ -388,49 +433,104 @@ inline double checkpoint_bytes(int dim, const vegas_options& opt) {
 
 /// Writes the checkpoints of one run: the `save` of a vegas_resumption (vegas_continue calls it
 /// at every iteration boundary and at the end) that encodes `problem` with the run's progress and
-/// hands the bytes to `write(bytes, ended)` (e.g. an atomic durable write) when the schedule says
-/// so, and at the end of the run when the run was interrupted (`interrupted()` true: what a resume
-/// continues) or nothing was written yet (a finished run always leaves its checkpoint, which a
-/// resume with more iterations can extend). The progress is copied from the backend only for a
-/// write. Determinism: writing changes nothing of the run. @throws whatever `write` throws (the
-/// run then ends with that exception; the previous checkpoint stays in place).
+/// hands the bytes to `write(bytes, durable)` (an atomic write: atomic_file.hpp; fsync first when
+/// `durable`).
+///
+/// When: at a boundary when the schedule says so; at the end of the run when it was interrupted
+/// (`interrupted()` true: what a resume continues) or, for a run that finished by itself, when
+/// nothing was written yet and the write is cheap (checkpoint_schedule: free_seconds; what a
+/// resume with more iterations extends).
+///
+/// Cost: the run itself waits only for the progress to be taken (the map and the VEGAS+ shares
+/// copied from the backend) and encoded; the CRC-32 and the write (with its fsync) run on a thread
+/// of their own while the run goes on, one write at a time (a boundary while a write is in flight
+/// writes nothing), and the schedule spaces writes by `duration_factor` times the whole write
+/// (the wait and the rest): the run waits less than 1 / (1 + duration_factor) of its time, and
+/// the writer works at most that share of it. The end of a run waits for a write in flight; an interrupted run's end state is
+/// written durably, a finished run's without fsync (the run is over: a crash of the machine before
+/// the data reach the disk leaves the previous checkpoint or a file the CRC refuses).
+///
+/// Determinism: writing changes nothing of the run. @throws (at the next boundary, or at the end)
+/// whatever `write` threw; the run then ends with that exception and the previous checkpoint stays.
 class checkpoint_saver {
  public:
   /// `problem`: the identity every checkpoint carries (its progress is replaced at each write).
   /// The schedule's clock starts now (start() restarts it). @throws invalid_input for a schedule
   /// with a negative interval or factor or a non-positive rate, or as checkpoint_bytes.
-  checkpoint_saver(checkpoint problem, std::function<void(const std::string& bytes, bool ended)> write,
+  checkpoint_saver(checkpoint problem, std::function<void(const std::string& bytes, bool durable)> write,
                    const checkpoint_schedule& schedule = {}, std::function<bool()> interrupted = {})
       : problem_(std::move(problem)),
         write_(std::move(write)),
         schedule_(schedule),
         interrupted_(std::move(interrupted)),
         first_bytes_(checkpoint_bytes(problem_.dim, problem_.options)) {
-    MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0,
-                   "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0 and first_rate > 0");
+    MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0 &&
+                       schedule.free_seconds >= 0,
+                   "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0, first_rate > 0 and "
+                   "free_seconds >= 0");
     start();
+  }
+  checkpoint_saver(const checkpoint_saver&) = delete;
+  checkpoint_saver& operator=(const checkpoint_saver&) = delete;
+  /// Waits for a write in flight (its failure, if any, is dropped: the run has ended otherwise).
+  ~checkpoint_saver() {
+    if (writer_.joinable()) writer_.join();
   }
   /// Restarts the schedule's clock (the run starts now; nothing written yet).
   void start() {
-    last_end_ = now();
-    last_duration_ = first_bytes_ / schedule_.first_rate;
+    started_ = last_end_ = now();
+    last_cost_ = first_bytes_ / schedule_.first_rate;
     written_ = false;
   }
   /// vegas_resumption::save.
   void operator()(const std::function<vegas_progress()>& progress, bool ended) {
+    if (writer_.joinable()) {
+      if (!ended && !done_.load(std::memory_order_acquire)) return;  // one write at a time
+      writer_.join();
+      if (failure_) {
+        const std::exception_ptr f = std::exchange(failure_, nullptr);
+        if (!on_failure_) std::rethrow_exception(f);
+        on_failure_(f);  // the run goes on; the next write is due as if this one had succeeded,
+        written_ = false;  // and the end is written (whose failure is thrown) if none succeeds
+      }
+      last_end_ = write_end_;
+      last_cost_ = waited_ + write_seconds_;  // the whole write: what the run waited for, then the rest
+    }
     const double t = now();
-    const bool must = ended && (!written_ || (interrupted_ && interrupted_()));
-    if (!must && !(t - last_end_ >= schedule_.every_seconds && t - last_end_ >= schedule_.duration_factor * last_duration_))
+    const bool stopped = ended && interrupted_ && interrupted_();
+    const double cost = first_bytes_ / schedule_.first_rate;
+    const bool must = ended && (stopped || (!written_ && (cost <= schedule_.free_seconds ||
+                                                          schedule_.duration_factor * cost <= t - started_)));
+    if (!must && (ended || t - last_end_ < schedule_.every_seconds || t - last_end_ < schedule_.duration_factor * last_cost_))
       return;
     problem_.progress = progress();
-    std::string bytes = encode_checkpoint(problem_);
+    std::string bytes = detail::encode_unsealed(problem_);
     problem_.progress = vegas_progress{};
-    write_(bytes, ended);
-    last_end_ = now();
-    last_duration_ = last_end_ - t;
     written_ = true;
+    if (ended) {  // the last write: in this thread, durable when the run was interrupted
+      detail::seal(bytes);
+      write_(bytes, stopped);
+      return;
+    }
+    const double handed = now();
+    waited_ = handed - t;  // what the run waits for: taking and encoding the progress
+    done_.store(false, std::memory_order_relaxed);
+    writer_ = std::thread([this, handed, bytes = std::move(bytes)]() mutable {
+      try {
+        detail::seal(bytes);  // the CRC-32 and the write beside the run
+        write_(bytes, true);
+      } catch (...) {
+        failure_ = std::current_exception();
+      }
+      write_end_ = now();
+      write_seconds_ = write_end_ - handed;
+      done_.store(true, std::memory_order_release);
+    });
   }
-  /// Whether a checkpoint was written since start().
+  /// Makes a failed write during the run (not the last) call `fn` with its exception instead of
+  /// ending the run (the command warns and goes on); the last write's failure is still thrown.
+  void keep_going_on_failure(std::function<void(std::exception_ptr)> fn) { on_failure_ = std::move(fn); }
+  /// Whether a checkpoint was written (or handed to the writer) since start().
   bool written() const noexcept { return written_; }
   /// The save function of a vegas_resumption that calls this saver (which must outlive the run).
   std::function<void(const std::function<vegas_progress()>&, bool)> save() {
@@ -445,9 +545,16 @@ class checkpoint_saver {
   std::function<void(const std::string&, bool)> write_;
   checkpoint_schedule schedule_;
   std::function<bool()> interrupted_;
+  std::function<void(std::exception_ptr)> on_failure_;
   double first_bytes_;
-  double last_end_ = 0, last_duration_ = 0;
+  double started_ = 0, last_end_ = 0, last_cost_ = 0;
   bool written_ = false;
+  std::thread writer_;               // the write in flight, if any
+  std::atomic<bool> done_{true};     // it has finished
+  std::exception_ptr failure_;       // what it threw (read after join)
+  double waited_ = 0;                // the run's wait at the write in flight
+  double write_end_ = 0;             // when it finished (read after join)
+  double write_seconds_ = 0;         // how long its sealing and writing took (read after join)
 };
 
 /// How the checkpoint `c` differs from the problem of a run (integrand fingerprint, dimension,

@@ -251,7 +251,7 @@ class integrator {
       checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}};
       const std::string path = checkpoint_path_;
       saver.emplace(
-          std::move(problem), [path](const std::string& bytes, bool) { write_file_atomically(path, bytes, true); },
+          std::move(problem), [path](const std::string& bytes, bool durable) { write_file_atomically(path, bytes, durable); },
           checkpoint_schedule_, [&] { return stopped || (opt.stop != nullptr && opt.stop->requested()); });
       resumption.save = saver->save();
     }
@@ -340,14 +340,19 @@ class integrator {
 
   /// Every later integrate() writes its checkpoint to `path` (`integrand`: the fingerprint text)
   /// at its iteration boundaries by `schedule` (checkpoint_saver: at most 2 % of the run's time by
-  /// default) and at its end when it was stopped (execution::stop, or on_iteration returned stop)
-  /// or nothing was written yet; atomically and durably, so that the file holds the last written
+  /// default; the writes run on a thread beside the call) and at its end when it was stopped
+  /// (execution::stop, or on_iteration returned stop) or nothing was written yet (unless the
+  /// call was short and its checkpoint large: checkpoint_schedule::free_seconds); atomically
+  /// (fsync first, except a finished call's end), so that the file holds the last written
   /// boundary, never a torn one. An empty path stops writing. A failing write ends the call with
-  /// its exception (mcubes::error naming the path); the previous checkpoint stays.
+  /// its exception (mcubes::error naming the path, at the next boundary); the previous checkpoint
+  /// stays.
   /// @throws invalid_input for a bad schedule.
   void checkpoint_to(const std::string& path, const std::string& integrand, const checkpoint_schedule& schedule = {}) {
-    MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0,
-                   "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0 and first_rate > 0");
+    MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0 &&
+                       schedule.free_seconds >= 0,
+                   "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0, first_rate > 0 and "
+                   "free_seconds >= 0");
     checkpoint_path_ = path;
     checkpoint_integrand_ = integrand;
     checkpoint_schedule_ = schedule;

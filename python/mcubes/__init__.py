@@ -575,7 +575,8 @@ class Integrator:
         checkpoint: a path; the call writes its checkpoint there (atomically: the file always holds a
         whole checkpoint) at iteration boundaries, at most 2 % of the run's time and at least
         checkpoint_every seconds apart, and at its end when it was interrupted (Ctrl-C, a callback's
-        stop) or nothing was written yet. resume: True continues from the checkpoint file when it
+        stop) or nothing was written yet (unless the call was short and the checkpoint large: a
+        write over 0.1 s and over 2 % of the call is skipped). resume: True continues from the checkpoint file when it
         exists (else the call starts as usual: the same script serves the first submission and
         every resubmission), or a path to continue from (which must exist). A resumed call ends with
         the bits of the call that was never stopped, whatever the threads; it must have the same

@@ -7,7 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -261,6 +264,70 @@ TEST(CheckpointIntegrator, AnotherIntegrandRegionMapOrCallIsRefused) {
   const mcubes::result r = resumed2.integrate(peak3{}, longer);
   EXPECT_EQ(r.iterations, 12);
   std::remove(path.c_str());
+}
+
+// checkpoint_saver's rules, with a synthetic progress: one write at a time beside the run, a failed
+// background write thrown at the next boundary (or handed to keep_going_on_failure), the end of a
+// finished run skipped only when its write would be expensive, an interrupted end always written.
+TEST(CheckpointSaver, WritesBesideTheRunOneAtATimeAndKeepsTheEndOfAnInterruptedRun) {
+  const mcubes::vegas_options o = run_options(mcubes::stratification_mode::uniform);
+  mcubes::checkpoint problem = make_checkpoint(o, {});
+  const std::function<mcubes::vegas_progress()> progress = [] { return mcubes::vegas_progress{}; };
+  std::atomic<int> writes{0}, durable{0};
+  mcubes::checkpoint_schedule every;  // write whenever the last write has finished
+  every.duration_factor = 0;
+  {
+    mcubes::checkpoint_saver slow(problem, [&](const std::string&, bool d) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ++writes;
+      durable += d;
+    }, every);
+    slow(progress, false);  // starts a write of 100 ms
+    for (int i = 0; i < 20; ++i) slow(progress, false);  // while it is in flight: nothing more
+    EXPECT_EQ(writes.load(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    slow(progress, false);  // the first has finished: a second starts
+    slow(progress, true);   // the end waits for it; a finished run with a checkpoint: no more
+    EXPECT_EQ(writes.load(), 2);
+    EXPECT_EQ(durable.load(), 2);
+  }
+  // a failed write: thrown at the next boundary, or handed to keep_going_on_failure
+  int calls = 0;
+  mcubes::checkpoint_saver failing(problem, [&](const std::string&, bool) {
+    ++calls;
+    throw mcubes::error("disk full");
+  }, every);
+  failing(progress, false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_THROW(failing(progress, false), mcubes::error);
+  int warned = 0;
+  failing.keep_going_on_failure([&](std::exception_ptr) { ++warned; });
+  failing(progress, false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  failing(progress, false);  // warned, and a new write starts
+  EXPECT_EQ(warned, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_THROW(failing(progress, true), mcubes::error);  // the last write's failure ends the run
+  // the end: a large checkpoint of a short finished run is skipped, an interrupted one written
+  mcubes::checkpoint_schedule costly;
+  costly.first_rate = 1;  // as if every byte took a second
+  costly.free_seconds = 0;
+  int ends = 0;
+  bool interrupted = false;
+  mcubes::checkpoint_saver end(problem, [&](const std::string&, bool d) { ends += 1 + 10 * d; }, costly,
+                               [&] { return interrupted; });
+  end(progress, false);
+  end(progress, true);
+  EXPECT_EQ(ends, 0);
+  end.start();
+  interrupted = true;
+  end(progress, true);
+  EXPECT_EQ(ends, 11);  // written, durably
+  // the default schedule writes a small checkpoint of a short finished run
+  int small = 0;
+  mcubes::checkpoint_saver cheap(problem, [&](const std::string&, bool d) { small += 1 + 10 * d; });
+  cheap(progress, true);
+  EXPECT_EQ(small, 1);  // without fsync: the run is over
 }
 
 }  // namespace

@@ -657,9 +657,7 @@ struct cube_shares {
     const std::uint64_t begin = 2 * m * k + (a.second_in ? m : 0);
     if (begin + m > size) return {};
     if constexpr (detail::has_to_host<values_t>::value) {
-      const std::vector<double> all = values->to_host();
-      return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(begin),
-                                 all.begin() + static_cast<std::ptrdiff_t>(begin + m));
+      return values->to_host(static_cast<std::size_t>(begin), static_cast<std::size_t>(m));  // m of the 2m
     } else {
       return std::vector<double>(values->data() + begin, values->data() + begin + m);
     }

@@ -71,9 +71,12 @@ class device_array {
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
   /// Copies the whole array to a new host vector (synchronous).
-  std::vector<T> to_host() const {
-    std::vector<T> h(n_);
-    if (n_) MCUBES_CUDA_CHECK(cudaMemcpy(h.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<T> to_host() const { return to_host(0, n_); }
+  /// Copies elements [begin, begin + count) to a new host vector (synchronous; the range must lie
+  /// within the array).
+  std::vector<T> to_host(std::size_t begin, std::size_t count) const {
+    std::vector<T> h(count);
+    if (count) MCUBES_CUDA_CHECK(cudaMemcpy(h.data(), ptr_ + begin, count * sizeof(T), cudaMemcpyDeviceToHost));
     return h;
   }
 
