@@ -237,6 +237,16 @@ TEST(Resources, MemoryAboveTheLimitIsRefusedBeforeTheRun) {
 // another thread count; the checkpoint is never torn (every resume reads it). The first 4 trials
 // are killed at any moment (one killed before the first checkpoint starts afresh: no file), the
 // other 16 at a random moment after the first checkpoint appeared.
+// Two runs' JSON records are the same run (their numbers round-trip exactly): the summary and
+// every iteration's estimate.
+void expect_same_record(const json& j, const json& whole) {
+  for (const char* key : {"estimate", "error", "chi2_dof", "q", "n_eval", "n_iterations"})
+    EXPECT_EQ(j.at(key), whole.at(key)) << key;
+  ASSERT_EQ(j.at("iterations").size(), whole.at("iterations").size());
+  for (std::size_t i = 0; i < whole.at("iterations").size(); ++i)
+    EXPECT_EQ(j.at("iterations")[i].at("estimate"), whole.at("iterations")[i].at("estimate")) << "iteration " << i;
+}
+
 TEST(Checkpoint, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedBits) {
   const std::vector<std::string> run = {"integrate", "f2", "--dim", "4", "--calls-per-iter", "2e5", "--max-iterations",
                                         "60", "--rel-tol", "1e-14", "--backend", "cpu", "--seed", "5"};
@@ -278,12 +288,7 @@ TEST(Checkpoint, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedBits) {
     const int rs = mcubes_test::wait_for_exit(r, 120);
     ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
     EXPECT_EQ(WEXITSTATUS(rs), 1) << read_file(r.err);  // not converged (rel-tol 1e-14), as the whole run
-    const json j = json::parse(read_file(out_json));
-    for (const char* key : {"estimate", "error", "chi2_dof", "q", "n_eval", "n_iterations"})
-      EXPECT_EQ(j.at(key), whole.at(key)) << key;
-    ASSERT_EQ(j.at("iterations").size(), whole.at("iterations").size());
-    for (std::size_t i = 0; i < whole.at("iterations").size(); ++i)
-      EXPECT_EQ(j.at("iterations")[i].at("estimate"), whole.at("iterations")[i].at("estimate")) << "iteration " << i;
+    expect_same_record(json::parse(read_file(out_json)), whole);
     remove_outputs(r);
     for (const std::string& f : {ckpt, out_json}) std::remove(f.c_str());
   }
@@ -366,12 +371,7 @@ TEST(Checkpoint, AnExpressionRunResumesThroughTheCompiledObject) {
   ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
   EXPECT_NE(read_file(r.out).find("resumed from"), std::string::npos) << read_file(r.out);
   remove_outputs(r);
-  const json j = json::parse(read_file(out_json));
-  for (const char* key : {"estimate", "error", "chi2_dof", "q", "n_eval", "n_iterations"})
-    EXPECT_EQ(j.at(key), whole.at(key)) << key;
-  ASSERT_EQ(j.at("iterations").size(), whole.at("iterations").size());
-  for (std::size_t i = 0; i < whole.at("iterations").size(); ++i)
-    EXPECT_EQ(j.at("iterations")[i].at("estimate"), whole.at("iterations")[i].at("estimate")) << "iteration " << i;
+  expect_same_record(json::parse(read_file(out_json)), whole);
   std::vector<std::string> other = problem("x[0] * x[1] * x[2]", "9");
   other.insert(other.end(), {"--resume", ckpt, "--force"});
   const child o = start(other);
