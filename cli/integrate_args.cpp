@@ -128,23 +128,7 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
                                 "a device or FIFO (/dev/null, /dev/stdout) gets the final record only; non-finite "
                                 "numbers are written as null")
                     ->type_name("FILE");
-  a.checkpoint_opt = sub.add_option("--checkpoint", a.checkpoint,
-                                    "Write the run's checkpoint to FILE (replaced atomically) at iteration boundaries "
-                                    "(at most 2 % of the run's time, and at least --checkpoint-every seconds apart) "
-                                    "and at the end of an interrupted run (or of one that wrote none): the same command "
-                                    "with --resume FILE continues it to the very result of an uninterrupted run")
-                         ->type_name("FILE");
-  a.resume_opt = sub.add_option("--resume", a.resume,
-                                "Continue the run of a checkpoint (of the same integrand, region, dimension and "
-                                "options; one line names any difference); with --checkpoint the same FILE is kept "
-                                "up to date")
-                     ->type_name("FILE");
-  sub.add_option("--checkpoint-every", a.checkpoint_every, "Seconds between checkpoints, at least")
-      ->capture_default_str()
-      ->type_name("SECONDS");
-  sub.add_flag("--force", a.force,
-               "With --resume: accept other --max-iterations, --min-iterations, --rel-tol, --abs-tol or "
-               "--max-chi2-dof than the checkpoint's (the rest must match)");
+  add_checkpoint_options(sub, a, "run");
   sub.add_flag("--json-map", a.json_map,
                "The final --json record has the adaptive map's edges too (\"map\": d rows of bins + 1 unit "
                "coordinates; for 'mcubes plot')");
@@ -173,6 +157,26 @@ int resolve_dim(const integrate_args& a, const suite::entry& e) {
                    " (its dimension is fixed), got ", dim);
   }
   return static_cast<int>(dim);
+}
+
+void add_checkpoint_options(CLI::App& sub, integrate_args& a, const std::string& what) {
+  a.checkpoint_opt = sub.add_option("--checkpoint", a.checkpoint,
+                                    "Write the " + what + "'s checkpoint to FILE (replaced atomically) at iteration boundaries "
+                                    "(at most 2 % of the " + what + "'s time, and at least --checkpoint-every seconds apart) "
+                                    "and at the end of an interrupted " + what + " (or of one that wrote none): the same command "
+                                    "with --resume FILE continues it to the very result of an uninterrupted " + what)
+                         ->type_name("FILE");
+  a.resume_opt = sub.add_option("--resume", a.resume,
+                                "Continue the " + what + " of a checkpoint (of the same integrand, region, dimension" +
+                                    (what == "scan" ? ", grid" : "") + " and options; one line names any difference); "
+                                "with --checkpoint the same FILE is kept up to date")
+                     ->type_name("FILE");
+  sub.add_option("--checkpoint-every", a.checkpoint_every, "Seconds between checkpoints, at least")
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  sub.add_flag("--force", a.force,
+               "With --resume: accept other --max-iterations, --min-iterations, --rel-tol, --abs-tol or "
+               "--max-chi2-dof than the checkpoint's (the rest must match)");
 }
 
 void add_stratification_options(CLI::App& sub, integrate_args& a) {

@@ -76,6 +76,9 @@ struct integrate_args {
 void add_integrate_options(CLI::App& sub, integrate_args& a);
 /// --stratification and --beta (integrate and scan).
 void add_stratification_options(CLI::App& sub, integrate_args& a);
+/// Registers --checkpoint, --resume, --checkpoint-every and --force on `sub` (`what`: "run" for
+/// integrate, "scan" for scan: the help's words).
+void add_checkpoint_options(CLI::App& sub, integrate_args& a, const std::string& what);
 
 /// "f1, f2, ...": the names of the suite integrands.
 std::string known_names();

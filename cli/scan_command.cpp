@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <mcubes/algorithm/vegas_batch.hpp>
+#include <mcubes/checkpoint.hpp>
 #include <mcubes/error.hpp>
 #include <mcubes/plan.hpp>
 #include <mcubes/suite.hpp>
@@ -143,6 +144,7 @@ void warn_long_rounds(const scan_request& rq, scan_runner run, std::uint64_t K, 
   const std::vector<std::vector<double>> copies(std::min<std::uint64_t>(K, 64), rq.points->front());
   c.points = &copies;
   c.on_round = nullptr;
+  c.resume = {};
   c.options = calibration_options(rq.options);
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<result> rs = run(c);
@@ -204,6 +206,35 @@ int run_scan(const scan_args& sa) {
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
+  // --checkpoint / --resume (checkpoint.hpp): the scan's identity (the suite integrand, its region
+  // and dimension, the options and every grid point's parameters), the checkpoint read and
+  // compared before anything runs. The runners compiled ahead of time only.
+  const bool checkpoints = a.checkpoint_opt->count() > 0 || a.resume_opt->count() > 0;
+  MCUBES_EXPECTS(!a.force || a.resume_opt->count(), "--force applies to --resume");
+  MCUBES_EXPECTS(!checkpoints || !(user || suite_jit), "--checkpoint and --resume: a scan of an integrand compiled at run time (",
+                 user ? "--expr/--body" : e->name + " in d = " + std::to_string(dim),
+                 ") has no checkpoints yet; 'mcubes integrate' checkpoints one point of it");
+  const double checkpoint_every = parse_real(a.checkpoint_every, "--checkpoint-every", 0, 1e9);
+  std::unique_ptr<atomic_output_file> checkpoint_file;
+  if (a.checkpoint_opt->count()) checkpoint_file = std::make_unique<atomic_output_file>(a.checkpoint, "--checkpoint");
+  MCUBES_EXPECTS(!checkpoint_file || !json_file || checkpoint_file->path() != json_file->path(),
+                 "--checkpoint and --json name the same file");
+  checkpoint problem;
+  if (checkpoints) {
+    problem.integrand = "suite " + e->name;
+    problem.dim = dim;
+    problem.lower.assign(static_cast<std::size_t>(dim), e->lower);
+    problem.upper.assign(static_cast<std::size_t>(dim), e->upper);
+    problem.options = opts;
+    problem.parameters = points;
+  }
+  std::optional<checkpoint> resumed;
+  if (a.resume_opt->count()) {
+    resumed = load_checkpoint(a.resume);
+    const std::string diff = checkpoint_difference(*resumed, problem.integrand, dim, problem.lower, problem.upper, opts,
+                                                   a.force, &problem.parameters);
+    MCUBES_EXPECTS(diff.empty(), "--resume ", a.resume, ": cannot continue this scan: ", diff);
+  }
   const backend_choice backend =  // may be a runtime failure
       user || suite_jit ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
   const bool on_cuda = backend.used == backend_kind::cuda;
@@ -279,6 +310,34 @@ int run_scan(const scan_args& sa) {
   rq.upper = upper;
   batch_failures failures;
   rq.failures = &failures;
+  if (resumed) rq.resume.from = &resumed->members;
+  // The schedule of checkpoint_saver (as integrate's): at most 2 % of the scan's time, and
+  // --checkpoint-every; a failing write warns once and the scan goes on, except the last.
+  std::optional<checkpoint_saver> saver;
+  bool checkpoint_warned = false;
+  if (checkpoint_file) {
+    checkpoint_schedule schedule;
+    schedule.every_seconds = checkpoint_every;
+    saver.emplace(
+        std::move(problem), [&](const std::string& bytes, bool durable) { checkpoint_file->write(bytes, durable); },
+        schedule, [] { return interrupt_signal() != 0; });
+    saver->keep_going_on_failure([&](std::exception_ptr failure) {
+      if (checkpoint_warned) return;
+      checkpoint_warned = true;
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "mcubes: warning: %s; the scan goes on (the checkpoint is written again later)\n", ex.what());
+      }
+    });
+    rq.resume.save = saver->batch_save();
+  }
+  if (resumed && text && !a.quiet) {
+    std::size_t done = 0;
+    for (const vegas_progress& p : resumed->members) done += p.records.size();
+    std::fprintf(stdout, "resumed from %s: %zu completed iteration%s of %zu integrals\n", a.resume.c_str(), done,
+                 done == 1 ? "" : "s", resumed->members.size());
+  }
   scan_progress_line progress(!a.no_progress && isatty(fileno(stderr)));
   // A signal stops the scan (interrupt.hpp): the CPU backend abandons the round under way; a CUDA
   // round, or an integrand call that does not return, is waited for (the notice says so).
@@ -286,6 +345,7 @@ int run_scan(const scan_args& sa) {
   rq.options.stop = &interrupt_stop();
   std::optional<pass_stop_scope> running(std::in_place, on_cuda ? pass_stop::at_end : pass_stop::abandoned);
   warn_long_rounds(rq, run, grid.size, report.plan.n_eval);
+  if (saver) saver->start();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   running_record record;
@@ -423,6 +483,7 @@ void add_scan_options(CLI::App& sub, scan_args& sa) {
       ->capture_default_str();
   sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
   add_stratification_options(sub, a);
+  add_checkpoint_options(sub, a, "scan");
   sub.add_option("--seed", a.common.seed,
                  "Seed of the scan: integral k uses batch_seed(SEED, k), reported in its row (an integer in [0, 2^64))")
       ->capture_default_str()

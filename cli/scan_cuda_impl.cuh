@@ -29,7 +29,8 @@ std::vector<result> scan_integrand_cuda(const scan_request& rq) {
     o.backend = backend_kind::cuda;
     cuda_backend backend(launch_policy_of(o), o.device);
     std::vector<result> rs = vegas_batch_with<D>(typename Desc::functor{}, {region<D>::cube(Desc::lower, Desc::upper)},
-                                                 params, o, backend, rq.on_round, rq.failures);
+                                                 params, o, backend, rq.on_round, rq.failures,
+                                                 rq.resume);
     for (result& r : rs) r.options.backend = rq.backend.requested;
     return rs;
   };

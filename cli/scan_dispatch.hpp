@@ -36,6 +36,9 @@ struct scan_request {
   /// Where the failures of single integrals go (vegas_batch_with's failures: a failing integral
   /// leaves the batch, the others go on, unchanged); null: a failure ends the scan (batch_error)
   batch_failures* failures = nullptr;
+  /// --checkpoint / --resume: the progresses to continue and the saver (vegas_batch_with's resume;
+  /// the runners compiled ahead of time only)
+  batch_resumption resume;
   /// --expr/--body: the integrand compiled for method vegas_batch (user_integrand.hpp), null for the suite
   const jit::compiled_integrand* compiled = nullptr;
   std::vector<double> lower, upper;           ///< --expr/--body: the region (empty: [0, 1]^dim)

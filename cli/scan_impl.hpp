@@ -44,7 +44,8 @@ std::vector<result> scan_integrand(const scan_request& rq) {
     o.backend = backend_kind::cpu;
     cpu_backend backend(o.threads, o.stop);
     std::vector<result> rs = vegas_batch_with<D>(typename Desc::functor{}, {region<D>::cube(Desc::lower, Desc::upper)},
-                                                 params, o, backend, rq.on_round, rq.failures);
+                                                 params, o, backend, rq.on_round, rq.failures,
+                                                 rq.resume);
     for (result& r : rs) r.options.backend = rq.backend.requested;
     return rs;
   });

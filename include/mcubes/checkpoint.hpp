@@ -54,7 +54,12 @@ struct checkpoint {
   int dim = 0;                       ///< d
   std::vector<double> lower, upper;  ///< the region
   vegas_options options;             ///< the numeric options (execution fields are not stored)
-  vegas_progress progress;           ///< where the run stands
+  vegas_progress progress;           ///< where the run stands (a single run)
+  /// A parameter batch (algorithm/vegas_batch.hpp, `mcubes scan`): integral k's parameter values
+  /// (the batch's fingerprint beside `integrand`) and its progress (batch_resumption); the
+  /// options' seed is the batch's (integral k's is batch_seed(seed, k)). Both empty for a single run.
+  std::vector<std::vector<double>> parameters;
+  std::vector<vegas_progress> members;
 };
 
 namespace detail {
@@ -304,6 +309,12 @@ inline std::string detail::encode_unsealed(const checkpoint& c) {
   w.f64(o.beta);
   w.u64(o.seed);
   detail::put_progress(w, c.progress);
+  MCUBES_EXPECTS(c.parameters.size() == c.members.size(), "a batch checkpoint needs one progress per parameter vector");
+  w.u64(c.members.size());
+  for (std::size_t k = 0; k < c.members.size(); ++k) {
+    w.doubles(c.parameters[k]);
+    detail::put_progress(w, c.members[k]);
+  }
   return std::move(w.bytes());
 }
 
@@ -347,10 +358,17 @@ inline checkpoint decode_checkpoint(const std::string& bytes, const std::string&
   o.beta = r.f64();
   o.seed = r.u64();
   c.progress = detail::get_progress(r);
-  const vegas_progress& p = c.progress;
+  const std::uint64_t n_members = r.count(8);
+  for (std::uint64_t k = 0; k < n_members; ++k) {
+    c.parameters.push_back(r.doubles());
+    c.members.push_back(detail::get_progress(r));
+  }
   MCUBES_EXPECTS(r.at_end(), what, ": bytes after the checkpoint's last field (a damaged checkpoint)");
-  MCUBES_EXPECTS(p.variances.size() == p.records.size(), what, ": ", p.records.size(), " iterations but ",
-                 p.variances.size(), " variances (a damaged checkpoint)");
+  for (std::size_t k = 0; k <= c.members.size(); ++k) {
+    const vegas_progress& p = k == c.members.size() ? c.progress : c.members[k];
+    MCUBES_EXPECTS(p.variances.size() == p.records.size(), what, ": ", p.records.size(), " iterations but ",
+                   p.variances.size(), " variances (a damaged checkpoint)");
+  }
   MCUBES_EXPECTS(c.dim >= 1 && c.lower.size() == static_cast<std::size_t>(c.dim) &&
                      c.upper.size() == static_cast<std::size_t>(c.dim),
                  what, ": the region does not have ", c.dim, " axes (a damaged checkpoint)");
@@ -432,7 +450,8 @@ inline double checkpoint_bytes(int dim, const vegas_options& opt) {
 }
 
 /// Writes the checkpoints of one run: the `save` of a vegas_resumption (vegas_continue calls it
-/// at every iteration boundary and at the end) that encodes `problem` with the run's progress and
+/// at every iteration boundary and at the end; for a parameter batch, batch_save() of a
+/// batch_resumption, at every round and at the end) that encodes `problem` with the run's progress and
 /// hands the bytes to `write(bytes, durable)` (an atomic write: atomic_file.hpp; fsync first when
 /// `durable`).
 ///
@@ -463,7 +482,8 @@ class checkpoint_saver {
         write_(std::move(write)),
         schedule_(schedule),
         interrupted_(std::move(interrupted)),
-        first_bytes_(checkpoint_bytes(problem_.dim, problem_.options)) {
+        first_bytes_(checkpoint_bytes(problem_.dim, problem_.options) *
+                     static_cast<double>(std::max<std::size_t>(1, problem_.parameters.size()))) {
     MCUBES_EXPECTS(schedule.every_seconds >= 0 && schedule.duration_factor >= 0 && schedule.first_rate > 0 &&
                        schedule.free_seconds >= 0,
                    "a checkpoint schedule needs every_seconds >= 0, duration_factor >= 0, first_rate > 0 and "
@@ -484,6 +504,21 @@ class checkpoint_saver {
   }
   /// vegas_resumption::save.
   void operator()(const std::function<vegas_progress()>& progress, bool ended) {
+    step([&] { problem_.progress = progress(); }, ended);
+  }
+  /// batch_resumption::save (algorithm/vegas_batch.hpp): the problem's `parameters` name the K
+  /// integrals, whose progresses become its `members` at each write.
+  void batch(const std::function<std::vector<vegas_progress>()>& progress, bool ended) {
+    step([&] {
+      problem_.members = progress();
+      MCUBES_EXPECTS(problem_.members.size() == problem_.parameters.size(), "a batch checkpoint of ",
+                     problem_.parameters.size(), " integrals was handed ", problem_.members.size(), " progresses");
+    }, ended);
+  }
+
+ private:
+  template <class Take>
+  void step(const Take& take, bool ended) {
     if (writer_.joinable()) {
       if (!ended && !done_.load(std::memory_order_acquire)) return;  // one write at a time
       writer_.join();
@@ -503,9 +538,10 @@ class checkpoint_saver {
                                                           schedule_.duration_factor * cost <= t - started_)));
     if (!must && (ended || t - last_end_ < schedule_.every_seconds || t - last_end_ < schedule_.duration_factor * last_cost_))
       return;
-    problem_.progress = progress();
+    take();
     std::string bytes = detail::encode_unsealed(problem_);
     problem_.progress = vegas_progress{};
+    problem_.members.clear();
     written_ = true;
     if (ended) {  // the last write: in this thread, durable when the run was interrupted
       detail::seal(bytes);
@@ -527,6 +563,7 @@ class checkpoint_saver {
       done_.store(true, std::memory_order_release);
     });
   }
+ public:
   /// Makes a failed write during the run (not the last) call `fn` with its exception instead of
   /// ending the run (the command warns and goes on); the last write's failure is still thrown.
   void keep_going_on_failure(std::function<void(std::exception_ptr)> fn) { on_failure_ = std::move(fn); }
@@ -535,6 +572,10 @@ class checkpoint_saver {
   /// The save function of a vegas_resumption that calls this saver (which must outlive the run).
   std::function<void(const std::function<vegas_progress()>&, bool)> save() {
     return [this](const std::function<vegas_progress()>& progress, bool ended) { (*this)(progress, ended); };
+  }
+  /// The save function of a batch_resumption that calls this saver (which must outlive the batch).
+  std::function<void(const std::function<std::vector<vegas_progress>()>&, bool)> batch_save() {
+    return [this](const std::function<std::vector<vegas_progress>()>& progress, bool ended) { batch(progress, ended); };
   }
 
  private:
@@ -561,10 +602,13 @@ class checkpoint_saver {
 /// region, options; n_bins compared as map_bins_for resolves it): "" when it continues that
 /// problem, else one sentence naming the first difference. With `force`, the options that only
 /// move the end of the run may differ: max_iterations, min_iterations, rel_tol, abs_tol and
-/// max_chi2_dof (the run then continues with the new ones).
+/// max_chi2_dof (the run then continues with the new ones). `parameters`: null for a single run;
+/// for a parameter batch, its integrals' parameter vectors, compared with the checkpoint's
+/// (checkpoint::parameters: their number, then each value, every bit).
 inline std::string checkpoint_difference(const checkpoint& c, const std::string& integrand, int dim,
                                          const std::vector<double>& lower, const std::vector<double>& upper,
-                                         const vegas_options& opt, bool force) {
+                                         const vegas_options& opt, bool force,
+                                         const std::vector<std::vector<double>>* parameters = nullptr) {
   std::ostringstream why;
   const auto num = [](double x) {
     std::ostringstream s;
@@ -572,6 +616,28 @@ inline std::string checkpoint_difference(const checkpoint& c, const std::string&
     s << x;
     return s.str();
   };
+  const auto values = [&](const std::vector<double>& v) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + num(v[i]);
+    return t + ")";
+  };
+  if (parameters == nullptr && !c.members.empty())
+    return "it is of a batch of " + std::to_string(c.members.size()) + " integrals (a scan), not of one run";
+  if (parameters != nullptr) {
+    if (c.members.empty()) return "it is of one run, not of a batch of " + std::to_string(parameters->size()) + " integrals";
+    if (c.parameters.size() != parameters->size())
+      return "it is of a batch of " + std::to_string(c.parameters.size()) + " integrals, not " +
+             std::to_string(parameters->size());
+    for (std::size_t k = 0; k < parameters->size(); ++k) {
+      const std::vector<double>& was = c.parameters[k];
+      const std::vector<double>& now = (*parameters)[k];
+      bool same = was.size() == now.size();
+      for (std::size_t i = 0; same && i < was.size(); ++i)
+        same = std::memcmp(&was[i], &now[i], sizeof(double)) == 0;
+      if (!same)
+        return "its integral " + std::to_string(k) + " has the parameters " + values(was) + ", not " + values(now);
+    }
+  }
   if (c.integrand != integrand) return "it is of the integrand '" + c.integrand + "', not '" + integrand + "'";
   if (c.dim != dim) return "it is of dimension " + std::to_string(c.dim) + ", not " + std::to_string(dim);
   for (int j = 0; j < dim; ++j)

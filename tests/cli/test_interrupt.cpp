@@ -382,4 +382,120 @@ TEST(Checkpoint, AnExpressionRunResumesThroughTheCompiledObject) {
   for (const std::string& f : {whole_json, ckpt, out_json}) std::remove(f.c_str());
 }
 
+// Two scans' JSON records hold the same results (numbers round-trip exactly): every integral's
+// summary and its iterations' estimates.
+void expect_same_scan(const json& j, const json& whole) {
+  ASSERT_EQ(j.at("results").size(), whole.at("results").size());
+  for (std::size_t k = 0; k < whole.at("results").size(); ++k) {
+    SCOPED_TRACE(testing::Message() << "integral " << k);
+    const json& a = j.at("results")[k];
+    const json& b = whole.at("results")[k];
+    for (const char* key : {"estimate", "error", "chi2_dof", "q", "n_eval", "n_iterations", "status", "seed"})
+      EXPECT_EQ(a.at(key), b.at(key)) << key;
+    ASSERT_EQ(a.at("iterations").size(), b.at("iterations").size());
+    for (std::size_t i = 0; i < b.at("iterations").size(); ++i)
+      EXPECT_EQ(a.at("iterations")[i].at("estimate"), b.at("iterations")[i].at("estimate")) << "iteration " << i;
+  }
+}
+
+// `mcubes scan --checkpoint` killed at random moments (SIGKILL) and resumed on another thread
+// count: every integral of the scan has the bits of the scan never stopped; integrals that
+// converged before the kill are not run again.
+TEST(Checkpoint, AScanKilledAtRandomMomentsResumesToTheUninterruptedBits) {
+  const std::vector<std::string> run = {"scan", "f2", "--dim", "3", "--param", "a=20:60:5", "--calls-per-iter", "1e5",
+                                        "--max-iterations", "300", "--skip", "2", "--min-iterations", "2", "--rel-tol",
+                                        "1.45e-5", "--backend", "cpu", "--seed", "9", "--json-iterations", "--quiet"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const std::string whole_json = temp_path("scan.json");
+  const child w = start(with({"--threads", "2", "--json", whole_json}));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WIFEXITED(mcubes_test::wait_for_exit(w, 120))) << read_file(w.err);
+  remove_outputs(w);
+  const double whole_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const json whole = json::parse(read_file(whole_json));
+  ASSERT_EQ(whole.at("results").size(), 5u);
+  int converged = 0;
+  for (const json& r : whole.at("results")) converged += r.at("status") == "converged";
+  EXPECT_EQ(converged, 2);  // a = 20 and 30 end before the others
+  std::mt19937_64 moments(2027);
+  int resumed_from_file = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    const std::string ckpt = temp_path("scan.ckpt"), out_json = temp_path("scanr.json");
+    const child c = start(with({"--threads", "2", "--checkpoint", ckpt}));
+    const auto started = std::chrono::steady_clock::now();
+    if (trial >= 2) {  // the first 2 trials at any moment (maybe before the first checkpoint)
+      while (read_file(ckpt).empty() && std::chrono::steady_clock::now() - started < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const double at = std::uniform_real_distribution<double>(0.0, 0.9)(moments) * whole_seconds;
+    std::this_thread::sleep_for(std::chrono::duration<double>(at) - (std::chrono::steady_clock::now() - started) / 2);
+    kill(c.pid, SIGKILL);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    remove_outputs(c);
+    const bool have = !read_file(ckpt).empty();
+    resumed_from_file += have;
+    std::vector<std::string> again = {"--threads", "1", "--checkpoint", ckpt, "--json", out_json};
+    if (have) again.insert(again.end(), {"--resume", ckpt});
+    const child r = start(with(again));
+    const int rs = mcubes_test::wait_for_exit(r, 120);
+    ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
+    EXPECT_EQ(WEXITSTATUS(rs), 1) << read_file(r.err);  // some not converged, as the whole scan
+    expect_same_scan(json::parse(read_file(out_json)), whole);
+    remove_outputs(r);
+    for (const std::string& f : {ckpt, out_json}) std::remove(f.c_str());
+  }
+  EXPECT_GE(resumed_from_file, 6) << "the kills after the first checkpoint find one";
+  std::remove(whole_json.c_str());
+}
+
+// A scan's checkpoint names its grid: another grid, a single run's checkpoint, and a scan compiled
+// at run time are refused with one line (exit 2); integrate refuses a scan's checkpoint.
+TEST(Checkpoint, AScanRefusesAnotherGridAndASingleRunsCheckpoint) {
+  const std::string ckpt = temp_path("grid.ckpt"), single = temp_path("single.ckpt");
+  const auto scan = [](const std::string& grid) {
+    return std::vector<std::string>{"scan", "f2", "--dim", "2", "--param", grid, "--calls-per-iter", "1e4",
+                                    "--max-iterations", "6", "--skip", "1", "--min-iterations", "2", "--backend", "cpu",
+                                    "--quiet"};
+  };
+  const auto finish = [](std::vector<std::string> args) {
+    const child c = start(args);
+    const int st = mcubes_test::wait_for_exit(c, 60);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) <= 1) << read_file(c.err);
+    remove_outputs(c);
+  };
+  std::vector<std::string> first = scan("a=10:30:3");
+  first.insert(first.end(), {"--checkpoint", ckpt});
+  finish(first);
+  finish({"integrate", "f2", "--dim", "2", "--calls-per-iter", "1e4", "--max-iterations", "6", "--skip", "1",
+          "--min-iterations", "2", "--backend", "cpu", "--checkpoint", single});
+  const auto refused = [&](std::vector<std::string> args, const std::string& fragment) {
+    const child r = start(args);
+    const int st = mcubes_test::wait_for_exit(r, 60);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << read_file(r.err);
+    EXPECT_NE(read_file(r.err).find(fragment), std::string::npos) << read_file(r.err);
+    remove_outputs(r);
+  };
+  std::vector<std::string> other = scan("a=10:30:4");
+  other.insert(other.end(), {"--resume", ckpt});
+  refused(other, "a batch of 3 integrals, not 4");
+  std::vector<std::string> moved = scan("a=10:31:3");
+  moved.insert(moved.end(), {"--resume", ckpt});
+  refused(moved, "its integral 1 has the parameters");
+  std::vector<std::string> from_single = scan("a=10:30:3");
+  from_single.insert(from_single.end(), {"--resume", single});
+  refused(from_single, "of one run, not of a batch of 3 integrals");
+  refused({"integrate", "f2", "--dim", "2", "--calls-per-iter", "1e4", "--max-iterations", "6", "--skip", "1",
+           "--min-iterations", "2", "--backend", "cpu", "--resume", ckpt},
+          "a batch of 3 integrals (a scan), not of one run");
+  refused({"scan", "--expr", "x[0] * p[0]", "--dim", "2", "--param", "p0=1:2:2", "--backend", "cpu", "--checkpoint", ckpt},
+          "has no checkpoints yet");
+  for (const std::string& f : {ckpt, single}) std::remove(f.c_str());
+}
+
 }  // namespace

@@ -331,3 +331,104 @@ TEST(CheckpointSaver, WritesBesideTheRunOneAtATimeAndKeepsTheEndOfAnInterruptedR
 }
 
 }  // namespace
+
+namespace {
+
+struct peak_at {  // parameters of a batch member: where the peak is and how wide
+  double c, w;
+};
+struct shifted_peak {
+  double operator()(const mcubes::point<3>& x, const peak_at& p) const {
+    double r2 = p.w;
+    for (int j = 0; j < 3; ++j) r2 += (x[j] - p.c) * (x[j] - p.c);
+    return p.w / r2;
+  }
+};
+
+// A batch of K peaks on `threads` CPU threads, resumed from `from` when given; `saved` collects the
+// K progresses at every round and at the end.
+std::vector<mcubes::result> run_batch(const mcubes::vegas_options& o, const std::vector<peak_at>& peaks, int threads,
+                                      const std::vector<mcubes::vegas_progress>* from,
+                                      std::vector<std::vector<mcubes::vegas_progress>>* saved) {
+  mcubes::cpu_backend backend(threads);
+  mcubes::batch_resumption r;
+  r.from = from;
+  if (saved != nullptr)
+    r.save = [saved](const std::function<std::vector<mcubes::vegas_progress>()>& progress, bool) {
+      saved->push_back(progress());
+    };
+  return mcubes::vegas_batch_with<3>(shifted_peak{}, {mcubes::region<3>::unit()}, peaks, o, backend, {}, nullptr, r);
+}
+
+std::vector<std::vector<double>> parameter_rows(const std::vector<peak_at>& peaks) {
+  std::vector<std::vector<double>> rows;
+  for (const peak_at& p : peaks) rows.push_back({p.c, p.w});
+  return rows;
+}
+
+}  // namespace
+
+// A batch resumed from the checkpoint of any round (rounds of probes, of main passes and of
+// rescales: integrals in the middle of an iteration, and integrals that converged early), through
+// the file format and on another thread count, ends with the bits of the batch never stopped.
+TEST(CheckpointBatch, ABatchResumedFromAnyRoundEndsWithTheUninterruptedBits) {
+  const std::vector<peak_at> five{{0.31, 1e-5}, {0.5, 0.3}, {0.72, 2e-2}, {0.1, 5e-3}, {0.45, 1.0}};
+  const std::vector<peak_at> one{{0.31, 1e-3}};
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    for (const std::vector<peak_at>* peaks : {&five, &one}) {
+      SCOPED_TRACE(testing::Message() << mcubes::to_string(mode) << ", K = " << peaks->size());
+      mcubes::vegas_options o = run_options(mode);
+      o.calls_per_iteration = 20000;
+      o.rel_tol = 3e-4;  // the wide peaks converge before max_iterations, the narrow one does not
+      std::vector<std::vector<mcubes::vegas_progress>> saved;
+      const std::vector<mcubes::result> whole = run_batch(o, *peaks, 2, nullptr, &saved);
+      ASSERT_GE(saved.size(), 3u);
+      if (peaks->size() == 5) {
+        std::size_t converged = 0;
+        for (const mcubes::result& r : whole) converged += r.status == mcubes::status::converged;
+        EXPECT_GE(converged, 1u);  // some integrals end before the others
+        EXPECT_LT(converged, 5u);
+      }
+      mcubes::checkpoint c = make_checkpoint(o, {});
+      c.parameters = parameter_rows(*peaks);
+      for (std::size_t s = 0; s < saved.size(); ++s) {
+        SCOPED_TRACE(testing::Message() << "resumed from save " << s);
+        c.members = saved[s];
+        const std::string bytes = mcubes::encode_checkpoint(c);
+        const mcubes::checkpoint back = mcubes::decode_checkpoint(bytes, "test");
+        EXPECT_EQ(mcubes::encode_checkpoint(back), bytes);
+        EXPECT_EQ(mcubes::checkpoint_difference(back, "peak3", 3, {0, 0, 0}, {1, 1, 1}, o, false, &c.parameters), "");
+        const std::vector<mcubes::result> resumed = run_batch(back.options, *peaks, 3, &back.members, nullptr);
+        ASSERT_EQ(resumed.size(), whole.size());
+        for (std::size_t k = 0; k < whole.size(); ++k) mcubes_test::expect_same_result(whole[k], resumed[k]);
+      }
+    }
+  }
+}
+
+TEST(CheckpointBatch, AnotherGridOrASingleRunsCheckpointIsRefused) {
+  const std::vector<peak_at> peaks{{0.31, 1e-3}, {0.5, 0.3}, {0.72, 2e-2}};
+  mcubes::vegas_options o = run_options(mcubes::stratification_mode::adaptive);
+  o.calls_per_iteration = 5000;
+  o.max_iterations = 6;
+  std::vector<std::vector<mcubes::vegas_progress>> saved;
+  run_batch(o, peaks, 1, nullptr, &saved);
+  mcubes::checkpoint c = make_checkpoint(o, {});
+  c.parameters = parameter_rows(peaks);
+  c.members = saved.back();
+  const std::vector<double> lo{0, 0, 0}, hi{1, 1, 1};
+  std::vector<std::vector<double>> rows = c.parameters;
+  rows[2][1] = 0.021;
+  EXPECT_NE(mcubes::checkpoint_difference(c, "peak3", 3, lo, hi, o, false, &rows).find("integral 2 has the parameters (0.71999999999999997, 0.02"),
+            std::string::npos);
+  rows.pop_back();
+  EXPECT_NE(mcubes::checkpoint_difference(c, "peak3", 3, lo, hi, o, false, &rows).find("batch of 3 integrals, not 2"),
+            std::string::npos);
+  EXPECT_NE(mcubes::checkpoint_difference(c, "peak3", 3, lo, hi, o, false).find("not of one run"), std::string::npos);
+  const mcubes::checkpoint single = make_checkpoint(o, saved.back()[0]);
+  EXPECT_NE(mcubes::checkpoint_difference(single, "peak3", 3, lo, hi, o, false, &c.parameters).find("of one run, not of a batch"),
+            std::string::npos);
+  // a progress list of another size
+  std::vector<mcubes::vegas_progress> two(saved.back().begin(), saved.back().begin() + 2);
+  EXPECT_THROW(run_batch(o, peaks, 1, &two, nullptr), mcubes::invalid_input);
+}

@@ -679,6 +679,34 @@ struct cube_shares {
       std::copy(host.begin(), host.end(), values->data() + begin);
     }
   }
+
+  /// set_host_shares for n runs at once (a resumed batch): item(i, a, host, k) names the i-th's
+  /// allocation, shares and run index; one copy to and from the device for all of them.
+  /// @throws invalid_input as set_host_shares.
+  template <class Item>
+  void set_host_shares_of(std::size_t n, const Item& item) {
+    if (n == 0) return;
+    std::vector<double> all;
+    if constexpr (detail::has_to_host<values_t>::value) {
+      MCUBES_EXPECTS(values != nullptr, "the runs' VEGAS+ shares: no arrays");
+      all = values->to_host();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const vegas_state::allocation* a = nullptr;
+      const std::vector<double>* host = nullptr;
+      std::size_t k = 0;
+      item(i, a, host, k);
+      const std::uint64_t m = a->n_cubes;
+      MCUBES_EXPECTS(values && m == host->size() && 2 * m * (k + 1) <= size, "run ", k, "'s VEGAS+ shares: ",
+                     host->size(), " values for ", m, " sub-cubes");
+      const std::uint64_t begin = 2 * m * k + (a->second_in ? m : 0);
+      if constexpr (detail::has_to_host<values_t>::value)
+        std::copy(host->begin(), host->end(), all.begin() + static_cast<std::ptrdiff_t>(begin));
+      else
+        std::copy(host->begin(), host->end(), values->data() + begin);
+    }
+    if constexpr (detail::has_to_host<values_t>::value) values->copy_from_host(all.data(), all.size());
+  }
 };
 
 /// Checkpoint and resume of one run (vegas_continue; checkpoint.hpp writes files of it). `from`:
@@ -790,8 +818,11 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
   shares.attach(&one, 1, backend);
   // the shares, unless the run's grid or beta differs from the progress's (the allocation then
   // starts afresh: vegas_run's constructor cleared has_shares and pending_total)
-  if (resume.from != nullptr && !resume.from->shares.empty() && (state.cubes.has_shares || state.cubes.pending_total))
+  if (resume.from != nullptr && (state.cubes.has_shares || state.cubes.pending_total)) {
+    MCUBES_EXPECTS(!resume.from->shares.empty(),
+                   "the run to continue has a VEGAS+ allocation but no shares (a damaged checkpoint)");
     shares.set_host_shares(state.cubes, resume.from->shares);
+  }
   const auto progress = [&] { return run.progress(backend.map_edges(map), shares.host_shares(state.cubes)); };
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);

@@ -78,6 +78,23 @@ using batch_callback = std::function<run_control(const batch_progress&)>;
 /// exception (non_finite_integrand, overflow_error, numerical_error, ...), null if it did not fail.
 using batch_failures = std::vector<std::exception_ptr>;
 
+/// Checkpoint and resume of a batch (vegas_batch_with; checkpoint.hpp writes files of it), member
+/// by member as vegas_resumption does for one run. `from` (null, or K entries): continue integral
+/// k from the progress from[k] (its map, state, VEGAS+ shares and completed iterations; an
+/// integral whose progress has ended, converged or at max_iterations, ends at once with that
+/// result). `save`: called after every round (a boundary of every integral's runs: an integral in
+/// the middle of an iteration, between its probe or main pass and the next, is at the boundary
+/// before that iteration, which a resumed run draws again with the same bits) and once when the
+/// batch ends, with a function that returns the K progresses there (it copies the maps and the
+/// VEGAS+ shares from the backend: call it only when writing) and whether the batch has ended.
+/// A batch continued from the progresses of one of its rounds ends with the bits of the batch
+/// never stopped, on any backend, thread count, block size or lane split: each integral's runs
+/// are independent (the determinism contract of vegas_batch_with).
+struct batch_resumption {
+  const std::vector<vegas_progress>* from = nullptr;
+  std::function<void(const std::function<std::vector<vegas_progress>()>& progress, bool ended)> save;
+};
+
 namespace detail {
 /// The result of integral k that failed: the iterations it completed (vegas_run::finish after a
 /// stop, status interrupted), or, where the run cannot summarise them, only its seed, options and
@@ -134,10 +151,12 @@ inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
 template <int D, class F, class P, class Backend>
 std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
                                      const vegas_options& opt, Backend& backend, const batch_callback& on_round = {},
-                                     batch_failures* failures = nullptr) {
+                                     batch_failures* failures = nullptr, const batch_resumption& resume = {}) {
   validate(opt, D);
   validate_batch(params.size(), regions.size());
   const std::size_t K = params.size();
+  MCUBES_EXPECTS(resume.from == nullptr || resume.from->size() == K, "the batch to continue has ",
+                 resume.from == nullptr ? 0 : resume.from->size(), " integrals, not ", K);
   if (failures != nullptr) failures->assign(K, nullptr);
   if (K == 1) {  // one integral: the single-run path (the same bits by the contract, without the batch's buffers)
     vegas_options o = opt;
@@ -174,7 +193,13 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
             throw;
           }
         };
-      return {vegas_with<D>(with_parameters<F, P>{f, params[0]}, regions[0], o, backend, each)};
+      vegas_resumption one;
+      if (resume.from != nullptr) one.from = &(*resume.from)[0];
+      if (resume.save)
+        one.save = [&](const std::function<vegas_progress()>& progress, bool ended) {
+          resume.save([&] { return std::vector<vegas_progress>{progress()}; }, ended);
+        };
+      return {vegas_with<D>(with_parameters<F, P>{f, params[0]}, regions[0], o, backend, each, nullptr, one)};
     } catch (const invalid_input&) {
       throw;
     } catch (const std::exception& e) {
@@ -209,7 +234,10 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       try {
         vegas_options o = opt;
         o.seed = batch_seed(opt.seed, k);
-        runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, n_bins);
+        const vegas_progress* from = resume.from != nullptr ? &(*resume.from)[k] : nullptr;
+        if (from != nullptr) states[k] = from->state;
+        runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, n_bins,
+                                                 0, from);
       } catch (...) {
         made[k] = std::current_exception();
       }
@@ -219,6 +247,30 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     if (e) std::rethrow_exception(e);
   cube_shares<std::remove_const_t<Backend>> shares;  // VEGAS+: each integral its own allocation
   shares.attach(runs.data(), K, backend);
+  if (resume.from != nullptr) {  // the shares, unless the integral's grid or beta differs (vegas_continue)
+    std::vector<std::pair<std::size_t, const vegas_progress*>> restored;
+    for (std::size_t k = 0; k < K; ++k) {
+      const vegas_progress& p = (*resume.from)[k];
+      if (!(states[k].cubes.has_shares || states[k].cubes.pending_total)) continue;
+      MCUBES_EXPECTS(!p.shares.empty(), "integral ", k,
+                     " of the batch to continue has a VEGAS+ allocation but no shares (a damaged checkpoint)");
+      restored.emplace_back(k, &p);
+    }
+    shares.set_host_shares_of(restored.size(), [&](std::size_t i, const vegas_state::allocation*& a,
+                                                   const std::vector<double>*& host, std::size_t& k) {
+      k = restored[i].first;
+      a = &states[k].cubes;
+      host = &restored[i].second->shares;
+    });
+  }
+  // Checkpoints: what an integral that has ended holds at its end (its records leave the run with
+  // finish()), taken just before.
+  std::vector<std::unique_ptr<vegas_progress>> ended;
+  if (resume.save) ended.resize(K);
+  const auto end_run = [&](std::size_t k) -> result {
+    if (resume.save) ended[k] = std::make_unique<vegas_progress>(runs[k]->progress({}, {}));
+    return runs[k]->finish();
+  };
 
   // The lanes: integrals [first, first + count) with their own batch state (integral k is the
   // state's k - first). On a backend that pipelines batches and for K >= batch_pipeline_min, two
@@ -242,9 +294,16 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     const std::size_t first = K * l / n_lanes, count = K * (l + 1) / n_lanes - first;
     lanes.push_back(lane{first, count, backend.template make_batch<D>(params.data() + first, count, n_bins), {}, {}, false});
     lane& L = lanes.back();
-    L.active.resize(count);
-    for (std::size_t j = 0; j < count; ++j) L.active[j] = first + j;
+    for (std::size_t j = 0; j < count; ++j) {
+      if (resume.from != nullptr) backend.batch_set_map_edges(L.batch, j, (*resume.from)[first + j].edges);
+      L.active.push_back(first + j);
+    }
   }
+  const auto lane_of = [&](std::size_t k) -> lane& {
+    for (lane& L : lanes)
+      if (k < L.first + L.count) return L;
+    return lanes.back();
+  };
   const auto start = [&](lane& L) {  // the lane's next passes (started on a pipelining backend)
     L.passes.clear();
     for (const std::size_t k : L.active) {
@@ -322,7 +381,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
           if (adapts[i] != predicted[i])
             throw std::logic_error("vegas_batch: integral " + std::to_string(k) +
                                    (adapts[i] ? " adapted its map unannounced" : " did not adapt its map as announced"));
-          if (runs[k]->done()) out[k] = runs[k]->finish();
+          if (runs[k]->done()) out[k] = end_run(k);
         } catch (...) {
           failed[i] = std::current_exception();
         }
@@ -335,6 +394,10 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       if (failures != nullptr) {  // the integral leaves the batch (below: done), its failure kept
         const std::size_t k = L.first + passes[i].integral;
         (*failures)[k] = failed[i];
+        if (resume.save) {  // its progress before the failing iteration (a resume fails there again)
+          runs[k]->stop();
+          if (!ended[k]) ended[k] = std::make_unique<vegas_progress>(runs[k]->progress({}, {}));
+        }
         out[k] = detail::failed_member_result(*runs[k], backend_name);
       } else if (first_failed == n || passes[i].integral < passes[first_failed].integral) {
         first_failed = i;
@@ -367,13 +430,42 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     for (lane& L : lanes) {
       for (const std::size_t k : L.active) {
         runs[k]->stop();
-        out[k] = runs[k]->finish();
+        out[k] = end_run(k);
       }
       L.active.clear();
     }
   };
+  // The K progresses at a round boundary (batch_resumption::save).
+  const auto take_progress = [&] {
+    std::vector<vegas_progress> ps(K);
+    for (std::size_t k = 0; k < K; ++k) {
+      ps[k] = ended[k] ? *ended[k] : runs[k]->progress({}, {});
+      lane& L = lane_of(k);
+      ps[k].edges = backend.batch_map_edges(L.batch, k - L.first);
+      ps[k].shares = shares.host_shares(states[k].cubes, k);
+    }
+    return ps;
+  };
+  const auto save = [&](bool at_end) {
+    if (resume.save) resume.save(take_progress, at_end);
+  };
+  // Integrals continued from an end (converged, or at max_iterations) end at once.
+  for (lane& L : lanes) {
+    std::size_t kept = 0;
+    for (const std::size_t k : L.active) {
+      if (runs[k]->done()) {
+        out[k] = end_run(k);
+        progress.n_eval += out[k].n_eval;
+        ++progress.finished;
+      } else {
+        L.active[kept++] = k;
+      }
+    }
+    L.active.resize(kept);
+  }
   try {
-    for (lane& L : lanes) start(L);
+    for (lane& L : lanes)
+      if (!L.active.empty()) start(L);
     for (;;) {
       bool any = false, abandoned = false;
       for (lane& L : lanes)
@@ -391,6 +483,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
         break;
       }
       if (!any) break;
+      save(false);
       ++progress.round;
       std::size_t active = 0;
       for (const lane& L : lanes) active += L.active.size();
@@ -408,6 +501,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     drain();
     throw;
   }
+  save(true);
   return out;
 }
 

@@ -358,6 +358,12 @@ class cpu_backend {
   std::vector<double> batch_map_edges(const batch_state<D, P>& b, std::size_t k) const {
     return b.maps[k].edges();
   }
+  /// Replaces integral k's map (a resumed batch: algorithm/vegas_batch.hpp).
+  /// @throws invalid_input if `edges` is not a valid map of the batch's size (adaptive_map::set_edges).
+  template <int D, class P>
+  void batch_set_map_edges(batch_state<D, P>& b, std::size_t k, const std::vector<double>& edges) const {
+    b.maps[k].set_edges(edges);
+  }
 
   // The chunk operations of a backend (backend/backend.hpp).
 

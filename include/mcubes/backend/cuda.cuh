@@ -288,6 +288,15 @@ class cuda_backend {
     device_.use();
     return b.maps.copy_to_host(k, device_.stream());
   }
+  /// Replaces integral k's map (a resumed batch: algorithm/vegas_batch.hpp), copied to the device
+  /// in the backend's stream (synchronous). @throws invalid_input if `edges` is not a valid map of
+  /// the batch's size (check_map_edges); cuda_error if the copy fails.
+  template <int D, class P>
+  void batch_set_map_edges(batch_state<D, P>& b, std::size_t k, const std::vector<double>& edges) {
+    check_map_edges(edges, D, b.n_bins);
+    device_.use();
+    b.maps.copy_from_host(k, edges, device_.stream());
+  }
 
  private:
   cuda_detail::pass_context context() noexcept { return {device_, policy_, occupancy_, buffers_, last_}; }

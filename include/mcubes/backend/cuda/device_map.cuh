@@ -134,6 +134,12 @@ class device_batch_maps {
 
   /// Map k's edges, copied to the host (synchronous). @throws cuda_error if the copy fails.
   std::vector<double> copy_to_host(std::size_t k, cudaStream_t stream) const { return copy_map_edges(ref(k), stream); }
+  /// Replaces map k's edges by `host` (map_doubles() values), after the work queued in `stream`
+  /// (synchronous). @throws cuda_error if the copy fails.
+  void copy_from_host(std::size_t k, const std::vector<double>& host, cudaStream_t stream) {
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(edges(k), host.data(), map_doubles() * sizeof(double), cudaMemcpyHostToDevice, stream));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
 
  private:
   std::size_t n_ = 0;
