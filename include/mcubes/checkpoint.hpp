@@ -38,6 +38,7 @@
 #include <boost/crc.hpp>
 
 #include "algorithm/vegas.hpp"
+#include "algorithm/vegas_vector.hpp"
 #include "atomic_file.hpp"
 #include "error.hpp"
 #include "options.hpp"
@@ -60,7 +61,20 @@ struct checkpoint {
   /// options' seed is the batch's (integral k's is batch_seed(seed, k)). Both empty for a single run.
   std::vector<std::vector<double>> parameters;
   std::vector<vegas_progress> members;
+  /// A vector integrand (algorithm/vegas_vector.hpp): its n components (0: a scalar run) and every
+  /// completed iteration's estimates and covariance (vector_progress, with `progress`).
+  int components = 0;
+  std::vector<vector_iteration> vector_iterations;
 };
+
+/// The vector run's progress that `c` holds (vector_resumption::from).
+inline vector_progress vector_progress_of(const checkpoint& c) {
+  vector_progress p;
+  p.run = c.progress;
+  p.components = c.components;
+  p.iterations = c.vector_iterations;
+  return p;
+}
 
 namespace detail {
 
@@ -315,6 +329,14 @@ inline std::string detail::encode_unsealed(const checkpoint& c) {
     w.doubles(c.parameters[k]);
     detail::put_progress(w, c.members[k]);
   }
+  w.i32(c.components);
+  w.u64(c.vector_iterations.size());
+  for (const vector_iteration& it : c.vector_iterations) {
+    w.i32(it.index);
+    w.flag(it.accumulated);
+    w.doubles(it.estimate);
+    w.doubles(it.covariance);
+  }
   return std::move(w.bytes());
 }
 
@@ -363,6 +385,22 @@ inline checkpoint decode_checkpoint(const std::string& bytes, const std::string&
     c.parameters.push_back(r.doubles());
     c.members.push_back(detail::get_progress(r));
   }
+  c.components = r.i32();
+  const std::uint64_t n_vector = r.count(21);
+  c.vector_iterations.resize(static_cast<std::size_t>(n_vector));
+  for (vector_iteration& it : c.vector_iterations) {
+    it.index = r.i32();
+    it.accumulated = r.flag();
+    it.estimate = r.doubles();
+    it.covariance = r.doubles();
+    MCUBES_EXPECTS(it.estimate.size() == static_cast<std::size_t>(c.components) &&
+                       it.covariance.size() == it.estimate.size() * it.estimate.size(),
+                   what, ": a vector iteration without ", c.components, " components (a damaged checkpoint)");
+  }
+  MCUBES_EXPECTS(c.components >= 0 && (c.components > 0 || c.vector_iterations.empty()) &&
+                     (c.components == 0 || c.vector_iterations.size() == c.progress.records.size()),
+                 what, ": ", c.vector_iterations.size(), " vector iterations for ", c.progress.records.size(),
+                 " records (a damaged checkpoint)");
   MCUBES_EXPECTS(r.at_end(), what, ": bytes after the checkpoint's last field (a damaged checkpoint)");
   for (std::size_t k = 0; k <= c.members.size(); ++k) {
     const vegas_progress& p = k == c.members.size() ? c.progress : c.members[k];
@@ -506,6 +544,16 @@ class checkpoint_saver {
   void operator()(const std::function<vegas_progress()>& progress, bool ended) {
     step([&] { problem_.progress = progress(); }, ended);
   }
+  /// vector_resumption::save (algorithm/vegas_vector.hpp): the progress becomes the problem's
+  /// `progress`, `components` and `vector_iterations` at each write.
+  void vector(const std::function<vector_progress()>& progress, bool ended) {
+    step([&] {
+      vector_progress p = progress();
+      problem_.progress = std::move(p.run);
+      problem_.components = p.components;
+      problem_.vector_iterations = std::move(p.iterations);
+    }, ended);
+  }
   /// batch_resumption::save (algorithm/vegas_batch.hpp): the problem's `parameters` name the K
   /// integrals, whose progresses become its `members` at each write.
   void batch(const std::function<std::vector<vegas_progress>()>& progress, bool ended) {
@@ -542,6 +590,7 @@ class checkpoint_saver {
     std::string bytes = detail::encode_unsealed(problem_);
     problem_.progress = vegas_progress{};
     problem_.members.clear();
+    problem_.vector_iterations.clear();
     written_ = true;
     if (ended) {  // the last write: in this thread, durable when the run was interrupted
       detail::seal(bytes);
@@ -572,6 +621,10 @@ class checkpoint_saver {
   /// The save function of a vegas_resumption that calls this saver (which must outlive the run).
   std::function<void(const std::function<vegas_progress()>&, bool)> save() {
     return [this](const std::function<vegas_progress()>& progress, bool ended) { (*this)(progress, ended); };
+  }
+  /// The save function of a vector_resumption that calls this saver (which must outlive the run).
+  std::function<void(const std::function<vector_progress()>&, bool)> vector_save() {
+    return [this](const std::function<vector_progress()>& progress, bool ended) { vector(progress, ended); };
   }
   /// The save function of a batch_resumption that calls this saver (which must outlive the batch).
   std::function<void(const std::function<std::vector<vegas_progress>()>&, bool)> batch_save() {
@@ -604,11 +657,13 @@ class checkpoint_saver {
 /// move the end of the run may differ: max_iterations, min_iterations, rel_tol, abs_tol and
 /// max_chi2_dof (the run then continues with the new ones). `parameters`: null for a single run;
 /// for a parameter batch, its integrals' parameter vectors, compared with the checkpoint's
-/// (checkpoint::parameters: their number, then each value, every bit).
+/// (checkpoint::parameters: their number, then each value, every bit). `components`: 0 for a
+/// scalar integrand, n for a vector one (checkpoint::components).
 inline std::string checkpoint_difference(const checkpoint& c, const std::string& integrand, int dim,
                                          const std::vector<double>& lower, const std::vector<double>& upper,
                                          const vegas_options& opt, bool force,
-                                         const std::vector<std::vector<double>>* parameters = nullptr) {
+                                         const std::vector<std::vector<double>>* parameters = nullptr,
+                                         int components = 0) {
   std::ostringstream why;
   const auto num = [](double x) {
     std::ostringstream s;
@@ -621,6 +676,11 @@ inline std::string checkpoint_difference(const checkpoint& c, const std::string&
     for (std::size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + num(v[i]);
     return t + ")";
   };
+  if (c.components != components)
+    return c.components == 0 ? "it is of a scalar integrand, not of one of " + std::to_string(components) + " components"
+           : components == 0 ? "it is of a vector integrand of " + std::to_string(c.components) + " components, not of a scalar one"
+                             : "it is of a vector integrand of " + std::to_string(c.components) + " components, not " +
+                                   std::to_string(components);
   if (parameters == nullptr && !c.members.empty())
     return "it is of a batch of " + std::to_string(c.members.size()) + " integrals (a scan), not of one run";
   if (parameters != nullptr) {

@@ -248,7 +248,7 @@ class integrator {
     };
     std::optional<checkpoint_saver> saver;
     if (!checkpoint_path_.empty()) {
-      checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}, {}, {}};
+      checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}, {}, {}, 0, {}};
       const std::string path = checkpoint_path_;
       saver.emplace(
           std::move(problem), [path](const std::string& bytes, bool durable) { write_file_atomically(path, bytes, durable); },
@@ -296,7 +296,7 @@ class integrator {
       c.integrand = integrand;
       return c;
     }
-    checkpoint c{integrand, D, region_lower(), region_upper(), last_options_, {}, {}, {}};
+    checkpoint c{integrand, D, region_lower(), region_upper(), last_options_, {}, {}, {}, 0, {}};
     c.progress.state = state_;
     c.progress.edges = edges();
 #if defined(__CUDACC__)

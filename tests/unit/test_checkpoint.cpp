@@ -432,3 +432,65 @@ TEST(CheckpointBatch, AnotherGridOrASingleRunsCheckpointIsRefused) {
   std::vector<mcubes::vegas_progress> two(saved.back().begin(), saved.back().begin() + 2);
   EXPECT_THROW(run_batch(o, peaks, 1, &two, nullptr), mcubes::invalid_input);
 }
+
+namespace {
+
+struct peak_moments {  // three components: the peak, and two moments (the last near zero: it converges last)
+  mcubes::values<3> operator()(const mcubes::point<3>& x) const {
+    const double p = peak3{}(x);
+    return {{p, p * x[0], p * (x[1] - 0.33)}};
+  }
+};
+
+// A vector run on `threads` CPU threads, resumed from `from` when given; `saved` collects the
+// progress at every boundary and at the end.
+mcubes::vector_result run_vector(const mcubes::vegas_options& o, int threads, const mcubes::vector_progress* from,
+                                 std::vector<mcubes::vector_progress>* saved) {
+  mcubes::cpu_backend backend(threads);
+  mcubes::vector_resumption r;
+  r.from = from;
+  if (saved != nullptr)
+    r.save = [saved](const std::function<mcubes::vector_progress()>& progress, bool) { saved->push_back(progress()); };
+  return mcubes::vegas_vector_with<3, 3>(peak_moments{}, mcubes::region<3>::unit(), o, backend, {}, 3, r);
+}
+
+}  // namespace
+
+// A vector run resumed from the checkpoint of any iteration boundary, through the file format and
+// on another thread count, ends with the bits of the run never stopped (every component's averages,
+// the covariance, the vector chi2, every iteration); a run whose component 0 converged before the
+// others goes on after a resume as it did.
+TEST(CheckpointVector, AVectorRunResumedFromAnyBoundaryEndsWithTheUninterruptedBits) {
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    mcubes::vegas_options o = run_options(mode);
+    o.max_iterations = 12;
+    o.rel_tol = 1e-3;  // component 0 reaches it before the others
+    std::vector<mcubes::vector_progress> saved;
+    const mcubes::vector_result whole = run_vector(o, 2, nullptr, &saved);
+    ASSERT_GE(saved.size(), 4u);
+    bool zero_first = false;  // a boundary where component 0 alone would have converged
+    for (std::size_t k = 0; k < saved.size(); ++k) {
+      SCOPED_TRACE(testing::Message() << "resumed after " << saved[k].run.records.size() << " iterations");
+      const mcubes::iteration_record& last = saved[k].run.records.back();
+      int accumulated = 0;
+      for (const mcubes::iteration_record& rec : saved[k].run.records) accumulated += rec.accumulated;
+      const bool zero_met = accumulated >= o.min_iterations && last.chi2_dof <= o.max_chi2_dof &&
+                            last.weighted_error <= std::fmax(o.abs_tol, o.rel_tol * std::fabs(last.weighted_estimate));
+      zero_first = zero_first || (k + 1 < saved.size() && zero_met);
+      mcubes::checkpoint c = make_checkpoint(o, saved[k].run);
+      c.components = saved[k].components;
+      c.vector_iterations = saved[k].iterations;
+      const std::string bytes = mcubes::encode_checkpoint(c);
+      const mcubes::checkpoint back = mcubes::decode_checkpoint(bytes, "test");
+      EXPECT_EQ(mcubes::encode_checkpoint(back), bytes);
+      EXPECT_EQ(mcubes::checkpoint_difference(back, "peak3", 3, {0, 0, 0}, {1, 1, 1}, o, false, nullptr, 3), "");
+      EXPECT_NE(mcubes::checkpoint_difference(back, "peak3", 3, {0, 0, 0}, {1, 1, 1}, o, false).find("vector integrand of 3"),
+                std::string::npos);
+      const mcubes::vector_progress p = mcubes::vector_progress_of(back);
+      const mcubes::vector_result resumed = run_vector(back.options, 3, &p, nullptr);
+      mcubes_test::expect_same(whole, resumed);
+    }
+    EXPECT_TRUE(zero_first) << "the test needs a boundary where component 0 met the tolerance before the others";
+  }
+}

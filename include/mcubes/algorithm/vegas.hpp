@@ -173,8 +173,12 @@ class vegas_run {
   /// `resume` (may be null): the completed iterations of a run that this one continues (its
   /// records and variances; the caller has restored the state, the map and the shares of the same
   /// vegas_progress): they are accumulated as they were, and the run goes on with the next.
+  ///
+  /// `converged_too` (may be empty): set_iteration_hooks' `converged`, given before the replay of
+  /// `resume` so that a resumed run that had not converged in every component does not end.
   vegas_run(const region<D>& reg, const vegas_options& opt, vegas_state& state, std::string backend_name,
-            int map_n_bins, std::uint64_t min_chunk_samples = 0, const vegas_progress* resume = nullptr)
+            int map_n_bins, std::uint64_t min_chunk_samples = 0, const vegas_progress* resume = nullptr,
+            std::function<bool()> converged_too = {})
       : opt_(with_resolved_bins(opt)), state_(state), run_start_(std::chrono::steady_clock::now()),
         st_(opt.stratification == stratification_mode::adaptive
                 ? make_adaptive_stratification(D, opt.calls_per_iteration, min_chunk_samples)
@@ -214,6 +218,7 @@ class vegas_run {
     res_.seed = opt.seed;
     res_.options = opt_;
     res_.backend = std::move(backend_name);
+    also_converged_ = std::move(converged_too);
     if (resume != nullptr) replay(*resume);
     if (phase_ != phase::done) start_iteration();
   }

@@ -41,6 +41,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -84,6 +85,26 @@ struct vector_result {
   bool converged() const noexcept { return run.converged(); }
   /// Covariance entry (i, j).
   double cov(int i, int j) const { return covariance[static_cast<std::size_t>(i) * components + j]; }
+};
+
+/// Where a vector run stands at an iteration boundary (checkpoint.hpp writes it to a file): the
+/// scalar run's progress (component 0: its records, state, map and VEGAS+ shares) and every
+/// completed iteration's estimates and covariance, from which the averages are rebuilt by the
+/// run's own arithmetic.
+struct vector_progress {
+  vegas_progress run;
+  int components = 0;                        ///< n, the components reported
+  std::vector<vector_iteration> iterations;  ///< one per record of `run`
+};
+
+/// Checkpoint and resume of a vector run (vegas_vector_with), as vegas_resumption for one run:
+/// `from` continues the run of that progress; `save` is called at every iteration boundary and
+/// once at the end with a function that returns the progress there and whether the run has ended.
+/// A run continued from the progress of its k-th boundary ends with the bits of the run never
+/// stopped, on any backend, thread count or block size.
+struct vector_resumption {
+  const vector_progress* from = nullptr;
+  std::function<void(const std::function<vector_progress()>& progress, bool ended)> save;
 };
 
 namespace detail {
@@ -140,9 +161,15 @@ inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> 
 /// beyond the first n must be 0; the result, the stopping rule and the correlated chi2 have the
 /// first n components only, and are those of this width-N run (its chunking is N's, so they are
 /// not bitwise a width-n run's). @throws invalid_input for n outside 1..N.
+/// `resume` (vector_resumption): continue the run of a vector_progress, and hand the progress to a
+/// saver at every iteration boundary; a run continued from the progress of its k-th boundary ends
+/// with the bits of the run never stopped (records' seconds aside), on any backend, thread count
+/// or block size. @throws invalid_input for a progress that does not fit (components, map size,
+/// records, shares); whatever `save` throws.
 template <int D, int N, class F, class Backend>
 vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_options& options, Backend& backend,
-                                const iteration_callback& on_iteration = {}, int components = N) {
+                                const iteration_callback& on_iteration = {}, int components = N,
+                                const vector_resumption& resume = {}) {
   validate(options, D);
   MCUBES_EXPECTS(components >= 1 && components <= N, "a run of ", N, " components reports 1 to ", N, ", not ", components);
   const int n = components;  // the components reported (the rest: padding)
@@ -151,11 +178,14 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   const vegas_options opt = detail::stratification_for<D, F>(with_resolved_bins(options));
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
-  vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins, vector_chunk_samples<N>);
-  cube_shares<std::remove_const_t<Backend>> shares;
-  vegas_run<D>* one = &run;
-  shares.attach(&one, 1, backend);
-  const double w = run.cube_weight();
+  const vector_progress* from = resume.from;
+  if (from != nullptr) {
+    MCUBES_EXPECTS(from->components == n, "the vector run to continue has ", from->components, " components, not ", n);
+    MCUBES_EXPECTS(from->iterations.size() == from->run.records.size(), "the vector run to continue has ",
+                   from->iterations.size(), " vector iterations for ", from->run.records.size(), " records");
+    backend.set_map_edges(map, from->run.edges);
+    state = from->run.state;
+  }
   constexpr int M = vector_partial_size<N>;
   std::vector<double> pending(M, 0.0);
   vector_result out;
@@ -163,6 +193,46 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   std::vector<running_average> avg(static_cast<std::size_t>(n));
   std::vector<std::vector<double>> acc_cov;  // covariances of the accumulated iterations, floored diagonals
   std::vector<std::vector<double>> acc_est;
+  // An iteration enters the averages (iteration_done; a resumed run's completed iterations)
+  const auto accumulate = [&](const vector_iteration& it) {
+    std::vector<double> cf = it.covariance;
+    for (int i = 0; i < n; ++i) {
+      const double var = it.covariance[static_cast<std::size_t>(i) * n + i];
+      const double floor_var = running_average::variance_floor(it.estimate[i]);
+      // predictable weight: the previous accumulated iteration's variance (the scalar run's rule)
+      avg[i].add(it.estimate[i], var, acc_cov.empty() ? var : acc_cov.back()[static_cast<std::size_t>(i) * n + i]);
+      double& d = cf[static_cast<std::size_t>(i) * n + i];
+      d = std::fmax(var, floor_var);
+    }
+    acc_cov.push_back(std::move(cf));
+    acc_est.push_back(it.estimate);
+  };
+  if (from != nullptr)
+    for (const vector_iteration& it : from->iterations) {
+      MCUBES_EXPECTS(it.estimate.size() == static_cast<std::size_t>(n) &&
+                         it.covariance.size() == static_cast<std::size_t>(n) * n,
+                     "iteration ", it.index, " of the vector run to continue does not have ", n, " components");
+      if (it.accumulated) accumulate(it);
+      out.iterations.push_back(it);
+    }
+  const auto all_converged = [&]() {
+    for (int i = 1; i < n; ++i) {
+      const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(avg[i].mean()));
+      if (!(avg[i].sdev() <= tol && avg[i].chi2_dof() <= opt.max_chi2_dof)) return false;
+    }
+    return true;
+  };
+  vegas_run<D> run(reg, opt, state, backend.name(), opt.n_bins, vector_chunk_samples<N>,
+                   from != nullptr ? &from->run : nullptr, all_converged);
+  cube_shares<std::remove_const_t<Backend>> shares;
+  vegas_run<D>* one = &run;
+  shares.attach(&one, 1, backend);
+  if (from != nullptr && (state.cubes.has_shares || state.cubes.pending_total)) {  // as vegas_continue
+    MCUBES_EXPECTS(!from->run.shares.empty(),
+                   "the run to continue has a VEGAS+ allocation but no shares (a damaged checkpoint)");
+    shares.set_host_shares(state.cubes, from->run.shares);
+  }
+  const double w = run.cube_weight();
 
   const auto iteration_done = [&](const iteration_record& rec) {
     vector_iteration it;
@@ -185,29 +255,17 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
                               "'s estimate or variance is not finite (sums of f J overflow the double range); "
                               "rescale the integrand");
     }
-    if (rec.accumulated) {
-      std::vector<double> cf = it.covariance;
-      for (int i = 0; i < n; ++i) {
-        const double var = it.covariance[static_cast<std::size_t>(i) * n + i];
-        const double floor_var = running_average::variance_floor(it.estimate[i]);
-        // predictable weight: the previous accumulated iteration's variance (the scalar run's rule)
-        avg[i].add(it.estimate[i], var, acc_cov.empty() ? var : acc_cov.back()[static_cast<std::size_t>(i) * n + i]);
-        double& d = cf[static_cast<std::size_t>(i) * n + i];
-        d = std::fmax(var, floor_var);
-      }
-      acc_cov.push_back(std::move(cf));
-      acc_est.push_back(it.estimate);
-    }
+    if (rec.accumulated) accumulate(it);
     out.iterations.push_back(std::move(it));
   };
-  const auto all_converged = [&]() {
-    for (int i = 1; i < n; ++i) {
-      const double tol = std::fmax(opt.abs_tol, opt.rel_tol * std::fabs(avg[i].mean()));
-      if (!(avg[i].sdev() <= tol && avg[i].chi2_dof() <= opt.max_chi2_dof)) return false;
-    }
-    return true;
-  };
   run.set_iteration_hooks(iteration_done, all_converged);
+  const auto progress = [&] {
+    vector_progress p;
+    p.run = run.progress(backend.map_edges(map), shares.host_shares(state.cubes));
+    p.components = n;
+    p.iterations = out.iterations;
+    return p;
+  };
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     (void)value;  // component 0's; the host re-evaluates every component to name the failing one
     const auto first = [&](const point<D>& x) { return f(x)[0]; };
@@ -241,8 +299,11 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
       break;
     }
     pending = std::move(ps.sums);
+    const std::size_t before = run.completed();
     run.take(ps.scalar, fail, adapt, on_iteration);
+    if (resume.save && run.completed() > before && !run.done()) resume.save(progress, false);
   }
+  if (resume.save) resume.save(progress, true);  // before finish(), which hands the records over
   out.run = run.finish(on_iteration);
 
   // the averages over the accumulated iterations
