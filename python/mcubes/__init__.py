@@ -37,7 +37,8 @@ boundary (or, where ``f`` itself sees the interrupt, abandons the pass under way
 (callables: :func:`vegas`, :func:`vegas_vector`, :meth:`Integrator.integrate`). The native work runs
 with the GIL released.
 
-Long runs: ``checkpoint=PATH`` (:func:`vegas` and :meth:`Integrator.integrate` of callables) writes a
+Long runs: ``checkpoint=PATH`` (:func:`vegas` of callables and expression strings,
+:meth:`Integrator.integrate` of callables) writes a
 checkpoint file during the run (at most 2 % of its time, and when it is interrupted); ``resume=True``
 continues from that file when it exists, and the continued run ends with the bits of the run never
 stopped. An :class:`Integrator` pickles (its map, state and VEGAS+ allocation) and continues bitwise
@@ -180,6 +181,24 @@ def _fingerprint(f):
     module = getattr(f, "__module__", None) or type(f).__module__
     name = getattr(f, "__qualname__", None) or type(f).__qualname__
     return f"python {module}.{name}"
+
+
+def _checkpoint_files(checkpoint, resume):
+    """(the path to write or None, the bytes to resume from or None, their name) of checkpoint= and
+    resume= (True: the checkpoint= file when it exists; a path: that file)."""
+    path = None if checkpoint is None else os.fspath(checkpoint)
+    source = None
+    if resume is True:
+        if path is None:
+            raise ValueError("resume=True continues from the checkpoint= file: give checkpoint=PATH (or resume=PATH)")
+        if os.path.exists(path):
+            source = path
+    elif resume is not False and resume is not None:
+        source = os.fspath(resume)
+    if source is None:
+        return path, None, ""
+    with open(source, "rb") as fh:
+        return path, fh.read(), f"checkpoint '{source}'"
 
 
 def read_checkpoint(path):
@@ -356,17 +375,30 @@ def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint
     compiler failures), Interrupted (Ctrl-C: a KeyboardInterrupt carrying the completed iterations;
     an expression's run raises a plain KeyboardInterrupt), or what f raises.
 
-    checkpoint, resume, checkpoint_every, tag: a long run's checkpoint file (callables only), as
-    Integrator.integrate takes them: the run is one Integrator's integrate(), bitwise.
+    checkpoint, resume, checkpoint_every, tag: a long run's checkpoint file, as Integrator.integrate
+    takes them: the run of a callable is one Integrator's integrate(), bitwise. An expression string's
+    run checkpoints too (its fingerprint is 'expr TEXT', that of the command's --expr TEXT; tag= does
+    not apply), and Ctrl-C then raises Interrupted with the completed iterations, the file written.
     """
-    if checkpoint is not None or resume is not False:
-        return Integrator(region, **options).integrate(f, callback=callback, checkpoint=checkpoint, resume=resume,
-                                                       checkpoint_every=checkpoint_every, tag=tag)
+    checkpoints = checkpoint is not None or resume is not False
     opts = _options("vegas", VEGAS_OPTIONS, options)
     lower, upper = _region(region)
-    callback = _callback(callback, "vegas")
     array_module = opts.pop("array_module", None)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
+    if checkpoints and kind != "expression":
+        return Integrator(region, **options).integrate(f, callback=callback, checkpoint=checkpoint, resume=resume,
+                                                       checkpoint_every=checkpoint_every, tag=tag)
+    callback = _callback(callback, "vegas")
+    if kind == "expression" and checkpoints:
+        if tag is not None:
+            raise ValueError("tag= names a callable in checkpoints; an expression's fingerprint is its text")
+        path, data, what = _checkpoint_files(checkpoint, resume)
+        every = float(checkpoint_every)
+        if not every >= 0:
+            raise ValueError(f"checkpoint_every must be a non-negative number of seconds, got {checkpoint_every!r}")
+        return _finished(_mcubes.expression(g, "vegas", lower, upper, _without_device(opts), 0, _include_dir(), callback,
+                                            checkpoint=path or "", resume=data, resume_what=what,
+                                            checkpoint_every=every))
     if kind == "expression":
         return Result(_mcubes.expression(g, "vegas", lower, upper, _without_device(opts), 0, _include_dir(), callback))
     if kind == "device_callable":

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -816,9 +817,17 @@ class py_integrator {
 /// An expression compiled at run time (include/mcubes/jit.hpp) and run by `method` ("vegas",
 /// "plain_mc", "midpoint") with the options of a dict; include_dir: where the mcubes headers are
 /// (empty: the library's own search).
+/// An expression string's run (mcubes.vegas / plain_mc / midpoint of a str). For vegas, with
+/// `checkpoint` (a path, "" none) the run writes its checkpoints there (checkpoint_saver's
+/// schedule, `checkpoint_every` seconds apart at least) and with `resume_data` (a checkpoint's
+/// bytes, None none; `resume_what` names them) it continues that run, bitwise. The fingerprint
+/// is "expr TEXT", the command's for `--expr TEXT` without parameters. With either, Ctrl-C stops
+/// the run at the next boundary and the dict says so ("keyboard_interrupt"): the end is written.
+/// @throws invalid_input for a checkpoint of another problem (one sentence naming the difference).
 py::dict run_expression(const std::string& text, const std::string& method, const std::vector<double>& lower,
                         const std::vector<double>& upper, const py::dict& options, std::uint64_t n_per_axis,
-                        const std::string& include_dir, py::object callback) {
+                        const std::string& include_dir, py::object callback, const std::string& checkpoint_path,
+                        py::object resume_data, const std::string& resume_what, double checkpoint_every) {
   const box b = make_box(lower, upper);
   jit::box jb{b.lower, b.upper};
   jit::compile_options copt;
@@ -827,9 +836,45 @@ py::dict run_expression(const std::string& text, const std::string& method, cons
   result r;
   if (m == jit::method::vegas) {
     const vegas_options opt = vegas_options_of(options);
-    const iteration_callback cb = make_callback(std::move(callback));
-    py::gil_scoped_release release;
-    r = jit::compile(jit::expression(text, b.dim()), m, opt.backend, copt, opt.device).vegas(jb, opt, cb);
+    const bool checkpoints = !checkpoint_path.empty() || !resume_data.is_none();
+    interrupt_watch watch;
+    const iteration_callback user_cb = make_callback(std::move(callback), checkpoints ? &watch : nullptr);
+    bool stopped = false;
+    const iteration_callback cb = [&](const iteration_record& rec, const result& so_far) {
+      const run_control c = user_cb(rec, so_far);
+      stopped = stopped || c == run_control::stop;
+      return c;
+    };
+    const std::string fingerprint = "expr " + text;
+    std::optional<checkpoint> resumed;
+    vegas_resumption resume;
+    if (!resume_data.is_none()) {
+      resumed = decode_checkpoint(std::string(py::cast<py::bytes>(resume_data)), resume_what);
+      const std::string diff = checkpoint_difference(*resumed, fingerprint, b.dim(), b.lower, b.upper, opt, false);
+      MCUBES_EXPECTS(diff.empty(), resume_what, ": cannot continue this run: ", diff);
+      resume.from = &resumed->progress;
+    }
+    std::optional<checkpoint_saver> saver;
+    if (!checkpoint_path.empty()) {
+      checkpoint problem;
+      problem.integrand = fingerprint;
+      problem.dim = b.dim();
+      problem.lower = b.lower;
+      problem.upper = b.upper;
+      problem.options = opt;
+      checkpoint_schedule schedule;
+      schedule.every_seconds = checkpoint_every;
+      saver.emplace(
+          std::move(problem),
+          [checkpoint_path](const std::string& bytes, bool durable) { write_file_atomically(checkpoint_path, bytes, durable); },
+          schedule, [&] { return stopped; });
+      resume.save = saver->save();
+    }
+    {
+      py::gil_scoped_release release;
+      r = jit::compile(jit::expression(text, b.dim()), m, opt.backend, copt, opt.device).vegas(jb, opt, cb, {}, nullptr, resume);
+    }
+    return checkpoints ? with_interrupt(to_dict(r), watch) : to_dict(r);
   } else if (m == jit::method::plain_mc) {
     const plain_mc_options opt = plain_mc_options_of(options);
     py::gil_scoped_release release;
@@ -961,7 +1006,9 @@ PYBIND11_MODULE(_mcubes, m) {
         py::arg("options"));
 #if MCUBES_PYTHON_HAS_JIT
   m.def("expression", &run_expression, py::arg("text"), py::arg("method"), py::arg("lower"), py::arg("upper"),
-        py::arg("options"), py::arg("n_per_axis"), py::arg("include_dir"), py::arg("callback") = py::none());
+        py::arg("options"), py::arg("n_per_axis"), py::arg("include_dir"), py::arg("callback") = py::none(),
+        py::arg("checkpoint") = std::string(), py::arg("resume") = py::none(), py::arg("resume_what") = std::string(),
+        py::arg("checkpoint_every") = 0.0);
 #endif
   py::class_<py_integrator>(m, "Integrator")
       .def(py::init<const std::vector<double>&, const std::vector<double>&, const py::dict&>())

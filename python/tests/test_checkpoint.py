@@ -4,6 +4,7 @@ Ctrl-C raising mcubes.Interrupted with the completed iterations (which a resume 
 
 import os
 import pickle
+import shutil
 import signal
 import threading
 import time
@@ -142,3 +143,25 @@ def test_ctrl_c_in_a_vector_run_raises_interrupted_with_its_iterations():
     r = caught.value.result
     assert isinstance(r, mcubes.VectorResult) and r.status == "interrupted"
     assert len(r.records.estimate) == r.iterations
+
+
+needs_jit = pytest.mark.skipif(not mcubes._mcubes.has_jit, reason="this build has no run-time compilation")
+needs_cxx = pytest.mark.skipif(shutil.which("c++") is None and shutil.which("g++") is None, reason="no C++ compiler")
+
+
+@needs_jit
+@needs_cxx
+def test_an_expression_run_stopped_then_resumed_has_the_uninterrupted_bits(tmp_path):
+    text = "exp(-20 * (x[0] - 0.3) * (x[0] - 0.3)) * (1 + x[1] * x[2])"
+    whole = mcubes.vegas(text, [(0, 1)] * 3, threads=2, **BASE)
+    assert whole.iterations == 8
+    path = tmp_path / "expr.ckpt"
+    part = mcubes.vegas(text, [(0, 1)] * 3, threads=1, checkpoint=path, callback=stop_after(3), **BASE)
+    assert part.status == "interrupted" and part.iterations == 3
+    info = mcubes.read_checkpoint(path)
+    assert info["integrand"] == "expr " + text and info["completed_iterations"] == 3
+    assert_same_result(mcubes.vegas(text, [(0, 1)] * 3, threads=3, checkpoint=path, resume=True, **BASE), whole)
+    with pytest.raises(ValueError, match="integrand 'expr exp"):
+        mcubes.vegas("x[0] * x[1] * x[2]", [(0, 1)] * 3, resume=path, **BASE)
+    with pytest.raises(ValueError, match="tag= names a callable"):
+        mcubes.vegas(text, [(0, 1)] * 3, checkpoint=path, tag="mine", **BASE)
