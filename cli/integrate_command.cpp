@@ -27,6 +27,7 @@
 #include "integrand_dispatch.hpp"
 #include "integrate_args.hpp"
 #include "integrate_plan.hpp"
+#include "checkpoint_file.hpp"
 #include "interrupt.hpp"
 #include "npy_file.hpp"
 #include "output_file.hpp"
@@ -138,22 +139,8 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   // The schedule of checkpoint_saver (checkpoint.hpp): at most 2 % of the run's time, and
   // --checkpoint-every; a failing write warns once and the run goes on, except the last.
   std::optional<checkpoint_saver> saver;
-  bool checkpoint_warned = false;
   if (checkpoint_file) {
-    checkpoint_schedule schedule;
-    schedule.every_seconds = checkpoint_every;
-    saver.emplace(
-        problem, [&](const std::string& bytes, bool durable) { checkpoint_file->write(bytes, durable); }, schedule,
-        [] { return interrupt_signal() != 0; });
-    saver->keep_going_on_failure([&](std::exception_ptr failure) {
-      if (checkpoint_warned) return;
-      checkpoint_warned = true;
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& ex) {
-        std::fprintf(stderr, "mcubes: warning: %s; the run goes on (the checkpoint is written again later)\n", ex.what());
-      }
-    });
+    open_checkpoints(saver, problem, *checkpoint_file, checkpoint_every, "run");
     rq.resume.save = saver->save();
   }
 

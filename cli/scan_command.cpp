@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "integrate_args.hpp"
+#include "checkpoint_file.hpp"
 #include "integrate_plan.hpp"
 #include "interrupt.hpp"
 #include "output_file.hpp"
@@ -314,22 +315,8 @@ int run_scan(const scan_args& sa) {
   // The schedule of checkpoint_saver (as integrate's): at most 2 % of the scan's time, and
   // --checkpoint-every; a failing write warns once and the scan goes on, except the last.
   std::optional<checkpoint_saver> saver;
-  bool checkpoint_warned = false;
   if (checkpoint_file) {
-    checkpoint_schedule schedule;
-    schedule.every_seconds = checkpoint_every;
-    saver.emplace(
-        std::move(problem), [&](const std::string& bytes, bool durable) { checkpoint_file->write(bytes, durable); },
-        schedule, [] { return interrupt_signal() != 0; });
-    saver->keep_going_on_failure([&](std::exception_ptr failure) {
-      if (checkpoint_warned) return;
-      checkpoint_warned = true;
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& ex) {
-        std::fprintf(stderr, "mcubes: warning: %s; the scan goes on (the checkpoint is written again later)\n", ex.what());
-      }
-    });
+    open_checkpoints(saver, std::move(problem), *checkpoint_file, checkpoint_every, "scan");
     rq.resume.save = saver->batch_save();
   }
   if (resumed && text && !a.quiet) {
