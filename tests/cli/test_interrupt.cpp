@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <regex>
 #include <chrono>
@@ -247,6 +248,46 @@ void expect_same_record(const json& j, const json& whole) {
     EXPECT_EQ(j.at("iterations")[i].at("estimate"), whole.at("iterations")[i].at("estimate")) << "iteration " << i;
 }
 
+// Starts with({"--threads", "2", "--checkpoint", FILE}) `trials` times and kills it with SIGKILL
+// at a random moment (the first `anytime` trials at any moment, maybe before the first checkpoint;
+// the others after it), then runs with({"--threads", "1", "--checkpoint", FILE, "--json", J}) and
+// --resume FILE where a checkpoint was left: it must exit 1 (not every integral converged, as the
+// uninterrupted run), and `compare` checks its record J. `resumed` counts the resumes from a file.
+void kill_and_resume(const std::function<std::vector<std::string>(std::vector<std::string>)>& with, int trials,
+                     int anytime, double whole_seconds, std::uint64_t seed, const std::string& name, int& resumed,
+                     const std::function<void(const json&)>& compare) {
+  std::mt19937_64 moments(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    const std::string ckpt = temp_path(name + ".ckpt"), out_json = temp_path(name + "r.json");
+    const child c = start(with({"--threads", "2", "--checkpoint", ckpt}));
+    const auto started = std::chrono::steady_clock::now();
+    if (trial >= anytime) {
+      while (read_file(ckpt).empty() && std::chrono::steady_clock::now() - started < std::chrono::seconds(60))
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const double at = std::uniform_real_distribution<double>(0.0, 0.9)(moments) * whole_seconds;
+    std::this_thread::sleep_for(std::chrono::duration<double>(at) - (std::chrono::steady_clock::now() - started) / 2);
+    kill(c.pid, SIGKILL);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    remove_outputs(c);
+    const bool have = !read_file(ckpt).empty();
+    resumed += have;
+    std::vector<std::string> again = {"--threads", "1", "--checkpoint", ckpt, "--json", out_json};
+    if (have) again.insert(again.end(), {"--resume", ckpt});
+    const child r = start(with(again));
+    const int rs = mcubes_test::wait_for_exit(r, 120);
+    EXPECT_TRUE(WIFEXITED(rs)) << read_file(r.err);
+    if (WIFEXITED(rs)) {
+      EXPECT_EQ(WEXITSTATUS(rs), 1) << read_file(r.err);
+      compare(json::parse(read_file(out_json)));
+    }
+    remove_outputs(r);
+    for (const std::string& f : {ckpt, out_json}) std::remove(f.c_str());
+  }
+}
+
 TEST(Checkpoint, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedBits) {
   const std::vector<std::string> run = {"integrate", "f2", "--dim", "4", "--calls-per-iter", "2e5", "--max-iterations",
                                         "60", "--rel-tol", "1e-14", "--backend", "cpu", "--seed", "5"};
@@ -262,36 +303,9 @@ TEST(Checkpoint, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedBits) {
   const double whole_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const json whole = json::parse(read_file(whole_json));
   ASSERT_EQ(whole.at("n_iterations"), 60);
-  std::mt19937_64 moments(2026);
   int resumed_from_file = 0;
-  for (int trial = 0; trial < 20; ++trial) {
-    SCOPED_TRACE(testing::Message() << "trial " << trial);
-    const std::string ckpt = temp_path(".ckpt"), out_json = temp_path(".json");
-    const child c = start(with({"--threads", "2", "--checkpoint", ckpt}));
-    // the first 4 trials at any moment (maybe before the first checkpoint); the others after it
-    const auto started = std::chrono::steady_clock::now();
-    if (trial >= 4) {
-      while (read_file(ckpt).empty() && std::chrono::steady_clock::now() - started < std::chrono::seconds(60))
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    const double at = std::uniform_real_distribution<double>(0.0, 0.9)(moments) * whole_seconds;
-    std::this_thread::sleep_for(std::chrono::duration<double>(at) - (std::chrono::steady_clock::now() - started) / 2);
-    kill(c.pid, SIGKILL);
-    int status = 0;
-    waitpid(c.pid, &status, 0);
-    remove_outputs(c);
-    const bool have = !read_file(ckpt).empty();
-    resumed_from_file += have;
-    std::vector<std::string> again = {"--threads", "1", "--checkpoint", ckpt, "--json", out_json};
-    if (have) again.insert(again.end(), {"--resume", ckpt});
-    const child r = start(with(again));
-    const int rs = mcubes_test::wait_for_exit(r, 120);
-    ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
-    EXPECT_EQ(WEXITSTATUS(rs), 1) << read_file(r.err);  // not converged (rel-tol 1e-14), as the whole run
-    expect_same_record(json::parse(read_file(out_json)), whole);
-    remove_outputs(r);
-    for (const std::string& f : {ckpt, out_json}) std::remove(f.c_str());
-  }
+  kill_and_resume(with, 20, 4, whole_seconds, 2026, "", resumed_from_file,
+                  [&](const json& j) { expect_same_record(j, whole); });
   EXPECT_GE(resumed_from_file, 16) << "the kills after the first checkpoint find one";
   std::remove(whole_json.c_str());
 }
@@ -421,35 +435,9 @@ TEST(Checkpoint, AScanKilledAtRandomMomentsResumesToTheUninterruptedBits) {
   int converged = 0;
   for (const json& r : whole.at("results")) converged += r.at("status") == "converged";
   EXPECT_EQ(converged, 2);  // a = 20 and 30 end before the others
-  std::mt19937_64 moments(2027);
   int resumed_from_file = 0;
-  for (int trial = 0; trial < 8; ++trial) {
-    SCOPED_TRACE(testing::Message() << "trial " << trial);
-    const std::string ckpt = temp_path("scan.ckpt"), out_json = temp_path("scanr.json");
-    const child c = start(with({"--threads", "2", "--checkpoint", ckpt}));
-    const auto started = std::chrono::steady_clock::now();
-    if (trial >= 2) {  // the first 2 trials at any moment (maybe before the first checkpoint)
-      while (read_file(ckpt).empty() && std::chrono::steady_clock::now() - started < std::chrono::seconds(60))
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    const double at = std::uniform_real_distribution<double>(0.0, 0.9)(moments) * whole_seconds;
-    std::this_thread::sleep_for(std::chrono::duration<double>(at) - (std::chrono::steady_clock::now() - started) / 2);
-    kill(c.pid, SIGKILL);
-    int status = 0;
-    waitpid(c.pid, &status, 0);
-    remove_outputs(c);
-    const bool have = !read_file(ckpt).empty();
-    resumed_from_file += have;
-    std::vector<std::string> again = {"--threads", "1", "--checkpoint", ckpt, "--json", out_json};
-    if (have) again.insert(again.end(), {"--resume", ckpt});
-    const child r = start(with(again));
-    const int rs = mcubes_test::wait_for_exit(r, 120);
-    ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
-    EXPECT_EQ(WEXITSTATUS(rs), 1) << read_file(r.err);  // some not converged, as the whole scan
-    expect_same_scan(json::parse(read_file(out_json)), whole);
-    remove_outputs(r);
-    for (const std::string& f : {ckpt, out_json}) std::remove(f.c_str());
-  }
+  kill_and_resume(with, 8, 2, whole_seconds, 2027, "scan", resumed_from_file,
+                  [&](const json& j) { expect_same_scan(j, whole); });
   EXPECT_GE(resumed_from_file, 6) << "the kills after the first checkpoint find one";
   std::remove(whole_json.c_str());
 }
