@@ -4,13 +4,15 @@
 #   install-deps.sh --tests   also what command 2 needs (scripts/test.sh: GoogleTest, GSL for a
 #                             reference benchmark and a test, Python with matplotlib for bench/*.py,
 #                             pybind11, the Python headers, NumPy and pytest for the Python module,
-#                             help2man for the manual page, Doxygen for the API reference)
+#                             help2man for the manual page, Doxygen for the API reference, OpenMPI
+#                             for the runs under mpirun)
 set -euo pipefail
 pkgs=(g++ cmake make librandom123-dev libboost-math-dev libcli11-dev nlohmann-json3-dev)
 case "${1:-}" in
   "") ;;
   --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib pybind11-dev python3-dev python3-numpy python3-pytest
-                 help2man doxygen python3-build python3-venv python3-wheel python3-setuptools python3-pip) ;;
+                 help2man doxygen python3-build python3-venv python3-wheel python3-setuptools python3-pip
+                 libopenmpi-dev openmpi-bin) ;;
   *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac
 missing=()

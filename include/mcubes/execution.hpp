@@ -17,6 +17,8 @@
 
 namespace mcubes {
 
+class communicator;  // backend/team.hpp
+
 /// Which machine computes the samples. `automatic` picks CUDA when the translation unit was
 /// compiled by nvcc and a device is present, else the CPU (result.backend says which ran).
 enum class backend_kind { cpu, cuda, automatic };
@@ -77,6 +79,14 @@ struct execution {
   /// A stop request that the run honours (stop_request: when and how), or null: never stopped this
   /// way. Not owned; it must outlive the run. Never changes the completed iterations.
   const stop_request* stop = nullptr;
+  /// The team of processes (MPI ranks: mcubes/mpi.hpp's mpi_communicator) that computes each
+  /// integral together, or null: this process alone. Every rank runs the same call with the same
+  /// options; each samples its fixed share of the sub-cubes (backend/team.hpp) and every rank
+  /// returns the same result, bitwise that of one process, for any number of ranks. CPU backend
+  /// only, scalar integrands (single runs and batches) and the chunk methods (plain Monte Carlo,
+  /// the midpoint rule, pi); a vector integrand under a team of several ranks throws
+  /// invalid_input. Not owned; it must outlive the run. Never changes the result.
+  const communicator* team = nullptr;
 };
 
 /// Checks every field of `ex`. (That a CUDA device exists is checked when the backend is made.)

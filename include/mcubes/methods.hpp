@@ -63,6 +63,11 @@ inline constexpr bool has_cuda_backend = false;
 ///         compiled by nvcc.
 inline bool uses_cuda(const execution& ex) {
   validate(ex);
+  if (splits(ex.team)) {  // a team of ranks: the CPU backend (execution::team)
+    MCUBES_EXPECTS(ex.backend != backend_kind::cuda,
+                   "backend cuda under a team of several ranks (execution::team) is not supported yet: use the cpu backend");
+    return false;
+  }
 #if defined(__CUDACC__)
   return ex.backend == backend_kind::cuda || (ex.backend == backend_kind::automatic && cuda_device_count() > 0);
 #else
@@ -86,7 +91,7 @@ decltype(auto) on_backend(const execution& ex, Fn&& fn) {
 #else
   (void)uses_cuda(ex);
 #endif
-  cpu_backend backend(ex.threads, ex.stop);
+  cpu_backend backend(ex.threads, ex.stop, ex.team);
   return fn(backend);
 }
 
@@ -247,6 +252,8 @@ class integrator {
       return c;
     };
     std::optional<checkpoint_saver> saver;
+    MCUBES_EXPECTS(checkpoint_path_.empty() || !splits(opt.team),
+                   "checkpoints of a call under a team of several ranks (execution::team) are not supported yet");
     if (!checkpoint_path_.empty()) {
       checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}, {}, {}, 0, {}};
       const std::string path = checkpoint_path_;
@@ -259,6 +266,7 @@ class integrator {
     if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, cuda_shares_, watched, resumption);
 #endif
     cpu_->stop = opt.stop;  // this call's stop request (execution::stop)
+    cpu_->team = opt.team;  // and its team (execution::team)
     if constexpr (!is_device_array_integrand_v<F>)
       return vegas_continue<D>(f, region_, opt, *cpu_, *cpu_map_, state_, cpu_shares_, watched, resumption);
     return {};
@@ -506,7 +514,7 @@ auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options&
 #else
   (void)uses_cuda(opt);  // backend cuda outside nvcc: invalid_input
 #endif
-  cpu_backend backend(opt.threads, opt.stop);
+  cpu_backend backend(opt.threads, opt.stop, opt.team);
   return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
 }
 

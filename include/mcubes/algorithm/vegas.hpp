@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "../backend/team.hpp"
 #include "../core/adaptive_map.hpp"
 #include "../core/cube_counts.hpp"
 #include "../core/reduction.hpp"
@@ -834,7 +835,7 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
   };
   const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
   while (!run.done()) {
-    if (opt.stop != nullptr && opt.stop->requested()) {  // execution::stop: before every pass
+    if (stop_agreed(opt.stop, team_of(backend))) {  // execution::stop: before every pass (every rank of a team)
       run.stop();
       break;
     }

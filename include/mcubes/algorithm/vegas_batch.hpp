@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "../backend/backend.hpp"
+#include "../backend/team.hpp"
 #include "../backend/worker_pool.hpp"
 #include "../core/batch.hpp"
 #include "../error.hpp"
@@ -478,7 +479,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
           }
           any = true;
         }
-      if (abandoned || (any && opt.stop != nullptr && opt.stop->requested())) {
+      if (abandoned || (any && stop_agreed(opt.stop, team_of(backend)))) {
         stop_all();
         break;
       }

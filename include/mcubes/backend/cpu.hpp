@@ -41,6 +41,7 @@
 #include "cpu/fast_path.hpp"
 #include "cpu/vector_pass.hpp"
 #include "cpu_tiles.hpp"
+#include "team.hpp"
 #include "worker_pool.hpp"
 
 namespace mcubes {
@@ -87,7 +88,10 @@ class cpu_backend {
  public:
   /// @param threads number of worker threads; 0 = std::thread::hardware_concurrency().
   /// @param stop_on the stop request (execution::stop) that sample passes honour, or null.
-  explicit cpu_backend(int threads = 0, const stop_request* stop_on = nullptr) : stop(stop_on) {
+  /// @param team_of the team (execution::team, backend/team.hpp) whose ranks share every pass and
+  ///        reduction, or null: this process computes every chunk. Not owned.
+  explicit cpu_backend(int threads = 0, const stop_request* stop_on = nullptr, const communicator* team_of = nullptr)
+      : stop(stop_on), team(team_of) {
     MCUBES_EXPECTS(threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", threads);
     threads_ = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
     pool_ = std::make_shared<worker_pool>(threads_);
@@ -106,6 +110,11 @@ class cpu_backend {
   /// throws pass_abandoned, its partial sums discarded. (An array integrand's tile, and a call of
   /// the integrand, are finished first.)
   const stop_request* stop = nullptr;
+  /// The team (backend/team.hpp) that shares the passes and reductions, or null. With more than
+  /// one rank, each rank computes the chunks of its part of every pass (team_split) and the ranks
+  /// exchange the parts' sums, flags and integer bins: every rank gets the bits one process gets.
+  /// A stop request seen by one rank abandons the pass on all (pass_abandoned).
+  const communicator* team = nullptr;
 
   /// Runs V-Sample (adapt = true) or V-Sample-No-Adjust over chunks 0, stride, 2*stride, ...
   /// (stride > 1 only for the bin-scale probe, whose sums are not used).
@@ -128,6 +137,8 @@ class cpu_backend {
                                             const IntegrandOf& integrand) const {
     struct pass_plan {
       std::uint64_t n_sel, width, tile, n_tiles, first_unit;
+      team_split split;         // the parts of this rank (every chunk without a team)
+      std::uint64_t first_tile;  // this rank's first tile; its tiles are the units [first_unit, + n_tiles)
       std::size_t n_bin_values;
       const cpu_detail::coordinate_tables<D>* tables;
     };
@@ -140,10 +151,16 @@ class cpu_backend {
       pass_plan& pl = plan[i];
       pl.n_sel = (ps.st->n_chunks + ps.stride - 1) / ps.stride;
       pl.width = next_pow2(pl.n_sel);
-      // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either way
+      pl.split = split_chunks(pl.n_sel, team);
+      MCUBES_EXPECTS(!splits(team) || ps.stride == 1 || ps.sp->counts.share_in == nullptr,
+                     "cpu_backend: a strided pass that reads VEGAS+ shares cannot be split over a team");
+      // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either
+      // way; within a team's part (the part is then a whole number of tiles)
       pl.tile = std::min<std::uint64_t>(cpu_detail::tile_chunks<D, F>(ps.sp->chunk_cubes * ps.sp->p), pl.width);
+      pl.tile = std::min(pl.tile, pl.split.part_chunks);
       max_tile = std::max(max_tile, pl.tile);
-      pl.n_tiles = (pl.n_sel + pl.tile - 1) / pl.tile;
+      pl.first_tile = pl.split.chunk_begin() / pl.tile;
+      pl.n_tiles = pl.split.part_end > pl.split.part_begin ? (pl.split.chunk_end() + pl.tile - 1) / pl.tile - pl.first_tile : 0;
       pl.first_unit = n_units;
       n_units += pl.n_tiles;
       pl.n_bin_values = ps.adapt ? static_cast<std::size_t>(D) * ps.map.n_bins : 0;
@@ -186,7 +203,7 @@ class cpu_backend {
             wp.used = true;
             wp.bins.assign(pl.n_bin_values, bin_accumulator{});
           }
-          const std::uint64_t t = u - pl.first_unit;
+          const std::uint64_t t = pl.first_tile + (u - pl.first_unit);
           const std::uint64_t first = t * pl.tile;
           const std::uint64_t count = std::min(pl.tile, pl.n_sel - first);
           bin_array_sink sink{wp.bins.data(), ps.map.n_bins, &wp.over, pl.n_bin_values};
@@ -251,6 +268,77 @@ class cpu_backend {
       }
     };
     pool_->run(n_workers, work);
+    if (splits(team)) {  // the parts' sums and flags, then the integer bins, exchanged (backend/team.hpp)
+      std::vector<unsigned char> payload;
+      for (std::size_t i = 0; i < n_passes && !failure && !abandoned; ++i) {
+        const pass_plan& pl = plan[i];
+        chunk_partial flags;
+        for (const auto& pw : per_worker) merge_flags(flags, pw[i].flags);
+        put_bytes(payload, &flags);
+        const std::uint64_t tiles_per_part = pl.split.part_chunks / pl.tile;
+        for (std::uint64_t p = pl.split.part_begin; p < pl.split.part_end; ++p) {
+          const std::uint64_t t0 = p * tiles_per_part - pl.first_tile;  // this rank's tiles are whole parts
+          const std::uint64_t nt = std::min(tiles_per_part, pl.n_tiles - t0);
+          const double part[2] = {pairwise_sum(tile_est.data() + pl.first_unit + t0, nt, tiles_per_part),
+                                  pairwise_sum(tile_var.data() + pl.first_unit + t0, nt, tiles_per_part)};
+          put_bytes(payload, part, 2);
+        }
+      }
+      const auto all = team_exchange(*team, failure, abandoned, payload);
+      std::vector<iteration_sums> out(n_passes);
+      std::vector<std::size_t> at(all.size(), 0);
+      std::vector<double> est, var;
+      for (std::size_t i = 0; i < n_passes; ++i) {
+        const pass_plan& pl = plan[i];
+        est.assign(pl.split.n_parts, 0.0);
+        var.assign(pl.split.n_parts, 0.0);
+        for (int r = 0; r < team->size(); ++r) {
+          chunk_partial flags;
+          take_bytes(all[r], at[r], &flags);
+          merge_flags(out[i].flags, flags);
+          const team_split sr = split_chunks(pl.n_sel, r, team->size());
+          for (std::uint64_t p = sr.part_begin; p < sr.part_end; ++p) {
+            double part[2];
+            take_bytes(all[r], at[r], part, 2);
+            est[p] = part[0];
+            var[p] = part[1];
+          }
+        }
+        out[i].estimate = pairwise_sum(est.data(), pl.split.n_parts, pl.width / pl.split.part_chunks);
+        out[i].variance = pairwise_sum(var.data(), pl.split.n_parts, pl.width / pl.split.part_chunks);
+      }
+      std::vector<unsigned char> bins;  // every adapting pass's bins at the team's top level
+      for (std::size_t i = 0; i < n_passes; ++i) {
+        if (!passes[i].adapt) continue;
+        const std::size_t nv = plan[i].n_bin_values;
+        out[i].top_level = top_bin_level(out[i].flags.max_contribution, passes[i].sp->bin_scale);
+        std::vector<bin_accumulator> mine((static_cast<std::size_t>(out[i].top_level) + 1) * nv);
+        for (const auto& pw : per_worker) {
+          const worker_pass& wp = pw[i];
+          if (!wp.used) continue;
+          for (std::size_t b = 0; b < nv; ++b) mine[b].add(wp.bins[b]);
+          if (!wp.over.empty())
+            for (std::size_t b = nv; b < mine.size(); ++b) mine[b].add(wp.over[b - nv]);
+        }
+        put_bytes(bins, mine.data(), mine.size());
+        out[i].bins.assign(mine.size(), bin_accumulator{});
+      }
+      if (!bins.empty()) {
+        const auto all_bins = team_exchange(*team, nullptr, false, bins);
+        for (const auto& m : all_bins) {
+          std::size_t off = 0;
+          for (std::size_t i = 0; i < n_passes; ++i) {
+            if (!passes[i].adapt) continue;
+            for (bin_accumulator& b : out[i].bins) {
+              bin_accumulator x;
+              take_bytes(m, off, &x);
+              b.add(x);
+            }
+          }
+        }
+      }
+      return out;
+    }
     if (failure) std::rethrow_exception(failure);
     if (abandoned) throw pass_abandoned();
 
@@ -278,9 +366,11 @@ class cpu_backend {
   }
 
   /// One pass of a vector-valued integrand (values<N>; backend/cpu/vector_pass.hpp).
+  /// @throws invalid_input under a team of more than one rank (not split yet).
   template <int D, int N, class F>
   vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st,
                                  const map_view<D>& map, bool adapt, std::uint64_t stride = 1) const {
+    MCUBES_EXPECTS(!splits(team), "vector integrands do not run across MPI ranks yet: run them in one process");
     return cpu_sample_vector<D, N>(threads_, *pool_, f, sp, st, map, adapt, stride);
   }
 
@@ -372,13 +462,17 @@ class cpu_backend {
   /// @throws the first exception a chunk throws.
   template <class T, class ChunkFn, class Merge>
   T reduce(std::uint64_t n_chunks, const ChunkFn& chunk, const Merge& merge) const {
+    if (splits(team))  // this rank's parts (backend/team.hpp), each over the tree of its chunks
+      return team_reduce<T>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
+        return cpu_tree_reduce<T>(n, threads_, *pool_, [&](std::uint64_t c) { return chunk(first + c); }, merge);
+      }, merge);
     return cpu_tree_reduce<T>(n_chunks, threads_, *pool_, chunk, merge);
   }
   /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (wraps modulo 2^64).
   template <class ChunkFn>
   std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) const {
-    return cpu_tree_reduce<std::uint64_t>(
-        n_chunks, threads_, *pool_, [&](std::uint64_t c) { return static_cast<std::uint64_t>(chunk(c)); },
+    return reduce<std::uint64_t>(
+        n_chunks, [&](std::uint64_t c) { return static_cast<std::uint64_t>(chunk(c)); },
         [](std::uint64_t a, std::uint64_t b) { return a + b; });
   }
 

@@ -1,0 +1,228 @@
+#pragma once
+/// @file backend/team.hpp
+/// One integral computed by a team of processes (MPI ranks), with the bits of one process: the
+/// communicator interface the backends exchange through, the fixed split of a pass's chunks over
+/// the ranks, and the one exchange that every team operation ends with.
+///
+/// The split (team_split): the chunks [0, n) of a pass (or of a reduction) are cut into P aligned
+/// parts of S chunks, S = W / min(W, next_pow2(64 R)) with W = next_pow2(n) and R ranks (at least
+/// 64 parts per rank where there are that many chunks); rank r takes the parts [P r / R, P (r+1) / R),
+/// a contiguous range of chunks. Every part is a node of the one fixed tree of core/fixed_tree.hpp,
+/// so each rank reduces its parts on its own and the parts' values, gathered in part order, are
+/// merged over the tree of width W / S: bitwise the value one process computes over all n chunks,
+/// for any R. The split depends on n and R only, so a VEGAS+ pass and the reductions of its
+/// per-sub-cube shares (algorithm/vegas.hpp allocate_counts) give every rank the same chunks, and a
+/// rank reads only the shares it wrote.
+///
+/// What is exchanged per pass: the parts' values (2 doubles each: at most 2 x 64 x next_pow2(R)
+/// per pass), the flags of each rank (chunk_partial: counts, first failing sample, largest term:
+/// merged exactly, in any order) and, for an adapting pass, the exact integer bin sums (D x
+/// n_bins 128-bit integers per level), added as integers. Never a floating-point sum across ranks.
+///
+/// Failures: every exchange first agrees on the ranks' states. A rank whose pass threw makes every
+/// rank throw (itself its own exception; the others team_failure naming the rank and its message);
+/// a pass that one rank abandoned on a stop request (execution::stop) is abandoned by all
+/// (pass_abandoned), so that every rank ends its run at the same iteration boundary.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../core/fixed_tree.hpp"
+#include "../error.hpp"
+#include "../execution.hpp"
+
+namespace mcubes {
+
+/// The exchanges a team of processes needs, whatever carries them (mcubes/mpi.hpp: MPI). Every
+/// rank calls each operation in the same order (a collective). Implementations must be usable
+/// from the thread that runs the method (one thread at a time).
+class communicator {
+ public:
+  virtual ~communicator() = default;
+  /// This process's rank in [0, size()).
+  virtual int rank() const = 0;
+  /// Number of ranks (>= 1).
+  virtual int size() const = 0;
+  /// Gathers each rank's `mine` into all[r] (r = the rank), on every rank. Sizes may differ.
+  /// @throws error if the transport fails.
+  virtual void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const = 0;
+};
+
+/// A rank's failure, as seen by the other ranks of the team: "rank R: MESSAGE".
+class team_failure : public error {
+ public:
+  team_failure(int rank, const std::string& message)
+      : error("rank " + std::to_string(rank) + ": " + message), rank_(rank) {}
+  /// The rank that failed first (the lowest failing rank).
+  int rank() const noexcept { return rank_; }
+
+ private:
+  int rank_;
+};
+
+/// Whether `team` splits the work: non-null and more than one rank.
+inline bool splits(const communicator* team) { return team != nullptr && team->size() > 1; }
+
+/// The split of n chunks over a team (file comment): parts of `part_chunks` chunks, this rank's
+/// parts [part_begin, part_end) = chunks [chunk_begin(), chunk_end()).
+struct team_split {
+  std::uint64_t n_chunks = 0;
+  std::uint64_t width = 1;        ///< next_pow2(n_chunks)
+  std::uint64_t part_chunks = 1;  ///< S, a power of two
+  std::uint64_t n_parts = 0;      ///< ceil(n_chunks / S)
+  std::uint64_t part_begin = 0, part_end = 0;
+  std::uint64_t chunk_begin() const { return part_begin * part_chunks < n_chunks ? part_begin * part_chunks : n_chunks; }
+  std::uint64_t chunk_end() const { return part_end * part_chunks < n_chunks ? part_end * part_chunks : n_chunks; }
+};
+
+/// The split of n_chunks chunks for rank `rank` of `ranks` (ranks = 1: one part, every chunk).
+inline team_split split_chunks(std::uint64_t n_chunks, int rank, int ranks) {
+  team_split s;
+  s.n_chunks = n_chunks;
+  s.width = next_pow2(n_chunks);
+  const std::uint64_t parts = ranks > 1 ? next_pow2(64 * static_cast<std::uint64_t>(ranks)) : 1;
+  s.part_chunks = s.width > parts ? s.width / parts : 1;
+  s.n_parts = (n_chunks + s.part_chunks - 1) / s.part_chunks;
+  const std::uint64_t r = static_cast<std::uint64_t>(rank), R = static_cast<std::uint64_t>(ranks);
+  s.part_begin = s.n_parts * r / R;
+  s.part_end = s.n_parts * (r + 1) / R;
+  return s;
+}
+
+/// The split of n_chunks for this process: every chunk when `team` does not split.
+inline team_split split_chunks(std::uint64_t n_chunks, const communicator* team) {
+  return splits(team) ? split_chunks(n_chunks, team->rank(), team->size()) : split_chunks(n_chunks, 0, 1);
+}
+
+/// Appends the bytes of a trivially copyable value.
+template <class T>
+void put_bytes(std::vector<unsigned char>& out, const T* p, std::size_t n = 1) {
+  static_assert(std::is_trivially_copyable_v<T>, "team exchanges carry trivially copyable values");
+  const auto* b = reinterpret_cast<const unsigned char*>(p);
+  out.insert(out.end(), b, b + n * sizeof(T));
+}
+
+/// Reads n values at `at` (advanced). @throws error if the message is too short.
+template <class T>
+void take_bytes(const std::vector<unsigned char>& in, std::size_t& at, T* p, std::size_t n = 1) {
+  static_assert(std::is_trivially_copyable_v<T>, "team exchanges carry trivially copyable values");
+  MCUBES_EXPECTS(at + n * sizeof(T) <= in.size(), "team exchange: a rank's message is shorter than expected");
+  std::memcpy(static_cast<void*>(p), in.data() + at, n * sizeof(T));
+  at += n * sizeof(T);
+}
+
+/// The exchange every team operation ends with: each rank's state (ok, abandoned, failed) and its
+/// payload, gathered on every rank. Rethrows `failure` on the rank that had it, and throws
+/// team_failure (the lowest failing rank and its message) on the others; throws pass_abandoned
+/// on every rank if one abandoned. Otherwise returns the payloads by rank.
+inline std::vector<std::vector<unsigned char>> team_exchange(const communicator& team, const std::exception_ptr& failure,
+                                                             bool abandoned, const std::vector<unsigned char>& payload) {
+  std::vector<unsigned char> mine;
+  const std::int32_t state = failure ? 2 : abandoned ? 1 : 0;
+  put_bytes(mine, &state);
+  if (failure) {
+    std::string what = "failed";
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    mine.insert(mine.end(), what.begin(), what.end());
+  } else {
+    mine.insert(mine.end(), payload.begin(), payload.end());
+  }
+  std::vector<std::vector<unsigned char>> all;
+  team.all_gather(mine, all);
+  bool any_abandoned = false;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    std::size_t at = 0;
+    std::int32_t s = 0;
+    take_bytes(all[r], at, &s);
+    if (s == 2) {
+      if (failure) std::rethrow_exception(failure);
+      throw team_failure(static_cast<int>(r), std::string(all[r].begin() + 4, all[r].end()));
+    }
+    any_abandoned = any_abandoned || s == 1;
+  }
+  if (any_abandoned) throw pass_abandoned();
+  for (auto& m : all) m.erase(m.begin(), m.begin() + 4);
+  return all;
+}
+
+/// Whether a run stops before its next pass: `stop` requested on this process, or, when `team`
+/// splits, on any rank (a collective: every rank gets the same answer, so all end their runs at
+/// the same iteration boundary).
+inline bool stop_agreed(const stop_request* stop, const communicator* team) {
+  const bool mine = stop != nullptr && stop->requested();
+  if (!splits(team)) return mine;
+  try {
+    team_exchange(*team, nullptr, mine, {});
+  } catch (const pass_abandoned&) {
+    return true;
+  }
+  return false;
+}
+
+/// The team of a backend (its member `team`), or null for a backend that has none.
+template <class B, class = void>
+struct backend_team {
+  static const communicator* of(const B&) { return nullptr; }
+};
+template <class B>
+struct backend_team<B, std::void_t<decltype(std::declval<const B&>().team)>> {
+  static const communicator* of(const B& b) { return b.team; }
+};
+template <class B>
+const communicator* team_of(const B& b) {
+  return backend_team<B>::of(b);
+}
+
+/// Widens a part's value from the tree of its own chunks (width next_pow2(count)) to the part's
+/// width S of the fixed tree: merge(x, T{}) once per level (fixed_tree.hpp: a node whose right
+/// subtree is padding).
+template <class T, class Merge>
+T widen_to(T value, std::uint64_t count, std::uint64_t width, const Merge& merge) {
+  for (std::uint64_t w = next_pow2(count); w < width; w *= 2) value = merge(value, T{});
+  return value;
+}
+
+/// The team form of a backend's reduce: this rank's parts computed by `part(first, count)` (the
+/// value of chunks [first, first + count) over the fixed tree of width next_pow2(count)), gathered,
+/// and merged over the tree of width W / S. Bitwise the one-process value. T trivially copyable.
+template <class T, class PartFn, class Merge>
+T team_reduce(const communicator& team, std::uint64_t n_chunks, const PartFn& part, const Merge& merge) {
+  const team_split s = split_chunks(n_chunks, &team);
+  std::vector<unsigned char> payload;
+  std::exception_ptr failure;
+  try {
+    for (std::uint64_t p = s.part_begin; p < s.part_end; ++p) {
+      const std::uint64_t first = p * s.part_chunks;
+      const std::uint64_t count = std::min(s.part_chunks, n_chunks - first);
+      const T v = widen_to(part(first, count), count, s.part_chunks, merge);
+      put_bytes(payload, &v);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const auto all = team_exchange(team, failure, false, payload);
+  std::vector<T> values(s.n_parts);
+  std::size_t k = 0;
+  for (const auto& m : all) {
+    std::size_t at = 0;
+    const std::size_t n = m.size() / sizeof(T);
+    MCUBES_EXPECTS(k + n <= values.size(), "team exchange: more parts than the split has");
+    take_bytes(m, at, values.data() + k, n);
+    k += n;
+  }
+  MCUBES_EXPECTS(k == values.size(), "team exchange: fewer parts than the split has");
+  if (s.n_parts == 0) return T{};
+  return fixed_tree_reduce(values.data(), s.n_parts, s.width / s.part_chunks, merge);
+}
+
+}  // namespace mcubes
