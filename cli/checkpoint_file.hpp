@@ -14,6 +14,7 @@
 #include <mcubes/checkpoint.hpp>
 
 #include "interrupt.hpp"
+#include "mpi_session.hpp"
 #include "output_file.hpp"
 
 namespace mcubes::cli {
@@ -27,6 +28,7 @@ inline void open_checkpoints(std::optional<checkpoint_saver>& saver, checkpoint 
   saver.emplace(
       std::move(problem), [&file](const std::string& bytes, bool durable) { file.write(bytes, durable); }, schedule,
       [] { return interrupt_signal() != 0; });
+  saver->set_team(cli_team());  // under mpirun: rank 0 writes what every rank's progress makes
   auto warned = std::make_shared<bool>(false);
   saver->keep_going_on_failure([warned, what](std::exception_ptr failure) {
     if (*warned) return;

@@ -29,6 +29,7 @@
 #include "integrate_plan.hpp"
 #include "checkpoint_file.hpp"
 #include "interrupt.hpp"
+#include "mpi_session.hpp"
 #include "npy_file.hpp"
 #include "output_file.hpp"
 #include "parse.hpp"
@@ -73,6 +74,12 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   const int dim = user ? user_dim : resolve_dim(a, *e);
   // A suite integrand outside suite::precompiled_dims is compiled at run time (the same bits).
   const bool suite_jit = !user && suite_compiled_at_run_time(*e, dim);
+  if (cli_team() != nullptr) {  // under mpirun with several ranks (mpi_session.hpp): what is not split yet
+    MCUBES_EXPECTS(!user && !suite_jit,
+                   "integrands compiled at run time (--expr, --body, or a suite integrand outside its precompiled "
+                   "dimensions) do not run under mpirun yet: run them in one process");
+    MCUBES_EXPECTS(sample == nullptr, "mcubes sample does not run under mpirun yet: run it in one process");
+  }
   const vegas_options opts = resolve_options(a, *e, dim);
   const std::vector<double> params = resolve_params(a, *e, dim);
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;

@@ -29,6 +29,7 @@
 #include "completion.hpp"
 #include "integrate_command.hpp"
 #include "list_command.hpp"
+#include "mpi_session.hpp"
 #include "pi_command.hpp"
 #include "plot_command.hpp"
 #include "scan_command.hpp"
@@ -165,6 +166,7 @@ void name_placeholders(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const mcubes::cli::mpi_session mpi(argc, argv);  // under mpirun: MPI, rank 0 prints (mpi_session.hpp)
   CLI::App app{"mcubes: m-Cubes (Vegas) Monte Carlo integration on CPUs and GPUs", "mcubes"};
   app.set_version_flag("--version", MCUBES_VERSION_STRING);
   app.require_subcommand(1);

@@ -1,6 +1,7 @@
 /// @file cli/output_file.cpp
 /// See output_file.hpp.
 #include "output_file.hpp"
+#include "mpi_session.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -38,6 +39,7 @@ atomic_output_file::atomic_output_file(std::string path, const std::string& opti
 
 void atomic_output_file::write_from(
     const std::function<void(const std::function<void(const char*, std::size_t)>&)>& produce, bool durable) const {
+  if (!cli_writes_files()) return;  // under mpirun: rank 0 writes
   try {
     write_file_atomically_from(path_, [&](auto&& put) { produce(put); }, durable);
   } catch (const invalid_input& ex) {  // the path changed during the run: a runtime failure
@@ -46,6 +48,7 @@ void atomic_output_file::write_from(
 }
 
 void atomic_output_file::write(const std::string& content, bool durable) const {
+  if (!cli_writes_files()) return;  // under mpirun: rank 0 writes
   try {
     write_file_atomically(path_, content, durable);
   } catch (const invalid_input& ex) {  // the path changed during the run: a runtime failure

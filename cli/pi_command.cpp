@@ -26,6 +26,7 @@
 #include <mcubes/options.hpp>
 
 #include "parse.hpp"
+#include "mpi_session.hpp"
 #include "pi_cuda.hpp"
 
 namespace mcubes::cli {
@@ -102,7 +103,12 @@ int run_pi(const pi_args& a) {
   // 2. Who runs: the GPU, the CPU, or both (--compare).
   bool run_gpu = false, run_cpu = false;
   std::string note;
-  if (a.compare) {
+  if (cli_team() != nullptr) {  // under mpirun: the ranks share the CPU run (mpi_session.hpp)
+    MCUBES_EXPECTS(!a.compare && requested != backend_kind::cuda,
+                   "--backend cuda and --compare do not run under mpirun yet (several ranks): use --backend cpu");
+    run_cpu = true;
+    note = "backend: cpu" + ranks_note();
+  } else if (a.compare) {
     if (!pi_cuda::compiled)
       throw error("--compare runs the GPU and the CPU, but this build has no CUDA backend");
     run_gpu = run_cpu = true;
@@ -164,11 +170,13 @@ int run_pi(const pi_args& a) {
     if (mc) {
       pi_options cpu_options = mo;
       cpu_options.backend = backend_kind::cpu;
+      cpu_options.team = cli_team();
       const pi_mc_result r = pi_monte_carlo(cpu_options);
       cpu_row = row{"cpu", r.estimate, r.error, r.samples, r.hits, r.seconds, ""};
     } else {
       midpoint_options o;
       o.threads = c.threads;
+      o.team = cli_team();
       const result r = pi_midpoint(n, o);
       cpu_row = row{"cpu", r.estimate, r.error, r.n_eval, 0, r.seconds, to_string(r.status)};
     }

@@ -14,6 +14,8 @@
 #include <mcubes/error.hpp>
 #include <mcubes/mcubes.hpp>
 
+#include "mpi_session.hpp"
+
 namespace mcubes::cli {
 
 /// The backend a run will use, resolved from the user's request.
@@ -49,6 +51,12 @@ inline backend_choice choose_backend(backend_kind requested, const std::string& 
   c.requested = requested;
   c.used = backend_kind::cpu;
   c.description = "cpu";
+  if (cli_team() != nullptr) {  // under mpirun: the ranks share each run on the CPU (mpi_session.hpp)
+    MCUBES_EXPECTS(requested != backend_kind::cuda,
+                   "--backend cuda does not run under mpirun yet (several ranks): use --backend cpu");
+    c.description += ranks_note();
+    return c;
+  }
   if (requested == backend_kind::cpu) return c;
   std::string why;
   if (!cuda_backend_built) {
@@ -88,7 +96,7 @@ result run_on_backend(const F& f, const region<D>& reg, const vegas_options& opt
   switch (choice.used) {
     case backend_kind::cpu:
       validate(o, D);
-      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop), on_iteration, trained, resume);
+      r = vegas_with<D>(f, reg, o, cpu_backend(o.threads, o.stop, cli_team()), on_iteration, trained, resume);
       break;
     default:
       throw error(std::string("backend ") + to_string(choice.used) + " is not available in this build");

@@ -185,6 +185,11 @@ int run_scan(const scan_args& sa) {
                  " has no parameters to scan (f1..f6 have a and u; use 'mcubes integrate ", e->name, "')");
   // A suite integrand outside suite::precompiled_dims is compiled at run time (the same bits).
   const bool suite_jit = !user && suite_compiled_at_run_time(*e, dim);
+  if (cli_team() != nullptr) {  // under mpirun with several ranks (mpi_session.hpp): what is not split yet
+    MCUBES_EXPECTS(!user && !suite_jit,
+                   "integrands compiled at run time (--expr, --body, or a suite integrand outside its precompiled "
+                   "dimensions) do not run under mpirun yet: run them in one process");
+  }
   const double memory_limit = a.max_memory_opt->count() ? static_cast<double>(parse_bytes(a.max_memory, "--max-memory")) : 0;
   const double available = available_memory_bytes();
   const double limit = a.max_memory_opt->count() ? memory_limit : available;

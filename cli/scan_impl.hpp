@@ -13,6 +13,7 @@
 #include <mcubes/backend/cpu.hpp>
 #include <mcubes/suite/registry.hpp>
 
+#include "mpi_session.hpp"
 #include "scan_dispatch.hpp"
 
 namespace mcubes::cli {
@@ -42,7 +43,7 @@ std::vector<result> scan_integrand(const scan_request& rq) {
     constexpr int D = decltype(dim)::value;
     vegas_options o = rq.options;
     o.backend = backend_kind::cpu;
-    cpu_backend backend(o.threads, o.stop);
+    cpu_backend backend(o.threads, o.stop, cli_team());  // under mpirun: the ranks share each round
     std::vector<result> rs = vegas_batch_with<D>(typename Desc::functor{}, {region<D>::cube(Desc::lower, Desc::upper)},
                                                  params, o, backend, rq.on_round, rq.failures,
                                                  rq.resume);

@@ -567,8 +567,48 @@ class checkpoint_saver {
  private:
   template <class Take>
   void step(const Take& take, bool ended) {
+    if (splits(team_)) {  // rank 0 decides; every rank takes the progress (a collective); rank 0 writes
+      bool go = false, stopped = false;
+      std::exception_ptr failure;
+      if (ended) {  // the run's end: stopped if any rank was asked to stop (the end state is then written)
+        const unsigned char asked = interrupted_ && interrupted_() ? 1 : 0;
+        team_stopped_ = false;
+        for (const auto& m : team_exchange(*team_, nullptr, false, std::vector<unsigned char>{asked}))
+          team_stopped_ = team_stopped_ || (!m.empty() && m[0] != 0);
+      }
+      if (team_->rank() == 0) {
+        try {
+          go = due(ended, stopped);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      }
+      const unsigned char mine[2] = {static_cast<unsigned char>(go), static_cast<unsigned char>(stopped)};
+      std::vector<unsigned char> payload(mine, mine + 2);
+      const auto all = team_exchange(*team_, failure, false, payload);
+      MCUBES_EXPECTS(all[0].size() == 2, "checkpoint_saver: rank 0's decision is missing");
+      if (all[0][0] == 0) return;
+      take();
+      if (team_->rank() == 0) {
+        put(ended, all[0][1] != 0);
+      } else {
+        problem_.progress = vegas_progress{};
+        problem_.members.clear();
+        problem_.vector_iterations.clear();
+      }
+      return;
+    }
+    bool stopped = false;
+    if (!due(ended, stopped)) return;
+    take();
+    put(ended, stopped);
+  }
+
+  // Whether a checkpoint is written at this boundary (and whether the run was stopped): waits for
+  // the write in flight where one must be, and hands on its failure.
+  bool due(bool ended, bool& stopped) {
     if (writer_.joinable()) {
-      if (!ended && !done_.load(std::memory_order_acquire)) return;  // one write at a time
+      if (!ended && !done_.load(std::memory_order_acquire)) return false;  // one write at a time
       writer_.join();
       if (failure_) {
         const std::exception_ptr f = std::exchange(failure_, nullptr);
@@ -580,13 +620,19 @@ class checkpoint_saver {
       last_cost_ = waited_ + write_seconds_;  // the whole write: what the run waited for, then the rest
     }
     const double t = now();
-    const bool stopped = ended && interrupted_ && interrupted_();
+    stopped = ended && (team_stopped_ || (interrupted_ && interrupted_()));
     const double cost = first_bytes_ / schedule_.first_rate;
     const bool must = ended && (stopped || (!written_ && (cost <= schedule_.free_seconds ||
                                                           schedule_.duration_factor * cost <= t - started_)));
     if (!must && (ended || t - last_end_ < schedule_.every_seconds || t - last_end_ < schedule_.duration_factor * last_cost_))
-      return;
-    take();
+      return false;
+    decided_ = t;
+    return true;
+  }
+
+  // Encodes the progress taken and writes it (the last write in this thread, the others beside).
+  void put(bool ended, bool stopped) {
+    const double t = decided_;
     std::string bytes = detail::encode_unsealed(problem_);
     problem_.progress = vegas_progress{};
     problem_.members.clear();
@@ -618,6 +664,11 @@ class checkpoint_saver {
   void keep_going_on_failure(std::function<void(std::exception_ptr)> fn) { on_failure_ = std::move(fn); }
   /// Whether a checkpoint was written (or handed to the writer) since start().
   bool written() const noexcept { return written_; }
+  /// Makes the saver one of a team's (execution::team, backend/team.hpp), or alone (null): every
+  /// rank's saver is called at the same boundaries; rank 0's schedule decides for all, every rank
+  /// then takes its progress (a collective: the VEGAS+ shares are gathered), and rank 0 alone
+  /// writes. The other ranks' `write` is never called. Not owned.
+  void set_team(const communicator* team) noexcept { team_ = team; }
   /// The save function of a vegas_resumption that calls this saver (which must outlive the run).
   std::function<void(const std::function<vegas_progress()>&, bool)> save() {
     return [this](const std::function<vegas_progress()>& progress, bool ended) { (*this)(progress, ended); };
@@ -649,6 +700,9 @@ class checkpoint_saver {
   double waited_ = 0;                // the run's wait at the write in flight
   double write_end_ = 0;             // when it finished (read after join)
   double write_seconds_ = 0;         // how long its sealing and writing took (read after join)
+  double decided_ = 0;               // when due() decided the write under way
+  const communicator* team_ = nullptr;  // set_team
+  bool team_stopped_ = false;           // some rank of the team was asked to stop (at the run's end)
 };
 
 /// How the checkpoint `c` differs from the problem of a run (integrand fingerprint, dimension,

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -63,11 +64,6 @@ inline constexpr bool has_cuda_backend = false;
 ///         compiled by nvcc.
 inline bool uses_cuda(const execution& ex) {
   validate(ex);
-  if (splits(ex.team)) {  // a team of ranks: the CPU backend (execution::team)
-    MCUBES_EXPECTS(ex.backend != backend_kind::cuda,
-                   "backend cuda under a team of several ranks (execution::team) is not supported yet: use the cpu backend");
-    return false;
-  }
 #if defined(__CUDACC__)
   return ex.backend == backend_kind::cuda || (ex.backend == backend_kind::automatic && cuda_device_count() > 0);
 #else
@@ -86,6 +82,7 @@ decltype(auto) on_backend(const execution& ex, Fn&& fn) {
 #if defined(__CUDACC__)
   if (uses_cuda(ex)) {
     cuda_backend backend(launch_policy_of(ex), ex.device);
+    backend.team = ex.team;
     return fn(backend);
   }
 #else
@@ -252,18 +249,20 @@ class integrator {
       return c;
     };
     std::optional<checkpoint_saver> saver;
-    MCUBES_EXPECTS(checkpoint_path_.empty() || !splits(opt.team),
-                   "checkpoints of a call under a team of several ranks (execution::team) are not supported yet");
     if (!checkpoint_path_.empty()) {
       checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}, {}, {}, 0, {}};
       const std::string path = checkpoint_path_;
       saver.emplace(
           std::move(problem), [path](const std::string& bytes, bool durable) { write_file_atomically(path, bytes, durable); },
           checkpoint_schedule_, [&] { return stopped || (opt.stop != nullptr && opt.stop->requested()); });
+      saver->set_team(opt.team);  // under a team: rank 0 writes (checkpoint_saver::set_team)
       resumption.save = saver->save();
     }
 #if defined(__CUDACC__)
-    if (cuda_) return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, cuda_shares_, watched, resumption);
+    if (cuda_) {
+      cuda_->team = opt.team;  // this call's team (execution::team)
+      return vegas_continue<D>(f, region_, opt, *cuda_, cuda_map_, state_, cuda_shares_, watched, resumption);
+    }
 #endif
     cpu_->stop = opt.stop;  // this call's stop request (execution::stop)
     cpu_->team = opt.team;  // and its team (execution::team)
@@ -524,6 +523,72 @@ result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {}
                  const iteration_callback& on_iteration = {}) {
   return vegas<D>(f, reg, opt, on_iteration);
 }
+
+#if defined(__CUDACC__)
+/// One integral on several GPUs of this process: vegas(f, reg, opt) with one host thread and one
+/// cuda_backend per entry of `devices` (CUDA ordinals; an ordinal may repeat: two streams of one
+/// device), the threads a team (thread_team, backend/team.hpp): each samples its fixed share of
+/// the sub-cubes, the parts' sums, flags and exact integer bins are exchanged, and every map is
+/// adapted alike. Returns bitwise vegas's result on one device (and the CPU's, where the CPU and
+/// the GPU agree) for any list of devices; opt.device and opt.team are ignored, opt.backend must
+/// be cuda or automatic. `on_iteration` is called by the first device's thread only; its
+/// run_control::stop, and opt.stop (looked at after each iteration), end every device's run at
+/// the next iteration boundary (status interrupted). Scalar integrands only (vector integrands,
+/// batches and device array integrands throw invalid_input).
+/// @throws invalid_input for bad options, an empty list or a negative ordinal; cuda_error if a
+///         device cannot be used; the first device's exception when one fails (the others'
+///         messages name its rank: team_failure).
+template <int D, class F>
+result vegas_on_devices(const F& f, const region<D>& reg, const vegas_options& opt, const std::vector<int>& devices,
+                        const iteration_callback& on_iteration = {}) {
+  validate(opt, D);
+  MCUBES_EXPECTS(!devices.empty(), "vegas_on_devices needs at least one device");
+  MCUBES_EXPECTS(opt.backend != backend_kind::cpu, "vegas_on_devices runs on the CUDA backend (backend cpu given)");
+  for (int d : devices) MCUBES_EXPECTS(d >= 0, "device ordinals must be non-negative, got ", d);
+  const int n = static_cast<int>(devices.size());
+  thread_team team(n);
+  stop_request stop_all;  // the first thread's: on_iteration returned stop, or opt.stop was requested
+  std::vector<result> results(static_cast<std::size_t>(n));
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        cuda_backend backend(launch_policy_of(opt), devices[static_cast<std::size_t>(r)]);
+        backend.team = &team.member(r);
+        vegas_options o = opt;
+        o.backend = backend_kind::cuda;
+        o.device = devices[static_cast<std::size_t>(r)];
+        o.team = nullptr;
+        o.stop = r == 0 ? &stop_all : nullptr;
+        iteration_callback watch;
+        if (r == 0)
+          watch = [&](const iteration_record& rec, const result& so_far) {
+            const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
+            if (c == run_control::stop || (opt.stop != nullptr && opt.stop->requested())) stop_all.request();
+            return run_control::proceed;
+          };
+        results[static_cast<std::size_t>(r)] = vegas_with<D>(f, reg, o, backend, watch);
+      } catch (...) {
+        failures[static_cast<std::size_t>(r)] = std::current_exception();
+        team.abandon();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : failures) {  // the failure itself, not its echo on the other devices
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const team_failure&) {
+    } catch (const invalid_input& ex) {
+      if (std::string(ex.what()).find("thread team has failed") == std::string::npos) throw;
+    }
+  }
+  for (const std::exception_ptr& e : failures)
+    if (e) std::rethrow_exception(e);
+  return results[0];
+}
+#endif
 
 }  // inline namespace
 }  // namespace mcubes

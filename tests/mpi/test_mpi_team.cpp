@@ -108,6 +108,42 @@ TEST(MpiTeam, EachRankEvaluatesItsShareOnly) {
   EXPECT_LT(static_cast<double>(mine), 1.5 * static_cast<double>(solo) / world().size());
 }
 
+// A call under the team stopped by its callback after k iterations (the same decision on every
+// rank) with checkpoint_to: rank 0 writes the file, whose VEGAS+ shares are every rank's; then
+// resumed in one process, and the reverse (written alone, resumed by the team): the bits of the
+// call never stopped, whichever number of processes wrote or read the file.
+TEST(MpiTeam, CheckpointsCrossTheNumberOfRanksBitwise) {
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    const auto o = vegas_opts(mode);
+    mcubes::integrator<4> whole_integ(unit4, alone(o));
+    const mcubes::result whole = whole_integ.integrate(peaks{});
+    const std::string path = ::testing::TempDir() + "mcubes_mpi_team_" + std::to_string(world().size()) + ".ckpt";
+    const auto stop_after = [](int k) {
+      return [k](const mcubes::iteration_record& r, const mcubes::result&) {
+        return r.index + 1 >= k ? mcubes::run_control::stop : mcubes::run_control::proceed;
+      };
+    };
+    for (const bool team_writes : {true, false}) {
+      SCOPED_TRACE(team_writes ? "written by the team, resumed alone" : "written alone, resumed by the team");
+      if (team_writes || rank() == 0) {
+        mcubes::integrator<4> first(unit4, team_writes ? on_team(o) : alone(o));
+        first.checkpoint_to(path, "peaks");
+        const mcubes::result part = first.integrate(peaks{}, stop_after(7));
+        EXPECT_EQ(part.status, mcubes::status::interrupted);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);  // the file is written
+      if (!team_writes || rank() == 0) {
+        mcubes::integrator<4> second(unit4, team_writes ? alone(o) : on_team(o));
+        second.resume(path, "peaks");
+        mcubes_test::expect_same_result(whole, second.integrate(peaks{}));
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank() == 0) std::remove(path.c_str());
+    }
+  }
+}
+
 struct shifted {
   double operator()(const mcubes::point<2>& x, const double& c) const {
     return std::exp(-50 * ((x[0] - c) * (x[0] - c) + (x[1] - c) * (x[1] - c)));
@@ -185,7 +221,9 @@ TEST(MpiTeam, AFailureOnOneRankIsReportedOnEvery) {
   }
   EXPECT_NE(what.find("slab reached"), std::string::npos) << what;  // every rank
   const int last = world().size() - 1;
-  if (rank() != last) EXPECT_EQ(what.rfind("rank " + std::to_string(last) + ": ", 0), 0u) << what;  // named by the others
+  if (rank() != last) {  // named by the others
+    EXPECT_EQ(what.rfind("rank " + std::to_string(last) + ": ", 0), 0u) << what;
+  }
 }
 
 // NaN at one point: the same first failing sample, with its point, on every rank.

@@ -829,7 +829,11 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
                    "the run to continue has a VEGAS+ allocation but no shares (a damaged checkpoint)");
     shares.set_host_shares(state.cubes, resume.from->shares);
   }
-  const auto progress = [&] { return run.progress(backend.map_edges(map), shares.host_shares(state.cubes)); };
+  const auto progress = [&] {  // under a team, every rank's (the VEGAS+ shares gathered: team_gather_cubes)
+    vegas_progress p = run.progress(backend.map_edges(map), shares.host_shares(state.cubes));
+    team_gather_cubes(team_of(backend), run.strat().n_chunks, run.params().chunk_cubes, p.shares);
+    return p;
+  };
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);
   };

@@ -444,6 +444,8 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       lane& L = lane_of(k);
       ps[k].edges = backend.batch_map_edges(L.batch, k - L.first);
       ps[k].shares = shares.host_shares(states[k].cubes, k);
+      // under a team: every rank's shares of integral k (a collective; vegas_continue does the same)
+      team_gather_cubes(team_of(backend), runs[k]->strat().n_chunks, runs[k]->params().chunk_cubes, ps[k].shares);
     }
     return ps;
   };

@@ -49,6 +49,7 @@
 #include "cuda/pass_buffers.cuh"
 #include "cuda/vector_pass.cuh"
 #include "cuda/vegas_pass.cuh"
+#include "team.hpp"
 #include "worker_pool.hpp"
 
 namespace mcubes {
@@ -69,6 +70,12 @@ class cuda_backend {
   cuda_backend& operator=(const cuda_backend&) = delete;
 
   static std::string name() { return "cuda"; }
+  /// The team (backend/team.hpp) whose ranks share every scalar pass and reduction, or null. With
+  /// more than one rank each rank (a process of its own, or a thread of one process per device:
+  /// vegas_on_devices) samples the chunks of its parts and the ranks exchange the parts' sums,
+  /// flags and integer bins: every rank gets the bits of one device. Not owned. Vector integrands,
+  /// batches and device array integrands throw invalid_input under a team (not split yet).
+  const communicator* team = nullptr;
   const cudaDeviceProp& properties() const noexcept { return device_.properties(); }
   const cuda_launch_policy& policy() const noexcept { return policy_; }
   /// Number of blocks of the last V-Sample launch (for reports).
@@ -120,6 +127,11 @@ class cuda_backend {
   template <class T, class ChunkFn, class Merge>
   T reduce(std::uint64_t n_chunks, const ChunkFn& chunk, const Merge& merge) {
     device_.use();
+    if (splits(team))  // this rank's parts (backend/team.hpp), each over the tree of its chunks
+      return team_reduce<T>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
+        return cuda_detail::reduce_chunks<T>(offset_chunk<ChunkFn>{chunk, first}, merge, n, policy_.threads_per_block,
+                                             device_.stream(), &last_launch_);
+      }, merge);
     return cuda_detail::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
   }
   /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (launch.cuh count_chunks).
@@ -127,6 +139,11 @@ class cuda_backend {
   template <class ChunkFn>
   std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) {
     device_.use();
+    if (splits(team))  // exact integers: each rank's parts, added
+      return team_reduce<std::uint64_t>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
+        return cuda_detail::count_chunks(offset_chunk<ChunkFn>{chunk, first}, n, policy_.threads_per_block, device_.stream(),
+                                         &last_launch_);
+      }, [](std::uint64_t a, std::uint64_t b) { return a + b; });
     return cuda_detail::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
   }
   /// Geometry and kernel time of the last reduce or count (for reports).
@@ -167,7 +184,7 @@ class cuda_backend {
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const device_map<D>& map,
                         bool adapt, std::uint64_t stride = 1) {
     cuda_detail::pass_context cx = context();
-    return cuda_detail::sample_pass(cx, f, sp, st, map, adapt, stride);
+    return cuda_detail::sample_pass(cx, f, sp, st, map, adapt, stride, team);
   }
 
   /// Largest number of components of a vector integrand on the CUDA backend (as on the CPU).
@@ -186,6 +203,7 @@ class cuda_backend {
   template <int D, int N, class F>
   vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
                                  bool adapt, std::uint64_t stride = 1) {
+    MCUBES_EXPECTS(!splits(team), "vector integrands do not run across a team yet: run them on one device");
     cuda_detail::pass_context cx = context();
     return cuda_detail::sample_vector_pass<D, N>(cx, f, sp, st, map, adapt, stride);
   }
@@ -256,6 +274,7 @@ class cuda_backend {
   /// @throws invalid_input if b's last passes were not finished; cuda_error if a CUDA call fails.
   template <int D, class F, class P>
   void start_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
+    MCUBES_EXPECTS(!splits(team), "batches do not run across a team on the CUDA backend yet: run them on one device");
     cuda_detail::pass_context cx = context();
     cuda_detail::start_batch_passes(cx, f, b, passes);
   }

@@ -5,9 +5,11 @@
 /// the ranks, and the one exchange that every team operation ends with.
 ///
 /// The split (team_split): the chunks [0, n) of a pass (or of a reduction) are cut into P aligned
-/// parts of S chunks, S = W / min(W, next_pow2(64 R)) with W = next_pow2(n) and R ranks (at least
-/// 64 parts per rank where there are that many chunks); rank r takes the parts [P r / R, P (r+1) / R),
-/// a contiguous range of chunks. Every part is a node of the one fixed tree of core/fixed_tree.hpp,
+/// parts of S chunks, S = min(W, max(W / next_pow2(64 R), 1024)) with W = next_pow2(n) and R ranks
+/// (64 parts per rank where there are that many chunks, and parts of at least 1024 chunks, so that
+/// a CPU tile and a CUDA block's tile of up to 1024 chunks lie inside one part); rank r takes the
+/// parts [P r / R, P (r+1) / R), a contiguous range of chunks (none for some ranks of a small
+/// problem). Every part is a node of the one fixed tree of core/fixed_tree.hpp,
 /// so each rank reduces its parts on its own and the parts' values, gathered in part order, are
 /// merged over the tree of width W / S: bitwise the value one process computes over all n chunks,
 /// for any R. The split depends on n and R only, so a VEGAS+ pass and the reductions of its
@@ -25,9 +27,12 @@
 /// (pass_abandoned), so that every rank ends its run at the same iteration boundary.
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -51,6 +56,68 @@ class communicator {
   /// Gathers each rank's `mine` into all[r] (r = the rank), on every rank. Sizes may differ.
   /// @throws error if the transport fails.
   virtual void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const = 0;
+};
+
+/// A team of n threads of one process (one per GPU: vegas_on_devices; or CPU backends, as in the
+/// tests): member(r) is rank r's communicator, whose all_gather meets the other members' through
+/// shared memory. Each member is used by one thread. A member whose thread fails outside an
+/// exchange calls abandon(): every exchange then under way or to come throws instead of waiting.
+class thread_team {
+ public:
+  /// @throws invalid_input if n < 1.
+  explicit thread_team(int n) : shared_(std::make_shared<state>()) {
+    MCUBES_EXPECTS(n >= 1, "a thread team needs at least one member, got ", n);
+    shared_->slots.assign(static_cast<std::size_t>(n), {});
+    for (int r = 0; r < n; ++r) members_.push_back(member_comm(shared_, r, n));
+  }
+  /// Rank r's communicator (valid while the team lives).
+  const communicator& member(int r) const { return members_.at(static_cast<std::size_t>(r)); }
+  int size() const noexcept { return static_cast<int>(members_.size()); }
+  /// Makes every exchange under way or to come throw error (a member's thread has failed).
+  void abandon() {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->broken = true;
+    shared_->wake.notify_all();
+  }
+
+ private:
+  struct state {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::vector<std::vector<unsigned char>> slots, published;
+    int arrived = 0;
+    std::uint64_t round = 0;
+    bool broken = false;
+  };
+  class member_comm final : public communicator {
+   public:
+    member_comm(std::shared_ptr<state> s, int rank, int size) : s_(std::move(s)), rank_(rank), size_(size) {}
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const override {
+      std::unique_lock<std::mutex> lock(s_->mutex);
+      MCUBES_EXPECTS(!s_->broken, "a member of the thread team has failed");
+      s_->slots[static_cast<std::size_t>(rank_)] = mine;
+      if (++s_->arrived == size_) {  // the last one publishes the round
+        s_->published = std::move(s_->slots);
+        s_->slots.assign(static_cast<std::size_t>(size_), {});
+        s_->arrived = 0;
+        ++s_->round;
+        s_->wake.notify_all();
+      } else {
+        const std::uint64_t round = s_->round;
+        s_->wake.wait(lock, [&] { return s_->round != round || s_->broken; });
+        MCUBES_EXPECTS(s_->round != round, "a member of the thread team has failed");
+      }
+      all = s_->published;  // valid until every member has deposited for the next round
+    }
+
+   private:
+    std::shared_ptr<state> s_;
+    int rank_, size_;
+  };
+  std::shared_ptr<state> shared_;
+  std::vector<member_comm> members_;
 };
 
 /// A rank's failure, as seen by the other ranks of the team: "rank R: MESSAGE".
@@ -80,13 +147,16 @@ struct team_split {
   std::uint64_t chunk_end() const { return part_end * part_chunks < n_chunks ? part_end * part_chunks : n_chunks; }
 };
 
+/// The smallest part of a split (team_split) where there are more chunks: a tile of any backend.
+inline constexpr std::uint64_t team_min_part_chunks = 1024;
+
 /// The split of n_chunks chunks for rank `rank` of `ranks` (ranks = 1: one part, every chunk).
 inline team_split split_chunks(std::uint64_t n_chunks, int rank, int ranks) {
   team_split s;
   s.n_chunks = n_chunks;
   s.width = next_pow2(n_chunks);
   const std::uint64_t parts = ranks > 1 ? next_pow2(64 * static_cast<std::uint64_t>(ranks)) : 1;
-  s.part_chunks = s.width > parts ? s.width / parts : 1;
+  s.part_chunks = std::min(s.width, std::max(s.width / parts, team_min_part_chunks));
   s.n_parts = (n_chunks + s.part_chunks - 1) / s.part_chunks;
   const std::uint64_t r = static_cast<std::uint64_t>(rank), R = static_cast<std::uint64_t>(ranks);
   s.part_begin = s.n_parts * r / R;
@@ -182,6 +252,44 @@ template <class B>
 const communicator* team_of(const B& b) {
   return backend_team<B>::of(b);
 }
+
+/// Completes `values` (one per sub-cube, chunk c holding sub-cubes [c chunk_cubes, (c + 1)
+/// chunk_cubes)) on every rank of `team`, when each rank holds the values of its own chunks
+/// (split_chunks(n_chunks): a VEGAS+ rank's shares). A collective when `team` splits (the ranks'
+/// slices gathered, O(sub-cubes) bytes); nothing otherwise, or for empty values. A checkpoint's
+/// progress needs it (checkpoint_saver::set_team); the passes never do.
+inline void team_gather_cubes(const communicator* team, std::uint64_t n_chunks, std::uint64_t chunk_cubes,
+                              std::vector<double>& values) {
+  if (!splits(team)) return;
+  const std::uint64_t n = values.size();
+  const auto cubes_of = [&](const team_split& s, std::uint64_t& begin, std::uint64_t& end) {
+    begin = std::min(n, s.chunk_begin() * chunk_cubes);
+    end = std::min(n, s.chunk_end() * chunk_cubes);
+  };
+  std::uint64_t begin = 0, end = 0;
+  cubes_of(split_chunks(n_chunks, team), begin, end);
+  std::vector<unsigned char> payload;
+  if (end > begin) put_bytes(payload, values.data() + begin, end - begin);
+  const auto all = team_exchange(*team, nullptr, false, payload);
+  for (int r = 0; r < team->size(); ++r) {
+    cubes_of(split_chunks(n_chunks, r, team->size()), begin, end);
+    std::size_t at = 0;
+    if (end > begin) take_bytes(all[static_cast<std::size_t>(r)], at, values.data() + begin, end - begin);
+  }
+}
+
+/// The chunk function of a part: chunk(first + c) for the part's c-th chunk. Trivially copyable
+/// when ChunkFn is (the CUDA backend launches it).
+template <class ChunkFn>
+struct offset_chunk {
+  ChunkFn chunk;
+  std::uint64_t first;
+#if defined(__CUDACC__)
+  // chunk is a host functor on the CPU backend and a device one on the CUDA backend
+#pragma nv_exec_check_disable
+#endif
+  MCUBES_HOST_DEVICE auto operator()(std::uint64_t c) const { return chunk(first + c); }
+};
 
 /// Widens a part's value from the tree of its own chunks (width next_pow2(count)) to the part's
 /// width S of the fixed tree: merge(x, T{}) once per level (fixed_tree.hpp: a node whose right

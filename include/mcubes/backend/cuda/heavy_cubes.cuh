@@ -44,12 +44,13 @@ namespace cuda_detail {
 /// (ceil(n_c / L) each); heavy[n_chunks] = segs[n_chunks] = 0 (the exclusive sums' totals).
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
 __global__ void heavy_count_kernel(cube_counts counts, std::uint64_t n_cubes, std::uint64_t chunk_cubes, std::uint64_t n_chunks,
-                                   unsigned long long* heavy, unsigned long long* segs) {
+                                   std::uint64_t chunk_begin, std::uint64_t chunk_end, unsigned long long* heavy,
+                                   unsigned long long* segs) {
   const std::uint64_t L = counts.segment;
   for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch <= n_chunks;
        ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
     unsigned long long nh = 0, ns = 0;
-    if (ch < n_chunks) {
+    if (ch >= chunk_begin && ch < chunk_end) {  // the chunks of this pass (a team rank's: backend/team.hpp)
       const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
       for (std::uint64_t c = begin; c < end; ++c) {
         const std::uint64_t n = counts.count(c);
@@ -65,14 +66,16 @@ __global__ void heavy_count_kernel(cube_counts counts, std::uint64_t n_cubes, st
 /// heavy_first[ch], seg_first_of_chunk[ch]; the last chunk also writes seg_first[n_heavy].
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
 __global__ void heavy_list_kernel(cube_counts counts, std::uint64_t n_cubes, std::uint64_t chunk_cubes, std::uint64_t n_chunks,
-                                  const unsigned long long* heavy_first, const unsigned long long* seg_first_of_chunk,
-                                  unsigned long long* cube, unsigned long long* seg_first) {
+                                  std::uint64_t chunk_begin, std::uint64_t chunk_end, const unsigned long long* heavy_first,
+                                  const unsigned long long* seg_first_of_chunk, unsigned long long* cube,
+                                  unsigned long long* seg_first) {
   const std::uint64_t L = counts.segment;
   for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch < n_chunks;
        ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
     unsigned long long h = heavy_first[ch], s = seg_first_of_chunk[ch];
+    const bool mine = ch >= chunk_begin && ch < chunk_end;  // as heavy_count_kernel
     const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
-    for (std::uint64_t c = begin; c < end; ++c) {
+    for (std::uint64_t c = begin; mine && c < end; ++c) {
       const std::uint64_t n = counts.count(c);
       if (n > L) {
         cube[h] = c;
@@ -180,8 +183,10 @@ void grow(device_array<T>& a, std::size_t n) {
 /// Steps 1 and 2 for a pass with counts `counts` over `st` (VEGAS+, every chunk): the number of heavy
 /// sub-cubes and of their segments (n_heavy = 0: nothing to do), the lists in `hb`. Synchronises
 /// the stream once (the totals). @throws cuda_error if a CUDA call fails.
+/// Only the chunks [chunk_begin, chunk_end) are listed (a team rank's, backend/team.hpp; all by default).
 inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const stratification& st, cudaStream_t stream,
-                             int multiprocessors, std::uint64_t& n_heavy, std::uint64_t& n_segments) {
+                             int multiprocessors, std::uint64_t& n_heavy, std::uint64_t& n_segments,
+                             std::uint64_t chunk_begin = 0, std::uint64_t chunk_end = ~std::uint64_t(0)) {
   const std::uint64_t nc = st.n_chunks;
   grow(hb.chunk_heavy, nc + 1);
   grow(hb.chunk_segs, nc + 1);
@@ -192,8 +197,8 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
   const auto grid_for = [&](std::uint64_t n) {
     return static_cast<unsigned>(std::min<std::uint64_t>((n + T - 1) / T, 32ull * multiprocessors));
   };
-  heavy_count_kernel<><<<grid_for(nc + 1), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, hb.chunk_heavy.data(),
-                                                         hb.chunk_segs.data());
+  heavy_count_kernel<><<<grid_for(nc + 1), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
+                                                         hb.chunk_heavy.data(), hb.chunk_segs.data());
   MCUBES_CUDA_CHECK_LAUNCH("heavy_count_kernel");
   std::size_t bytes = 0;
   MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(),
@@ -213,8 +218,9 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
   if (n_heavy == 0) return;
   grow(hb.cube, n_heavy);
   grow(hb.seg_first, n_heavy + 1);
-  heavy_list_kernel<><<<grid_for(nc), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, hb.chunk_heavy_first.data(),
-                                                    hb.chunk_seg_first.data(), hb.cube.data(), hb.seg_first.data());
+  heavy_list_kernel<><<<grid_for(nc), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
+                                                    hb.chunk_heavy_first.data(), hb.chunk_seg_first.data(), hb.cube.data(),
+                                                    hb.seg_first.data());
   MCUBES_CUDA_CHECK_LAUNCH("heavy_list_kernel");
 }
 

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
+#include <vector>
 
 #include "../../core/array_rows.hpp"
 #include "../../core/reduction.hpp"
@@ -18,6 +20,7 @@
 #include "../../core/stratification.hpp"
 #include "../../error.hpp"
 #include "../../integrand.hpp"
+#include "../team.hpp"
 #include "array_path.cuh"
 #include "check.cuh"
 #include "device.cuh"
@@ -120,13 +123,15 @@ int sample_array_slices(pass_context& cx, const F& f, const sampling_params<D>& 
 /// The heavy sub-cubes of a VEGAS+ pass over every chunk (backend/cuda/heavy_cubes.cuh, steps 1-4):
 /// lists them, samples their segments (V-Sample's bins and flags too) and finishes their sums.
 /// Returns the view V-Sample reads them through (none when no sub-cube has more than L samples).
+/// Only the chunks [chunk_begin, chunk_end) (a team rank's: backend/team.hpp).
 template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
-                                   const map_view<D>& dmap, bool shared_bins) {
+                                   const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
+                                   std::uint64_t chunk_end) {
   heavy_buffers& hb = cx.buffers.heavy;
   const cudaStream_t stream = cx.stream();
   std::uint64_t n_heavy = 0, n_segments = 0;
-  list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments);
+  list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end);
   cx.last.heavy_cubes += n_heavy;
   if (n_heavy == 0) return heavy_cube_sums{};
   grow(hb.seg_s1, n_segments);
@@ -163,12 +168,94 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   return view;
 }
 
+/// The team form of a pass's end (backend/team.hpp): this rank's tiles [t0, t1) of B chunks are on
+/// the device, its flags in `mine`; the parts' sums, the flags and the integer bins (adapting
+/// passes) are exchanged and the device bins replaced by the team's sums (levels 0..top_level),
+/// so that adapt_map adapts every rank's map alike. `failure`: what this rank's pass threw (then
+/// every rank throws). Synchronous.
+inline iteration_sums finish_team_pass(pass_context& cx, const communicator& team, const team_split& split, std::uint64_t B,
+                                       std::uint64_t t0, std::uint64_t t1, std::uint64_t n_all_tiles, iteration_sums mine,
+                                       bool adapt, double bin_scale, std::size_t n_bin_values, std::exception_ptr failure) {
+  pass_buffers& buf = cx.buffers;
+  const cudaStream_t stream = cx.stream();
+  std::vector<unsigned char> payload;
+  const std::uint64_t tiles_per_part = split.part_chunks >= B ? split.part_chunks / B : 1;
+  if (!failure) {
+    try {
+      std::vector<double> est(t1 - t0), var(t1 - t0);
+      if (t1 > t0) {
+        MCUBES_CUDA_CHECK(cudaMemcpyAsync(est.data(), buf.tile_est.data() + t0, (t1 - t0) * sizeof(double), cudaMemcpyDeviceToHost,
+                                          stream));
+        MCUBES_CUDA_CHECK(cudaMemcpyAsync(var.data(), buf.tile_var.data() + t0, (t1 - t0) * sizeof(double), cudaMemcpyDeviceToHost,
+                                          stream));
+        MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+      }
+      put_bytes(payload, &mine.flags);
+      for (std::uint64_t p = split.part_begin; p < split.part_end; ++p) {
+        const std::uint64_t first = p * tiles_per_part;
+        const std::uint64_t nt = std::min(tiles_per_part, n_all_tiles - first);
+        const double part[2] = {pairwise_sum(est.data() + (first - t0), nt, tiles_per_part),
+                                pairwise_sum(var.data() + (first - t0), nt, tiles_per_part)};
+        put_bytes(payload, part, 2);
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  const auto all = team_exchange(team, failure, false, payload);
+  iteration_sums out;
+  std::vector<double> est(split.n_parts, 0.0), var(split.n_parts, 0.0);
+  for (int r = 0; r < team.size(); ++r) {
+    std::size_t at = 0;
+    chunk_partial flags;
+    take_bytes(all[r], at, &flags);
+    merge_flags(out.flags, flags);
+    const team_split sr = split_chunks(split.n_chunks, r, team.size());
+    for (std::uint64_t p = sr.part_begin; p < sr.part_end; ++p) {
+      double part[2];
+      take_bytes(all[r], at, part, 2);
+      est[p] = part[0];
+      var[p] = part[1];
+    }
+  }
+  out.estimate = pairwise_sum(est.data(), split.n_parts, split.width / split.part_chunks);
+  out.variance = pairwise_sum(var.data(), split.n_parts, split.width / split.part_chunks);
+  if (adapt) {  // the team's integer bins, in place of this rank's
+    out.top_level = top_bin_level(out.flags.max_contribution, bin_scale);
+    const std::size_t n_levels = static_cast<std::size_t>(out.top_level) + 1;
+    std::vector<bin_accumulator> bins(n_levels * n_bin_values);
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(bins.data(), buf.bins.data(), n_bin_values * sizeof(bin_accumulator), cudaMemcpyDeviceToHost,
+                                      stream));
+    if (n_levels > 1)
+      MCUBES_CUDA_CHECK(cudaMemcpyAsync(bins.data() + n_bin_values, buf.over.data(),
+                                        (n_levels - 1) * n_bin_values * sizeof(bin_accumulator), cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<unsigned char> mine_bins;
+    put_bytes(mine_bins, bins.data(), bins.size());
+    const auto all_bins = team_exchange(team, nullptr, false, mine_bins);
+    std::vector<bin_accumulator> sum(bins.size());
+    for (const auto& m : all_bins) {
+      std::size_t at = 0;
+      for (bin_accumulator& b : sum) {
+        bin_accumulator x;
+        take_bytes(m, at, &x);
+        b.add(x);
+      }
+    }
+    buf.upload_bins(sum, out.top_level, stream);
+  }
+  return out;
+}
+
 /// One scalar pass over `map` (cuda_backend::sample: the contract of cpu_backend::sample, the bins
 /// staying on the device). Synchronises the stream once (a device array integrand: once per slice
-/// too). @throws cuda_error if a CUDA call fails; whatever a device array integrand throws.
+/// too). Under a team (`team` splits: backend/team.hpp) the pass samples this rank's chunks and
+/// ends with the team's exchange (finish_team_pass): the sums, flags and device bins of the whole
+/// pass, bitwise one process's. @throws cuda_error if a CUDA call fails; whatever a device array
+/// integrand throws; invalid_input for a device array integrand under a team (not split yet).
 template <int D, class F>
 iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
-                           const device_map<D>& map, bool adapt, std::uint64_t stride) {
+                           const device_map<D>& map, bool adapt, std::uint64_t stride, const communicator* team = nullptr) {
   cx.device.use();
   pass_buffers& buf = cx.buffers;
   const cudaStream_t stream = cx.stream();
@@ -179,6 +266,20 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   const std::uint64_t n_tiles = (n_sel + B - 1) / B;
   const int nb = map.n_bins;
   const std::size_t n_bin_values = static_cast<std::size_t>(D) * nb;
+  // a team's rank: the tiles [t_first, t_end) of its parts (whole tiles: parts hold 1024 chunks or
+  // all of them); alone: every tile
+  const team_split split = split_chunks(n_sel, team);
+  const bool in_team = splits(team);
+  std::uint64_t t_first = 0, t_end = n_tiles;
+  if (in_team) {
+    MCUBES_EXPECTS(stride == 1 || sp.counts.share_in == nullptr,
+                   "cuda_backend: a strided pass that reads VEGAS+ shares cannot be split over a team");
+    MCUBES_EXPECTS(!is_device_array_integrand_v<F>, "device array integrands do not run across a team yet");
+    const bool any = split.part_end > split.part_begin;
+    t_first = any ? split.chunk_begin() / static_cast<std::uint64_t>(B) : 0;
+    t_end = any ? (split.chunk_end() + B - 1) / static_cast<std::uint64_t>(B) : 0;
+  }
+  std::exception_ptr team_failure_here;  // under a team: handed to the exchange instead of thrown
 
   buf.ensure_tiles(n_tiles);
   if (adapt) buf.begin_adapting_pass(n_bin_values, stream);
@@ -194,43 +295,56 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   const std::size_t smem_edges = v_sample_dynamic_smem_bytes(n_bin_values, shared_bins, n_edges, true);
   const std::size_t smem_alt = smem_edges + v_sample_static_smem_bytes <= optin ? smem_edges : smem_plain;
   int grid = 0;
+  try {
   if constexpr (is_device_array_integrand_v<F>) {
     grid = sample_array_slices<D>(cx, f, sp, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
-  } else {
-    // VEGAS+ over every chunk: the sub-cubes of more than one segment first, one segment per thread
+  } else if (t_end > t_first) {
+    // VEGAS+ over every chunk (of this rank's): the sub-cubes of more than one segment first, one segment per thread
     const bool heavy_first = sp.counts.per_cube() && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
+    const std::uint64_t c0 = in_team ? split.chunk_begin() : 0, c1 = in_team ? split.chunk_end() : st.n_chunks;
     if (adapt) {
-      const heavy_cube_sums heavy = heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins) : heavy_cube_sums{};
-      grid = launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, shared_bins, smem_plain, smem_alt, heavy);
+      const heavy_cube_sums heavy =
+          heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1) : heavy_cube_sums{};
+      grid = launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, shared_bins, smem_plain, smem_alt, heavy);
     } else {
-      const heavy_cube_sums heavy = heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false) : heavy_cube_sums{};
-      grid = launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, 0, n_tiles, false, smem_plain, smem_alt, heavy);
+      const heavy_cube_sums heavy =
+          heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false, c0, c1) : heavy_cube_sums{};
+      grid = launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, false, smem_plain, smem_alt, heavy);
     }
   }
   cx.last.grid = grid;
   if (adapt) cx.last.shared_bins = shared_bins;
 
-  // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the flags
+  // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the
+  // flags (a team's rank: over its own tiles, whose sums finish_team_pass takes instead)
   const unsigned T = 1024;
-  tree_reduce_kernel<><<<1, T, 0, stream>>>(buf.tile_est.data(), buf.tile_var.data(), n_tiles, width / tile,
-                                            buf.result.data(), buf.flags.data());
+  const std::uint64_t tree_width = in_team ? next_pow2(t_end - t_first) : width / tile;
+  tree_reduce_kernel<><<<1, T, 0, stream>>>(buf.tile_est.data() + t_first, buf.tile_var.data() + t_first, t_end - t_first,
+                                            tree_width, buf.result.data(), buf.flags.data());
   MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(buf.host_result.data(), buf.result.data(), sizeof(pass_result), cudaMemcpyDeviceToHost,
                                     stream));
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    if (!in_team) throw;
+    team_failure_here = std::current_exception();
+  }
 
   const pass_result r = *buf.host_result.data();
   iteration_sums out = pass_sums(r.estimate, r.variance, r.flags, adapt, sp.bin_scale);
+  if (in_team)  // the team's sums, flags and bins (throws on every rank if one failed)
+    out = finish_team_pass(cx, *team, split, static_cast<std::uint64_t>(B), t_first, t_end, n_tiles, out, adapt, sp.bin_scale,
+                           n_bin_values, team_failure_here);
   if (adapt) buf.end_adapting_pass(out.top_level, n_bin_values);
-  if (r.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value
+  if (out.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value (any rank can)
     if constexpr (is_device_array_integrand_v<F>) {  // its point, then the integrand on one row
       if (buf.array_x.size() < static_cast<std::size_t>(D) + 1) buf.array_x = device_array<double>(D + 1);
-      sample_point_kernel<D><<<1, 1, 0, stream>>>(sp, dmap, r.flags.first_non_finite, buf.array_x.data());
+      sample_point_kernel<D><<<1, 1, 0, stream>>>(sp, dmap, out.flags.first_non_finite, buf.array_x.data());
       MCUBES_CUDA_CHECK_LAUNCH("sample_point_kernel");
       MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
       f(buf.array_x.data(), 1, buf.replay.data(), static_cast<void*>(stream));
     } else {
-      replay_sample_kernel<D, F><<<1, 1, 0, stream>>>(f, sp, dmap, r.flags.first_non_finite, buf.replay.data());
+      replay_sample_kernel<D, F><<<1, 1, 0, stream>>>(f, sp, dmap, out.flags.first_non_finite, buf.replay.data());
       MCUBES_CUDA_CHECK_LAUNCH("replay_sample_kernel");
     }
     out.flags.non_finite_value = buf.replayed_value(stream);
