@@ -40,12 +40,19 @@ constexpr int exit_bad_input = 2;
 constexpr int exit_runtime_failure = 3;
 
 /// Prints "mcubes: error: <message>" on one line (newlines in the message become spaces).
-void print_error(std::string message) {
+/// Prints "mcubes: error: MESSAGE" on stderr. Under mpirun (cli/mpi_session.hpp) bad input, the
+/// same on every rank, is printed by rank 0 alone (`every_rank` false); other failures by every
+/// rank, the others naming themselves ("mcubes: error (rank R): ...").
+void print_error(std::string message, bool every_rank = false) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
   while (!message.empty() && message.back() == ' ') message.pop_back();
   std::fflush(stdout);
-  std::fprintf(stderr, "mcubes: error: %s\n", message.c_str());
+  const int rank = mcubes::cli::cli_rank();
+  if (rank == 0)
+    std::fprintf(stderr, "mcubes: error: %s\n", message.c_str());
+  else if (every_rank)
+    std::fprintf(stderr, "mcubes: error (rank %d): %s\n", rank, message.c_str());
 }
 
 /// The exit code of a command that ended normally with `code`, once standard output is known to
@@ -209,13 +216,13 @@ int main(int argc, char** argv) {
     print_error(e.what());
     return exit_bad_input;
   } catch (const mcubes::error& e) {
-    print_error(e.what());
+    print_error(e.what(), true);
     return exit_runtime_failure;
   } catch (const std::bad_alloc&) {
-    print_error("out of memory");
+    print_error("out of memory", true);
     return exit_runtime_failure;
   } catch (const std::exception& e) {
-    print_error(e.what());
+    print_error(e.what(), true);
     return exit_runtime_failure;
   }
 }

@@ -75,6 +75,14 @@ bool cli_writes_files() {
 #endif
 }
 
+int cli_rank() {
+#if defined(MCUBES_HAVE_MPI)
+  return world ? world->rank() : 0;
+#else
+  return 0;
+#endif
+}
+
 std::string ranks_note() {
   const communicator* t = cli_team();
   return t != nullptr ? " (" + std::to_string(t->size()) + " MPI ranks)" : std::string();

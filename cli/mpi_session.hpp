@@ -28,6 +28,9 @@ const communicator* cli_team();
 /// Whether this process writes the output files (--json, --checkpoint, --npy): rank 0, or the one process.
 bool cli_writes_files();
 
+/// This process's rank (0 for one process).
+int cli_rank();
+
 /// "" for one process, else " (R MPI ranks)".
 std::string ranks_note();
 

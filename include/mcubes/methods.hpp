@@ -296,7 +296,8 @@ class integrator {
   /// state and VEGAS+ shares with no iteration of a call under way (the next integrate() continues
   /// from it, as from this integrator); after resume() of a checkpoint written during a call and
   /// before the next integrate(), that checkpoint's progress. Options: those of the last call
-  /// (the construction's before any). Host data only: it resumes on any backend.
+  /// (the construction's before any). Host data only: it resumes on any backend. After a call under
+  /// a team (execution::team), a collective: every rank calls it, and gets every rank's shares.
   checkpoint checkpoint_of(const std::string& integrand) const {
     if (pending_) {
       checkpoint c = *pending_;
@@ -307,9 +308,9 @@ class integrator {
     c.progress.state = state_;
     c.progress.edges = edges();
 #if defined(__CUDACC__)
-    if (cuda_) c.progress.shares = cuda_shares_.host_shares(state_.cubes);
+    if (cuda_) c.progress.shares = host_shares_of(*cuda_, cuda_shares_, state_);  // under a team: every rank's
 #endif
-    if (cpu_) c.progress.shares = cpu_shares_.host_shares(state_.cubes);
+    if (cpu_) c.progress.shares = host_shares_of(*cpu_, cpu_shares_, state_);
     return c;
   }
 

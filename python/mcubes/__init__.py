@@ -360,7 +360,18 @@ def _cpu_for_callable(opts):
     return opts
 
 
-def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint_every=0.0, tag=None, **options):
+def _comm_for(comm, kind, checkpoints=False):
+    """comm= (one integral over MPI ranks) for the integrands that take it: Python callables on the CPU."""
+    if comm is None:
+        return None
+    if kind != "callable" or checkpoints:
+        raise ValueError("comm= splits Python callables on the CPU over the ranks; expressions, device callables "
+                         "and checkpointed runs are not split yet")
+    return comm
+
+
+def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint_every=0.0, tag=None, comm=None,
+          **options):
     """Integrates f over region with m-Cubes (Vegas with sub-cube stratification and an adaptive map).
 
     f: a vectorised callable (x of shape (n, d) -> n values), an expression string or a suite integrand
@@ -379,12 +390,19 @@ def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint
     takes them: the run of a callable is one Integrator's integrate(), bitwise. An expression string's
     run checkpoints too (its fingerprint is 'expr TEXT', that of the command's --expr TEXT; tag= does
     not apply), and Ctrl-C then raises Interrupted with the completed iterations, the file written.
+
+    comm: an MPI communicator (mpi4py.MPI.COMM_WORLD, or any object with Get_rank(), Get_size() and
+    allgather(obj) -> list): every rank calls vegas with the same f, region and options, samples its
+    fixed share of the sub-cubes, and gets bitwise the result of one process, for any number of
+    ranks (the C++ execution::team; only part sums, flags and exact integer bin sums are exchanged).
+    A callback must decide alike on every rank. Python callables on the CPU only.
     """
     checkpoints = checkpoint is not None or resume is not False
     opts = _options("vegas", VEGAS_OPTIONS, options)
     lower, upper = _region(region)
     array_module = opts.pop("array_module", None)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "vegas")
+    comm = _comm_for(comm, kind, checkpoints)
     if checkpoints and kind != "expression":
         return Integrator(region, **options).integrate(f, callback=callback, checkpoint=checkpoint, resume=resume,
                                                        checkpoint_every=checkpoint_every, tag=tag)
@@ -404,36 +422,39 @@ def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint
     if kind == "device_callable":
         adapter = _device_adapter(g, len(lower), array_module, int(opts.get("device", 0)))
         return _finished(_mcubes.vegas_device(adapter, lower, upper, opts, callback))
-    return _finished(_mcubes.vegas(g, lower, upper, _cpu_for_callable(_without_device(opts)), callback))
+    return _finished(_mcubes.vegas(g, lower, upper, _cpu_for_callable(_without_device(opts)), callback, comm))
 
 
-def plain_mc(f, region, **options):
+def plain_mc(f, region, *, comm=None, **options):
     """Plain Monte Carlo of f over region with N = samples uniform points (PLAIN_MC_OPTIONS).
 
     estimate = V mean(f), error = V sqrt(M2 / (N (N - 1))). Same integrands, errors and determinism
-    as vegas(). Returns a Result with one record.
+    as vegas() (comm= as vegas's). Returns a Result with one record.
     """
     opts = _options("plain_mc", PLAIN_MC_OPTIONS, options, "plain_mc")
     lower, upper = _region(region)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "plain_mc")
+    comm = _comm_for(comm, kind)
     if kind == "expression":
         return Result(_mcubes.expression(g, "plain_mc", lower, upper, opts, 0, _include_dir(), None))
-    return Result(_mcubes.plain_mc(g, lower, upper, _cpu_for_callable(opts)))
+    return Result(_mcubes.plain_mc(g, lower, upper, _cpu_for_callable(opts), comm))
 
 
-def midpoint(f, region, n_per_axis, **options):
+def midpoint(f, region, n_per_axis, *, comm=None, **options):
     """The composite midpoint rule with n_per_axis points per axis (n^d <= 2^52 points; MIDPOINT_OPTIONS).
 
     The error is estimated from the embedded coarse rule when n is divisible by 3, 5 or 7 (else it is
-    inf). Same integrands, errors and determinism as vegas(). Returns a Result with one record.
+    inf). Same integrands, errors and determinism as vegas() (comm= as vegas's). Returns a Result
+    with one record.
     """
     opts = _options("midpoint", MIDPOINT_OPTIONS, options, "midpoint")
     lower, upper = _region(region)
     n_per_axis = _mcubes.integer("n_per_axis", n_per_axis, 1, 2 ** 64 - 1)
     kind, g = _native_integrand(f, opts.get("backend", "cpu"), "midpoint")
+    comm = _comm_for(comm, kind)
     if kind == "expression":
         return Result(_mcubes.expression(g, "midpoint", lower, upper, opts, n_per_axis, _include_dir(), None))
-    return Result(_mcubes.midpoint(g, lower, upper, n_per_axis, _cpu_for_callable(opts)))
+    return Result(_mcubes.midpoint(g, lower, upper, n_per_axis, _cpu_for_callable(opts), comm))
 
 
 def vegas_batch(f, region, params, *, callback=None, **options):

@@ -513,11 +513,55 @@ py::dict with_interrupt(py::dict d, const interrupt_watch& watch) {
   return d;
 }
 
+/// A team (backend/team.hpp) over a Python communicator with mpi4py's interface: Get_rank(),
+/// Get_size() and allgather(obj) -> list (mpi4py.MPI.Comm, or any object that gathers alike, such
+/// as the tests' thread communicator). The exchanges are made by the run's thread, which takes the
+/// GIL for each (the CPU workers have finished the pass by then); each rank's bytes travel as a
+/// Python bytes object. Errors of the communicator propagate as mcubes::error with its message.
+class py_team final : public communicator {
+ public:
+  explicit py_team(py::object comm) : comm_(std::move(comm)) {
+    rank_ = comm_.attr("Get_rank")().cast<int>();
+    size_ = comm_.attr("Get_size")().cast<int>();
+    MCUBES_EXPECTS(size_ >= 1 && rank_ >= 0 && rank_ < size_, "comm: rank ", rank_, " of ", size_, " ranks is not a rank");
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const override {
+    py::gil_scoped_acquire gil;
+    try {
+      const py::bytes b(reinterpret_cast<const char*>(mine.data()), mine.size());
+      const py::list got = comm_.attr("allgather")(b);
+      MCUBES_EXPECTS(static_cast<int>(got.size()) == size_, "comm.allgather returned ", got.size(), " items for ", size_,
+                     " ranks");
+      all.assign(got.size(), {});
+      for (std::size_t r = 0; r < got.size(); ++r) {
+        const std::string bytes = got[r].cast<std::string>();
+        all[r].assign(bytes.begin(), bytes.end());
+      }
+    } catch (py::error_already_set& e) {
+      throw error(std::string("comm.allgather failed: ") + e.what());
+    }
+  }
+
+ private:
+  py::object comm_;
+  int rank_ = 0, size_ = 1;
+};
+
+/// The team of a call's `comm` argument (None: none).
+std::unique_ptr<py_team> team_of_comm(const py::object& comm) {
+  if (comm.is_none()) return nullptr;
+  return std::make_unique<py_team>(comm);
+}
+
 py::dict run_vegas(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
-                   const py::dict& options, py::object callback) {
+                   const py::dict& options, py::object callback, py::object comm) {
   const box b = make_box(lower, upper);
   vegas_options opt = vegas_options_of(options);
   const dim_entry& e = entry_for(b.dim());
+  const std::unique_ptr<py_team> team = team_of_comm(comm);
+  opt.team = team.get();
   interrupt_watch watch;
   opt.stop = &watch.stop;
   py_callable fn{f.ptr(), b.dim()};
@@ -579,9 +623,11 @@ py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const 
 }
 
 py::dict run_plain_mc(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
-                      const py::dict& options) {
+                      const py::dict& options, py::object comm) {
   const box b = make_box(lower, upper);
-  const plain_mc_options opt = plain_mc_options_of(options);
+  plain_mc_options opt = plain_mc_options_of(options);
+  const std::unique_ptr<py_team> team = team_of_comm(comm);
+  opt.team = team.get();
   const dim_entry& e = entry_for(b.dim());
   const py_callable fn{f.ptr(), b.dim()};
   result r;
@@ -593,9 +639,11 @@ py::dict run_plain_mc(py::object f, const std::vector<double>& lower, const std:
 }
 
 py::dict run_midpoint(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
-                      std::uint64_t n_per_axis, const py::dict& options) {
+                      std::uint64_t n_per_axis, const py::dict& options, py::object comm) {
   const box b = make_box(lower, upper);
-  const midpoint_options opt = midpoint_options_of(options);
+  midpoint_options opt = midpoint_options_of(options);
+  const std::unique_ptr<py_team> team = team_of_comm(comm);
+  opt.team = team.get();
   const dim_entry& e = entry_for(b.dim());
   const py_callable fn{f.ptr(), b.dim()};
   result r;
@@ -997,13 +1045,14 @@ PYBIND11_MODULE(_mcubes, m) {
 #endif
 
   m.def("vegas", &run_vegas, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
-        py::arg("callback") = py::none());
+        py::arg("callback") = py::none(), py::arg("comm") = py::none());
   m.attr("max_components") = max_components;
   m.def("vegas_vector", &run_vegas_vector, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("components"),
         py::arg("options"), py::arg("callback") = py::none());
-  m.def("plain_mc", &run_plain_mc, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"));
+  m.def("plain_mc", &run_plain_mc, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
+        py::arg("comm") = py::none());
   m.def("midpoint", &run_midpoint, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("n_per_axis"),
-        py::arg("options"));
+        py::arg("options"), py::arg("comm") = py::none());
 #if MCUBES_PYTHON_HAS_JIT
   m.def("expression", &run_expression, py::arg("text"), py::arg("method"), py::arg("lower"), py::arg("upper"),
         py::arg("options"), py::arg("n_per_axis"), py::arg("include_dir"), py::arg("callback") = py::none(),

@@ -144,6 +144,28 @@ TEST(MpiTeam, CheckpointsCrossTheNumberOfRanksBitwise) {
   }
 }
 
+// After a VEGAS+ call under the team, the integrator's weighted samples and its checkpoint (both
+// collectives: the shares of every rank gathered) are those of one process.
+TEST(MpiTeam, WeightedSamplesAndCheckpointsAfterATeamCallAreOneProcesss) {
+  const auto o = vegas_opts(mcubes::stratification_mode::adaptive);
+  mcubes::integrator<4> solo(unit4, alone(o)), team(unit4, on_team(o));
+  solo.integrate(peaks{});
+  team.integrate(peaks{});
+  const mcubes::weighted_points a = solo.sample(5000, 3), b = team.sample(5000, 3);
+  ASSERT_EQ(a.w.size(), b.w.size());
+  bool same = a.x.size() == b.x.size();
+  for (std::size_t i = 0; same && i < a.w.size(); ++i) same = mcubes_test::bits(a.w[i]) == mcubes_test::bits(b.w[i]);
+  for (std::size_t i = 0; same && i < a.x.size(); ++i) same = mcubes_test::bits(a.x[i]) == mcubes_test::bits(b.x[i]);
+  EXPECT_TRUE(same) << "the weighted samples differ";
+  const mcubes::checkpoint ca = solo.checkpoint_of("peaks"), cb = team.checkpoint_of("peaks");
+  ASSERT_FALSE(ca.progress.shares.empty());
+  EXPECT_EQ(ca.progress.shares.size(), cb.progress.shares.size());
+  bool shares = ca.progress.shares.size() == cb.progress.shares.size();
+  for (std::size_t i = 0; shares && i < ca.progress.shares.size(); ++i)
+    shares = mcubes_test::bits(ca.progress.shares[i]) == mcubes_test::bits(cb.progress.shares[i]);
+  EXPECT_TRUE(shares) << "the checkpoint's shares differ";
+}
+
 struct shifted {
   double operator()(const mcubes::point<2>& x, const double& c) const {
     return std::exp(-50 * ((x[0] - c) * (x[0] - c) + (x[1] - c) * (x[1] - c)));

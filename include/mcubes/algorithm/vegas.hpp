@@ -749,11 +749,28 @@ sampling_density density_from(const region<D>& reg, std::vector<double> edges, i
   return d;
 }
 
-/// density_from of what a run that ended with `map` (made by `backend`), `state` and `shares` holds.
+/// The VEGAS+ shares of `state` on the host (cube_shares::host_shares), every rank's when the
+/// backend's team splits (execution::team: each rank holds the shares of its own chunks; they are
+/// gathered over the scalar chunking of the state's n_cubes sub-cubes, team_gather_cubes: a
+/// collective). Empty where the state has none.
+template <class Backend>
+std::vector<double> host_shares_of(const Backend& backend, const cube_shares<std::remove_const_t<Backend>>& shares,
+                                   const vegas_state& state) {
+  std::vector<double> v = shares.host_shares(state.cubes);
+  const communicator* team = team_of(backend);
+  if (splits(team) && !v.empty()) {
+    const std::uint64_t m = state.cubes.n_cubes, chunk_cubes = (m + max_chunks - 1) / max_chunks;
+    team_gather_cubes(team, (m + chunk_cubes - 1) / chunk_cubes, chunk_cubes, v);
+  }
+  return v;
+}
+
+/// density_from of what a run that ended with `map` (made by `backend`), `state` and `shares` holds
+/// (under a team: every rank's shares, host_shares_of).
 template <int D, class Backend, class Map>
 sampling_density density_of(const region<D>& reg, Backend& backend, const Map& map, const vegas_state& state,
                             const cube_shares<std::remove_const_t<Backend>>& shares) {
-  return density_from<D>(reg, backend.map_edges(map), map_bins(map), state, shares.host_shares(state.cubes));
+  return density_from<D>(reg, backend.map_edges(map), map_bins(map), state, host_shares_of(backend, shares, state));
 }
 
 /// Integrates f over `reg` with m-Cubes on `backend` (backend/backend.hpp: name(), make_map<D>,

@@ -274,68 +274,38 @@ class cpu_backend {
         const pass_plan& pl = plan[i];
         chunk_partial flags;
         for (const auto& pw : per_worker) merge_flags(flags, pw[i].flags);
-        put_bytes(payload, &flags);
         const std::uint64_t tiles_per_part = pl.split.part_chunks / pl.tile;
-        for (std::uint64_t p = pl.split.part_begin; p < pl.split.part_end; ++p) {
+        put_team_pass(payload, flags, pl.split, [&](std::uint64_t p, double& est, double& var) {
           const std::uint64_t t0 = p * tiles_per_part - pl.first_tile;  // this rank's tiles are whole parts
           const std::uint64_t nt = std::min(tiles_per_part, pl.n_tiles - t0);
-          const double part[2] = {pairwise_sum(tile_est.data() + pl.first_unit + t0, nt, tiles_per_part),
-                                  pairwise_sum(tile_var.data() + pl.first_unit + t0, nt, tiles_per_part)};
-          put_bytes(payload, part, 2);
-        }
+          est = pairwise_sum(tile_est.data() + pl.first_unit + t0, nt, tiles_per_part);
+          var = pairwise_sum(tile_var.data() + pl.first_unit + t0, nt, tiles_per_part);
+        });
       }
       const auto all = team_exchange(*team, failure, abandoned, payload);
       std::vector<iteration_sums> out(n_passes);
       std::vector<std::size_t> at(all.size(), 0);
-      std::vector<double> est, var;
-      for (std::size_t i = 0; i < n_passes; ++i) {
-        const pass_plan& pl = plan[i];
-        est.assign(pl.split.n_parts, 0.0);
-        var.assign(pl.split.n_parts, 0.0);
-        for (int r = 0; r < team->size(); ++r) {
-          chunk_partial flags;
-          take_bytes(all[r], at[r], &flags);
-          merge_flags(out[i].flags, flags);
-          const team_split sr = split_chunks(pl.n_sel, r, team->size());
-          for (std::uint64_t p = sr.part_begin; p < sr.part_end; ++p) {
-            double part[2];
-            take_bytes(all[r], at[r], part, 2);
-            est[p] = part[0];
-            var[p] = part[1];
-          }
-        }
-        out[i].estimate = pairwise_sum(est.data(), pl.split.n_parts, pl.width / pl.split.part_chunks);
-        out[i].variance = pairwise_sum(var.data(), pl.split.n_parts, pl.width / pl.split.part_chunks);
-      }
-      std::vector<unsigned char> bins;  // every adapting pass's bins at the team's top level
+      for (std::size_t i = 0; i < n_passes; ++i) out[i] = take_team_pass(*team, all, at, plan[i].split);
+      std::vector<bin_accumulator> bins;  // every adapting pass's bins at the team's top level, then their sum
       for (std::size_t i = 0; i < n_passes; ++i) {
         if (!passes[i].adapt) continue;
-        const std::size_t nv = plan[i].n_bin_values;
+        const std::size_t nv = plan[i].n_bin_values, first = bins.size();
         out[i].top_level = top_bin_level(out[i].flags.max_contribution, passes[i].sp->bin_scale);
-        std::vector<bin_accumulator> mine((static_cast<std::size_t>(out[i].top_level) + 1) * nv);
+        bins.resize(first + (static_cast<std::size_t>(out[i].top_level) + 1) * nv);
         for (const auto& pw : per_worker) {
           const worker_pass& wp = pw[i];
           if (!wp.used) continue;
-          for (std::size_t b = 0; b < nv; ++b) mine[b].add(wp.bins[b]);
+          for (std::size_t b = 0; b < nv; ++b) bins[first + b].add(wp.bins[b]);
           if (!wp.over.empty())
-            for (std::size_t b = nv; b < mine.size(); ++b) mine[b].add(wp.over[b - nv]);
+            for (std::size_t b = nv; first + b < bins.size(); ++b) bins[first + b].add(wp.over[b - nv]);
         }
-        put_bytes(bins, mine.data(), mine.size());
-        out[i].bins.assign(mine.size(), bin_accumulator{});
       }
-      if (!bins.empty()) {
-        const auto all_bins = team_exchange(*team, nullptr, false, bins);
-        for (const auto& m : all_bins) {
-          std::size_t off = 0;
-          for (std::size_t i = 0; i < n_passes; ++i) {
-            if (!passes[i].adapt) continue;
-            for (bin_accumulator& b : out[i].bins) {
-              bin_accumulator x;
-              take_bytes(m, off, &x);
-              b.add(x);
-            }
-          }
-        }
+      if (!bins.empty()) team_sum_bins(*team, bins);
+      for (std::size_t i = 0, first = 0; i < n_passes; ++i) {
+        if (!passes[i].adapt) continue;
+        const std::size_t n = (static_cast<std::size_t>(out[i].top_level) + 1) * plan[i].n_bin_values;
+        out[i].bins.assign(bins.begin() + static_cast<std::ptrdiff_t>(first), bins.begin() + static_cast<std::ptrdiff_t>(first + n));
+        first += n;
       }
       return out;
     }

@@ -38,6 +38,8 @@
 #include <vector>
 
 #include "../core/fixed_tree.hpp"
+#include "../core/reduction.hpp"
+#include "../core/sampler.hpp"
 #include "../error.hpp"
 #include "../execution.hpp"
 
@@ -173,8 +175,9 @@ inline team_split split_chunks(std::uint64_t n_chunks, const communicator* team)
 template <class T>
 void put_bytes(std::vector<unsigned char>& out, const T* p, std::size_t n = 1) {
   static_assert(std::is_trivially_copyable_v<T>, "team exchanges carry trivially copyable values");
-  const auto* b = reinterpret_cast<const unsigned char*>(p);
-  out.insert(out.end(), b, b + n * sizeof(T));
+  const std::size_t at = out.size(), bytes = n * sizeof(T);
+  out.resize(at + bytes);
+  if (bytes != 0) std::memcpy(out.data() + at, static_cast<const void*>(p), bytes);
 }
 
 /// Reads n values at `at` (advanced). @throws error if the message is too short.
@@ -203,9 +206,9 @@ inline std::vector<std::vector<unsigned char>> team_exchange(const communicator&
       what = e.what();
     } catch (...) {
     }
-    mine.insert(mine.end(), what.begin(), what.end());
+    put_bytes(mine, what.data(), what.size());
   } else {
-    mine.insert(mine.end(), payload.begin(), payload.end());
+    put_bytes(mine, payload.data(), payload.size());
   }
   std::vector<std::vector<unsigned char>> all;
   team.all_gather(mine, all);
@@ -290,6 +293,65 @@ struct offset_chunk {
 #endif
   MCUBES_HOST_DEVICE auto operator()(std::uint64_t c) const { return chunk(first + c); }
 };
+
+/// Appends this rank's share of one pass to a team exchange's payload (every backend's pass ends
+/// so): its flags, then the estimate and variance sums of each of its parts p in [split.part_begin,
+/// split.part_end), part_sums(p, est, var) computing them (the fixed tree over the part's chunks,
+/// padded to the part's width).
+template <class PartSums>
+void put_team_pass(std::vector<unsigned char>& payload, const chunk_partial& flags, const team_split& split,
+                   const PartSums& part_sums) {
+  put_bytes(payload, &flags);
+  for (std::uint64_t p = split.part_begin; p < split.part_end; ++p) {
+    double part[2] = {0, 0};
+    part_sums(p, part[0], part[1]);
+    put_bytes(payload, part, 2);
+  }
+}
+
+/// The whole pass from the ranks' shares put by put_team_pass (all[r] read from at[r], advanced):
+/// the flags merged (order-independent), the parts' sums in part order merged over the tree of
+/// width W / S. Bitwise the one-process estimate and variance. top_level and bins are left empty.
+inline iteration_sums take_team_pass(const communicator& team, const std::vector<std::vector<unsigned char>>& all,
+                                     std::vector<std::size_t>& at, const team_split& split) {
+  iteration_sums out;
+  std::vector<double> est(split.n_parts, 0.0), var(split.n_parts, 0.0);
+  for (int r = 0; r < team.size(); ++r) {
+    const std::size_t k = static_cast<std::size_t>(r);
+    chunk_partial flags;
+    take_bytes(all[k], at[k], &flags);
+    merge_flags(out.flags, flags);
+    const team_split sr = split_chunks(split.n_chunks, r, team.size());
+    for (std::uint64_t p = sr.part_begin; p < sr.part_end; ++p) {
+      double part[2];
+      take_bytes(all[k], at[k], part, 2);
+      est[p] = part[0];
+      var[p] = part[1];
+    }
+  }
+  out.estimate = pairwise_sum(est.data(), split.n_parts, split.width / split.part_chunks);
+  out.variance = pairwise_sum(var.data(), split.n_parts, split.width / split.part_chunks);
+  return out;
+}
+
+/// Replaces `bins` (the same number of exact bin sums on every rank: the levels of one or more
+/// adapting passes) by their sum over the ranks: integer additions, so in any order the bits of
+/// one process's bins. A collective.
+inline void team_sum_bins(const communicator& team, std::vector<bin_accumulator>& bins) {
+  std::vector<unsigned char> mine;
+  put_bytes(mine, bins.data(), bins.size());
+  const auto all = team_exchange(team, nullptr, false, mine);
+  for (bin_accumulator& b : bins) b = bin_accumulator{};
+  for (const auto& m : all) {
+    MCUBES_EXPECTS(m.size() == bins.size() * sizeof(bin_accumulator), "team exchange: the ranks' bins differ in size");
+    std::size_t at = 0;
+    for (bin_accumulator& b : bins) {
+      bin_accumulator x;
+      take_bytes(m, at, &x);
+      b.add(x);
+    }
+  }
+}
 
 /// Widens a part's value from the tree of its own chunks (width next_pow2(count)) to the part's
 /// width S of the fixed tree: merge(x, T{}) once per level (fixed_tree.hpp: a node whose right

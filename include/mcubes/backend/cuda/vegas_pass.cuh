@@ -190,36 +190,19 @@ inline iteration_sums finish_team_pass(pass_context& cx, const communicator& tea
                                           stream));
         MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
       }
-      put_bytes(payload, &mine.flags);
-      for (std::uint64_t p = split.part_begin; p < split.part_end; ++p) {
+      put_team_pass(payload, mine.flags, split, [&](std::uint64_t p, double& e, double& v) {
         const std::uint64_t first = p * tiles_per_part;
         const std::uint64_t nt = std::min(tiles_per_part, n_all_tiles - first);
-        const double part[2] = {pairwise_sum(est.data() + (first - t0), nt, tiles_per_part),
-                                pairwise_sum(var.data() + (first - t0), nt, tiles_per_part)};
-        put_bytes(payload, part, 2);
-      }
+        e = pairwise_sum(est.data() + (first - t0), nt, tiles_per_part);
+        v = pairwise_sum(var.data() + (first - t0), nt, tiles_per_part);
+      });
     } catch (...) {
       failure = std::current_exception();
     }
   }
   const auto all = team_exchange(team, failure, false, payload);
-  iteration_sums out;
-  std::vector<double> est(split.n_parts, 0.0), var(split.n_parts, 0.0);
-  for (int r = 0; r < team.size(); ++r) {
-    std::size_t at = 0;
-    chunk_partial flags;
-    take_bytes(all[r], at, &flags);
-    merge_flags(out.flags, flags);
-    const team_split sr = split_chunks(split.n_chunks, r, team.size());
-    for (std::uint64_t p = sr.part_begin; p < sr.part_end; ++p) {
-      double part[2];
-      take_bytes(all[r], at, part, 2);
-      est[p] = part[0];
-      var[p] = part[1];
-    }
-  }
-  out.estimate = pairwise_sum(est.data(), split.n_parts, split.width / split.part_chunks);
-  out.variance = pairwise_sum(var.data(), split.n_parts, split.width / split.part_chunks);
+  std::vector<std::size_t> at(all.size(), 0);
+  iteration_sums out = take_team_pass(team, all, at, split);
   if (adapt) {  // the team's integer bins, in place of this rank's
     out.top_level = top_bin_level(out.flags.max_contribution, bin_scale);
     const std::size_t n_levels = static_cast<std::size_t>(out.top_level) + 1;
@@ -230,19 +213,8 @@ inline iteration_sums finish_team_pass(pass_context& cx, const communicator& tea
       MCUBES_CUDA_CHECK(cudaMemcpyAsync(bins.data() + n_bin_values, buf.over.data(),
                                         (n_levels - 1) * n_bin_values * sizeof(bin_accumulator), cudaMemcpyDeviceToHost, stream));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::vector<unsigned char> mine_bins;
-    put_bytes(mine_bins, bins.data(), bins.size());
-    const auto all_bins = team_exchange(team, nullptr, false, mine_bins);
-    std::vector<bin_accumulator> sum(bins.size());
-    for (const auto& m : all_bins) {
-      std::size_t at = 0;
-      for (bin_accumulator& b : sum) {
-        bin_accumulator x;
-        take_bytes(m, at, &x);
-        b.add(x);
-      }
-    }
-    buf.upload_bins(sum, out.top_level, stream);
+    team_sum_bins(team, bins);
+    buf.upload_bins(bins, out.top_level, stream);
   }
   return out;
 }
