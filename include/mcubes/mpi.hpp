@@ -4,12 +4,14 @@
 /// MPI communicator, with the bits of one process. Include this header (it includes <mpi.h>) and
 /// link MPI (CMake: the target mcubes::mpi, or MPI::MPI_CXX); the rest of mcubes does not need MPI.
 ///
+/// @code
 ///   MPI_Init(&argc, &argv);
 ///   mcubes::mpi_communicator team(MPI_COMM_WORLD);
 ///   mcubes::vegas_options opt;
 ///   opt.team = &team;                       // every rank: the same call, the same options
 ///   mcubes::result r = mcubes::vegas<4>(f, region, opt);   // the same r on every rank
 ///   MPI_Finalize();
+/// @endcode
 ///
 /// What is exchanged (MPI_Allgather / MPI_Allgatherv of bytes, never an MPI_SUM of doubles): per
 /// pass the sums of each rank's parts of the sub-cubes (O(64 x ranks) doubles), its flags and, for
