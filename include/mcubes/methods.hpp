@@ -207,6 +207,9 @@ class integrator {
   /// Runs `opt` from the current map and iteration index (vegas_continue). opt's execution fields
   /// must be the integrator's, and opt.n_bins its map's (or 0: the map's, whatever the calls). @throws invalid_input if they differ or opt is invalid;
   /// otherwise as vegas_continue.
+  /// Under a team (opt.team, execution::team): every rank makes the call; the integrator keeps that
+  /// team for what reads every rank's VEGAS+ shares afterwards (checkpoint_of, checkpoint writes,
+  /// sample, sampler: collectives), so the communicator must outlive those calls too.
   template <class F>
   result integrate(const F& f, const vegas_options& opt, const iteration_callback& on_iteration = {}) {
     if constexpr (check_integrand_here<D, F>())
