@@ -553,43 +553,23 @@ result vegas_on_devices(const F& f, const region<D>& reg, const vegas_options& o
   thread_team team(n);
   stop_request stop_all;  // the first thread's: on_iteration returned stop, or opt.stop was requested
   std::vector<result> results(static_cast<std::size_t>(n));
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        cuda_backend backend(launch_policy_of(opt), devices[static_cast<std::size_t>(r)]);
-        backend.team = &team.member(r);
-        vegas_options o = opt;
-        o.backend = backend_kind::cuda;
-        o.device = devices[static_cast<std::size_t>(r)];
-        o.team = nullptr;
-        o.stop = r == 0 ? &stop_all : nullptr;
-        iteration_callback watch;
-        if (r == 0)
-          watch = [&](const iteration_record& rec, const result& so_far) {
-            const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
-            if (c == run_control::stop || (opt.stop != nullptr && opt.stop->requested())) stop_all.request();
-            return run_control::proceed;
-          };
-        results[static_cast<std::size_t>(r)] = vegas_with<D>(f, reg, o, backend, watch);
-      } catch (...) {
-        failures[static_cast<std::size_t>(r)] = std::current_exception();
-        team.abandon();
-      }
-    });
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : failures) {  // the failure itself, not its echo on the other devices
-    if (!e) continue;
-    try {
-      std::rethrow_exception(e);
-    } catch (const team_failure&) {
-    } catch (const invalid_input& ex) {
-      if (std::string(ex.what()).find("thread team has failed") == std::string::npos) throw;
-    }
-  }
-  for (const std::exception_ptr& e : failures)
-    if (e) std::rethrow_exception(e);
+  team.run_each([&](int r, const communicator& member) {
+    cuda_backend backend(launch_policy_of(opt), devices[static_cast<std::size_t>(r)]);
+    backend.team = &member;
+    vegas_options o = opt;
+    o.backend = backend_kind::cuda;
+    o.device = devices[static_cast<std::size_t>(r)];
+    o.team = nullptr;
+    o.stop = r == 0 ? &stop_all : nullptr;
+    iteration_callback watch;
+    if (r == 0)
+      watch = [&](const iteration_record& rec, const result& so_far) {
+        const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
+        if (c == run_control::stop || (opt.stop != nullptr && opt.stop->requested())) stop_all.request();
+        return run_control::proceed;
+      };
+    results[static_cast<std::size_t>(r)] = vegas_with<D>(f, reg, o, backend, watch);
+  });
   return results[0];
 }
 #endif

@@ -40,25 +40,13 @@ TEST(TeamSplit, PartsAreAlignedContiguousAndCoverEveryChunkOnce) {
   }
 }
 
-// Runs fn(rank, communicator) on `n` threads of a thread_team; returns their results.
+// Runs fn(rank, communicator) on `n` threads of a thread_team (thread_team::run_each); returns
+// their results.
 template <class T>
 std::vector<T> on_threads(int n, const std::function<T(int, const mcubes::communicator&)>& fn) {
   mcubes::thread_team team(n);
   std::vector<T> out(static_cast<std::size_t>(n));
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        out[static_cast<std::size_t>(r)] = fn(r, team.member(r));
-      } catch (...) {
-        failures[static_cast<std::size_t>(r)] = std::current_exception();
-        team.abandon();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : failures)
-    if (e) std::rethrow_exception(e);
+  team.run_each([&](int r, const mcubes::communicator& c) { out[static_cast<std::size_t>(r)] = fn(r, c); });
   return out;
 }
 
@@ -120,22 +108,46 @@ TEST(ThreadTeam, AFailureOnOneRankIsThrownOnEveryRank) {
   o.threads = 1;
   const mcubes::region<2> unit({0, 0}, {1, 1});
   const int n = 3;
-  mcubes::thread_team team(n);
   std::vector<std::string> what(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      mcubes::vegas_options mine = o;
-      mine.team = &team.member(r);
-      try {
-        mcubes::vegas<2>(throws_high{}, unit, mine);
-      } catch (const std::exception& e) {
-        what[static_cast<std::size_t>(r)] = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
+  mcubes::thread_team team(n);
+  team.run_each([&](int r, const mcubes::communicator& c) {
+    mcubes::vegas_options mine = o;
+    mine.team = &c;
+    try {
+      mcubes::vegas<2>(throws_high{}, unit, mine);
+    } catch (const std::exception& e) {
+      what[static_cast<std::size_t>(r)] = e.what();
+    }
+  });
   EXPECT_EQ(what[n - 1], "thrown at the top");  // the last rank owns the top rows of sub-cubes
   for (int r = 0; r + 1 < n; ++r) EXPECT_EQ(what[static_cast<std::size_t>(r)], "rank 2: thrown at the top");
+  // run_each rethrows the failure itself, not the other ranks' echoes of it
+  mcubes::thread_team again(n);
+  try {
+    again.run_each([&](int r, const mcubes::communicator& c) {
+      mcubes::vegas_options mine = o;
+      mine.team = &c;
+      (void)r;
+      mcubes::vegas<2>(throws_high{}, unit, mine);
+    });
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "thrown at the top");
+  }
+}
+
+TEST(ThreadTeam, AMemberThatFailsOutsideAnExchangeReleasesTheOthers) {
+  mcubes::thread_team team(3);
+  try {
+    team.run_each([&](int r, const mcubes::communicator& c) {
+      if (r == 1) throw std::logic_error("before the first exchange");
+      std::vector<std::vector<unsigned char>> all;
+      c.all_gather({1, 2, 3}, all);  // would wait for rank 1 forever without abandon()
+    });
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "before the first exchange");
+  }
 }
 
 TEST(ThreadTeam, ReductionsAndCountsAreBitwiseOneProcess) {

@@ -34,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -60,6 +61,25 @@ class communicator {
   virtual void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const = 0;
 };
 
+/// A rank's failure, as seen by the other ranks of the team: "rank R: MESSAGE".
+class team_failure : public error {
+ public:
+  team_failure(int rank, const std::string& message)
+      : error("rank " + std::to_string(rank) + ": " + message), rank_(rank) {}
+  /// The rank that failed first (the lowest failing rank).
+  int rank() const noexcept { return rank_; }
+
+ private:
+  int rank_;
+};
+
+/// What a thread_team member's exchange throws once another member's thread has failed outside
+/// an exchange (thread_team::abandon): the exchange cannot complete.
+class team_abandoned : public error {
+ public:
+  team_abandoned() : error("a member of the thread team has failed") {}
+};
+
 /// A team of n threads of one process (one per GPU: vegas_on_devices; or CPU backends, as in the
 /// tests): member(r) is rank r's communicator, whose all_gather meets the other members' through
 /// shared memory. Each member is used by one thread. A member whose thread fails outside an
@@ -75,7 +95,37 @@ class thread_team {
   /// Rank r's communicator (valid while the team lives).
   const communicator& member(int r) const { return members_.at(static_cast<std::size_t>(r)); }
   int size() const noexcept { return static_cast<int>(members_.size()); }
-  /// Makes every exchange under way or to come throw error (a member's thread has failed).
+  /// Runs fn(r, member(r)) on one new thread per member and waits for all. A thread whose fn
+  /// throws abandons the team (the others' exchanges throw team_abandoned instead of waiting);
+  /// then the failure itself is rethrown: the lowest rank's exception that is not an echo of
+  /// another's (team_failure, team_abandoned), else the lowest rank's.
+  template <class Fn>
+  void run_each(const Fn& fn) {
+    const int n = size();
+    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          fn(r, member(r));
+        } catch (...) {
+          failures[static_cast<std::size_t>(r)] = std::current_exception();
+          abandon();
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : failures) {
+      if (!e) continue;
+      try {
+        std::rethrow_exception(e);
+      } catch (const team_failure&) {
+      } catch (const team_abandoned&) {
+      }
+    }
+    for (const std::exception_ptr& e : failures)
+      if (e) std::rethrow_exception(e);
+  }
+  /// Makes every exchange under way or to come throw team_abandoned (a member's thread has failed).
   void abandon() {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     shared_->broken = true;
@@ -98,7 +148,7 @@ class thread_team {
     int size() const override { return size_; }
     void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const override {
       std::unique_lock<std::mutex> lock(s_->mutex);
-      MCUBES_EXPECTS(!s_->broken, "a member of the thread team has failed");
+      if (s_->broken) throw team_abandoned();
       s_->slots[static_cast<std::size_t>(rank_)] = mine;
       if (++s_->arrived == size_) {  // the last one publishes the round
         s_->published = std::move(s_->slots);
@@ -109,7 +159,7 @@ class thread_team {
       } else {
         const std::uint64_t round = s_->round;
         s_->wake.wait(lock, [&] { return s_->round != round || s_->broken; });
-        MCUBES_EXPECTS(s_->round != round, "a member of the thread team has failed");
+        if (s_->round == round) throw team_abandoned();
       }
       all = s_->published;  // valid until every member has deposited for the next round
     }
@@ -120,18 +170,6 @@ class thread_team {
   };
   std::shared_ptr<state> shared_;
   std::vector<member_comm> members_;
-};
-
-/// A rank's failure, as seen by the other ranks of the team: "rank R: MESSAGE".
-class team_failure : public error {
- public:
-  team_failure(int rank, const std::string& message)
-      : error("rank " + std::to_string(rank) + ": " + message), rank_(rank) {}
-  /// The rank that failed first (the lowest failing rank).
-  int rank() const noexcept { return rank_; }
-
- private:
-  int rank_;
 };
 
 /// Whether `team` splits the work: non-null and more than one rank.
