@@ -1,12 +1,18 @@
 // multi-device-bench: one integral on 1, 2, ..., G GPUs of one process (vegas_on_devices), side by
 // side in one run: evaluations/s per iteration (median over the timed iterations, the first
-// iteration with the bin-scale probe left out) and whether every result is bitwise the one-GPU
-// result. f4 8-D adapting (uniform and VEGAS+) and fA 6-D non-adapting, as mcubes-bench throughput.
+// iteration with the bin-scale probe left out), the exchange time per iteration (the first
+// device's wall time in the team's exchanges, waits for the slowest device included) and whether
+// every result is bitwise the one-GPU result. f4 8-D adapting (uniform and VEGAS+) and fA 6-D
+// non-adapting, as mcubes-bench throughput; then a batch of K 4-D integrals (a Gaussian whose
+// centre is the parameter) split over the devices (vegas_batch with execution::devices): its
+// evaluations/s over the whole batch's wall time (the median of three batches).
 //   multi-device-bench [--max-devices G] [--f4-calls N] [--fA-calls N] [--iterations K]
+//                      [--batch K] [--batch-calls N]
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -40,7 +46,8 @@ void row(const char* label, const F& f, const mcubes::region<D>& reg, const mcub
     std::vector<int> devices;
     for (int d = 0; d < g; ++d) devices.push_back(d);
     mcubes::vegas_on_devices<D>(f, reg, o, devices);  // warm-up (allocations, occupancy queries)
-    const mcubes::result r = mcubes::vegas_on_devices<D>(f, reg, o, devices);
+    mcubes::exchange_time exchanged;
+    const mcubes::result r = mcubes::vegas_on_devices<D>(f, reg, o, devices, {}, &exchanged);
     std::vector<double> rate;
     for (const auto& rec : r.records)
       if (rec.index > 0) rate.push_back(static_cast<double>(rec.n_eval) / rec.seconds);
@@ -49,9 +56,53 @@ void row(const char* label, const F& f, const mcubes::region<D>& reg, const mcub
       one = r;
       base = m;
     }
-    std::printf("%-40s G=%d  %.4g evaluations/s per iteration  %.3f x one GPU (%.2f of G x)  %s  estimate %.17g\n", label, g, m,
-                m / base, m / base / g, g == 1 ? "reference" : (same_run(r, one) ? "SAME BITS" : "DIFFERENT BITS"),
-                r.estimate);
+    std::printf("%-40s G=%d  %.4g evaluations/s per iteration  %.3f x one GPU (%.2f of G x)  exchange %.3f ms per "
+                "iteration  %s  estimate %.17g\n",
+                label, g, m, m / base, m / base / g, 1e3 * exchanged.seconds / std::max<std::size_t>(1, r.records.size()),
+                g == 1 ? "reference" : (same_run(r, one) ? "SAME BITS" : "DIFFERENT BITS"), r.estimate);
+    std::fflush(stdout);
+  }
+}
+
+struct centred_gaussian {  // exp(-50 |x - c|^2) on [0, 1]^4, the centre c the parameter
+  __host__ __device__ double operator()(const mcubes::point<4>& x, const double& c) const {
+    double r2 = 0;
+    for (int j = 0; j < 4; ++j) r2 += (x[j] - c) * (x[j] - c);
+    return exp(-50 * r2);
+  }
+};
+
+void batch_row(std::size_t K, const mcubes::vegas_options& o, int max_devices) {
+  std::vector<double> centres;
+  for (std::size_t k = 0; k < K; ++k) centres.push_back(0.25 + 0.5 * static_cast<double>(k) / static_cast<double>(K));
+  std::vector<mcubes::result> one;
+  double base = 0;
+  for (int g = 1; g <= max_devices; ++g) {
+    mcubes::vegas_options og = o;
+    for (int d = 0; d < g; ++d) og.devices.push_back(d);
+    mcubes::vegas_batch<4>(centred_gaussian{}, mcubes::region<4>::unit(), centres, og);  // warm-up
+    std::vector<double> times;  // the median of three timed batches
+    std::vector<mcubes::result> rs;
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      rs = mcubes::vegas_batch<4>(centred_gaussian{}, mcubes::region<4>::unit(), centres, og);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    const double seconds = median(times);
+    std::uint64_t n_eval = 0;
+    for (const auto& r : rs) n_eval += r.n_eval;
+    const double rate = static_cast<double>(n_eval) / seconds;
+    bool same = true;
+    if (g == 1) {
+      one = rs;
+      base = rate;
+    } else {
+      for (std::size_t k = 0; k < K; ++k) same = same && same_run(rs[k], one[k]);
+    }
+    std::printf("batch of %zu 4-D integrals, %llu calls each  G=%d  %.4g evaluations/s (%.3f s)  %.3f x one GPU (%.2f of "
+                "G x)  %s\n",
+                K, static_cast<unsigned long long>(o.calls_per_iteration), g, rate, seconds, rate / base, rate / base / g,
+                g == 1 ? "reference" : (same ? "SAME BITS" : "DIFFERENT BITS"));
     std::fflush(stdout);
   }
 }
@@ -62,12 +113,16 @@ int main(int argc, char** argv) {
   int max_devices = mcubes::cuda_device_count();
   double f4_calls = 4e9, fA_calls = 8e9;
   int iterations = 5;
+  std::size_t batch = 4096;
+  double batch_calls = 1e5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--max-devices") max_devices = std::min(max_devices, std::atoi(argv[i + 1]));
     else if (k == "--f4-calls") f4_calls = std::atof(argv[i + 1]);
     else if (k == "--fA-calls") fA_calls = std::atof(argv[i + 1]);
     else if (k == "--iterations") iterations = std::atoi(argv[i + 1]);
+    else if (k == "--batch") batch = static_cast<std::size_t>(std::atol(argv[i + 1]));
+    else if (k == "--batch-calls") batch_calls = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr, "multi-device-bench: unknown option %s\n", k.c_str());
       return 2;
@@ -91,5 +146,11 @@ int main(int argc, char** argv) {
   n.adapt_iterations = 0;
   n.stratification = mcubes::stratification_mode::uniform;
   row<6>("fA 6-D non-adapting, uniform", mcubes::suite::fA_sin_sum{}, mcubes::region<6>::cube(0, 10), n, max_devices);
+  if (batch > 0) {
+    mcubes::vegas_options b = a;  // every integral runs its `iterations` iterations (no early convergence)
+    b.calls_per_iteration = static_cast<std::uint64_t>(batch_calls);
+    b.stratification = mcubes::stratification_mode::adaptive;
+    batch_row(batch, b, max_devices);
+  }
   return 0;
 }

@@ -9,10 +9,12 @@
 /// integrand (cli/dispatch_<name>.cpp), which a parallel build compiles concurrently.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <mcubes/backend/team.hpp>
 #include <mcubes/config.hpp>
 #include <mcubes/error.hpp>
 #include <mcubes/options.hpp>
@@ -43,6 +45,12 @@ struct run_request {
   sampling_density* trained = nullptr;
   /// --checkpoint / --resume: the run to continue and the saver of its progress (may be empty).
   vegas_resumption resume;
+  /// --devices with several devices and --checkpoint: device m's resumption (from as `resume`,
+  /// its own checkpoint saver joined to the devices' team `team`; the first device's writes);
+  /// empty: `resume` on the first device, its `from` alone on the others.
+  std::function<vegas_resumption(int member, const communicator& team)> resume_of_member;
+  /// --devices with several devices: where the runner puts the first device's exchange time (may be null).
+  exchange_time* exchange = nullptr;
 };
 
 /// Runs one suite integrand: dispatches on rq.dim and calls run_on_backend.

@@ -9,6 +9,8 @@
 
 #include <mcubes/error.hpp>
 
+#include "run_backend.hpp"
+
 namespace mcubes::cli {
 
 namespace {
@@ -121,6 +123,7 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
   sub.add_option("--backend", a.common.backend,
                   "Who computes the samples: cpu, cuda or auto (cuda when a device is present)")
       ->capture_default_str();
+  add_devices_option(sub, a.common);
   a.json_opt = sub.add_option("--json", a.json,
                                 "Write a JSON record of the run to FILE ('-': stdout, which then carries only the "
                                 "JSON); a file is replaced atomically during the run (status \"running\"; at the first "
@@ -179,6 +182,13 @@ void add_checkpoint_options(CLI::App& sub, integrate_args& a, const std::string&
                "--max-chi2-dof than the checkpoint's (the rest must match)");
 }
 
+void add_devices_option(CLI::App& sub, common_args& c) {
+  sub.add_option("--devices", c.devices,
+                 "CUDA devices that share each run: ordinals such as 0,1,2 or all (default: device 0); the same "
+                 "bits for any list (a single integral splits its sub-cubes, a scan its integrals)")
+      ->type_name("LIST|all");
+}
+
 void add_stratification_options(CLI::App& sub, integrate_args& a) {
   sub.add_option("--stratification", a.stratification,
                  "How samples spread over the sub-cubes: adaptive (VEGAS+, Lepage 2021: a quarter uniformly, the rest "
@@ -220,6 +230,7 @@ vegas_options resolve_options(const integrate_args& a, const suite::entry& e, in
   o.threads = c.threads;
   o.cuda_threads_per_block = c.threads_per_block;
   o.backend = c.backend;
+  o.devices = devices_of(c);
   try {
     validate(o, dim);
   } catch (const invalid_input& ex) {

@@ -76,6 +76,8 @@ struct integrate_args {
 void add_integrate_options(CLI::App& sub, integrate_args& a);
 /// --stratification and --beta (integrate and scan).
 void add_stratification_options(CLI::App& sub, integrate_args& a);
+/// --devices LIST|all (common_args::devices): the CUDA devices that share each integral.
+void add_devices_option(CLI::App& sub, common_args& c);
 /// Registers --checkpoint, --resume, --checkpoint-every and --force on `sub` (`what`: "run" for
 /// integrate, "scan" for scan: the help's words).
 void add_checkpoint_options(CLI::App& sub, integrate_args& a, const std::string& what);

@@ -135,6 +135,11 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   rq.params = params;
   rq.options = opts;
   rq.backend = user || suite_jit ? choose_user_backend(opts.backend) : choose_backend(opts.backend, e->name, dim);
+  check_devices(opts.devices, rq.backend);
+  if (cli_team() != nullptr && rq.backend.used == backend_kind::cuda) rq.options.device = cli_rank_device();
+  MCUBES_EXPECTS(opts.devices.size() <= 1 || !(user || suite_jit) || !checkpoints,
+                 "--checkpoint and --resume of a run-time compiled integrand (--expr, --body, or this dimension) do "
+                 "not work on several --devices yet: give one device");
   // The backend is chosen once; its runner (compiled ahead of time, or the run-time compiled object).
   const runner run = user || suite_jit ? &run_user_integrand : find_runner(e->name, rq.backend.used);
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");
@@ -146,9 +151,23 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   // The schedule of checkpoint_saver (checkpoint.hpp): at most 2 % of the run's time, and
   // --checkpoint-every; a failing write warns once and the run goes on, except the last.
   std::optional<checkpoint_saver> saver;
+  std::vector<std::unique_ptr<checkpoint_saver>> member_savers;  // --devices: the other devices' (they write nothing)
   if (checkpoint_file) {
     open_checkpoints(saver, problem, *checkpoint_file, checkpoint_every, "run");
     rq.resume.save = saver->save();
+    if (opts.devices.size() > 1) {  // every device's saver joins the team; the first one's decides and writes
+      member_savers.resize(opts.devices.size());
+      rq.resume_of_member = [&](int m, const communicator& team) {
+        vegas_resumption r = rq.resume;
+        if (m > 0) {
+          member_savers[static_cast<std::size_t>(m)] = std::make_unique<checkpoint_saver>(
+              problem, [](const std::string&, bool) {}, checkpoint_schedule{}, [] { return interrupt_signal() != 0; });
+          r.save = member_savers[static_cast<std::size_t>(m)]->save();
+        }
+        (m == 0 ? *saver : *member_savers[static_cast<std::size_t>(m)]).set_team(&team);
+        return r;
+      };
+    }
   }
 
   run_report report;
@@ -273,6 +292,9 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
     return interrupt_signal() != 0 ? run_control::stop : run_control::proceed;
   };
   if (saver) saver->start();
+  exchange_time exchanged;  // --devices: the first device's; under mpirun: this rank's, less the calibration's
+  const exchange_time before = cli_team_exchange_time();
+  if (opts.devices.size() > 1) rq.exchange = &exchanged;
   try {
     const pass_stop_scope running(how);
     report.res = run(rq);
@@ -292,7 +314,15 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
     throw;
   }
   progress.clear();
+  if (saver) saver->set_team(cli_team());  // --devices: the devices' team has ended with the run
   report.signal = report.res.status == status::interrupted ? interrupt_signal() : 0;
+  if (cli_team() != nullptr) {
+    const exchange_time after = cli_team_exchange_time();
+    exchanged = {after.seconds - before.seconds, after.exchanges - before.exchanges, after.bytes - before.bytes};
+    report.exchange = run_report::exchange_report{std::to_string(cli_team()->size()) + " MPI ranks", exchanged};
+  } else if (opts.devices.size() > 1 && !(user || suite_jit)) {  // (a compiled object's exchanges are not timed)
+    report.exchange = run_report::exchange_report{std::to_string(opts.devices.size()) + " devices", exchanged};
+  }
   if (a.json_map && !trained.edges.empty()) {
     const std::size_t row = static_cast<std::size_t>(trained.n_bins) + 1;
     for (int j = 0; j < trained.dim; ++j)

@@ -14,6 +14,7 @@
 
 #include "cuda_dims.hpp"
 #include "dispatch_impl.hpp"
+#include "mpi_session.hpp"
 
 namespace mcubes::cli {
 
@@ -25,8 +26,26 @@ result run_integrand_cuda(const run_request& rq) {
     constexpr int D = std::decay_t<decltype(reg)>::dim;
     vegas_options o = rq.options;
     o.backend = backend_kind::cuda;
-    result r = vegas_with<D>(f, reg, o, cuda_backend(launch_policy_of(o), o.device), rq.on_iteration, rq.trained,
-                             rq.resume);
+    result r;
+    if (o.devices.size() > 1) {  // --devices: one host thread and backend per device, the sub-cubes split
+      r = run_on_devices(o, o.devices, rq.on_iteration,
+                         [&](cuda_backend& backend, const vegas_options& mine, const iteration_callback& watch, int m,
+                             const communicator& team) {
+                           sampling_density spare;  // the density is gathered on every device, kept by the first
+                           vegas_resumption resume = rq.resume;
+                           if (rq.resume_of_member)
+                             resume = rq.resume_of_member(m, team);
+                           else if (m > 0)
+                             resume.save = nullptr;
+                           return vegas_with<D>(f, reg, mine, backend, watch,
+                                                rq.trained == nullptr ? nullptr : m == 0 ? rq.trained : &spare, resume);
+                         },
+                         rq.exchange);
+    } else {
+      cuda_backend backend(launch_policy_of(o), one_device_of(o, "a run"));
+      backend.team = cli_team();  // under mpirun: the ranks share the run, one GPU each (integrate_command)
+      r = vegas_with<D>(f, reg, o, backend, rq.on_iteration, rq.trained, rq.resume);
+    }
     r.options.backend = rq.backend.requested;
     return r;
   };

@@ -37,6 +37,8 @@ double calibrate(const run_request& rq, runner run) {
   c.on_iteration = nullptr;
   c.trained = nullptr;  // the run's own: sample's density, --checkpoint / --resume
   c.resume = {};
+  c.resume_of_member = nullptr;
+  c.exchange = nullptr;
   c.options = calibration_options(rq.options);
   const result r = run(c);
   if (r.records.empty()) return 0;  // stopped by a signal (execution::stop) before one iteration

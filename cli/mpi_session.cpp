@@ -19,6 +19,8 @@ namespace mcubes::cli {
 namespace {
 #if defined(MCUBES_HAVE_MPI)
 std::unique_ptr<mpi_communicator> world;
+std::unique_ptr<timed_communicator> timed_world;  // world, its exchanges timed (cli_team)
+int local_rank = 0;                                // among the ranks of this host
 bool initialised_here = false;
 
 // Whether an MPI launcher started this process (OpenMPI, PMI, PMIx, Slurm's PMI2): the command
@@ -38,6 +40,12 @@ mpi_session::mpi_session(int& argc, char**& argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   initialised_here = true;
   world = std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
+  timed_world = std::make_unique<timed_communicator>(*world);
+  MPI_Comm host;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world->rank(), MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+    MPI_Comm_rank(host, &local_rank);
+    MPI_Comm_free(&host);
+  }
   if (world->rank() != 0) {  // one report: rank 0's
     std::fflush(stdout);
     const int null = ::open("/dev/null", O_WRONLY);
@@ -54,6 +62,7 @@ mpi_session::mpi_session(int& argc, char**& argv) {
 mpi_session::~mpi_session() {
 #if defined(MCUBES_HAVE_MPI)
   std::fflush(stdout);
+  timed_world.reset();
   world.reset();
   if (initialised_here) MPI_Finalize();
 #endif
@@ -61,10 +70,17 @@ mpi_session::~mpi_session() {
 
 const communicator* cli_team() {
 #if defined(MCUBES_HAVE_MPI)
-  return world && world->size() > 1 ? world.get() : nullptr;
+  return world && world->size() > 1 ? timed_world.get() : nullptr;
 #else
   return nullptr;
 #endif
+}
+
+exchange_time cli_team_exchange_time() {
+#if defined(MCUBES_HAVE_MPI)
+  if (timed_world) return timed_world->time();
+#endif
+  return {};
 }
 
 bool cli_writes_files() {
@@ -78,6 +94,14 @@ bool cli_writes_files() {
 int cli_rank() {
 #if defined(MCUBES_HAVE_MPI)
   return world ? world->rank() : 0;
+#else
+  return 0;
+#endif
+}
+
+int cli_local_rank() {
+#if defined(MCUBES_HAVE_MPI)
+  return local_rank;
 #else
   return 0;
 #endif

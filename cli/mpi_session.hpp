@@ -28,8 +28,16 @@ const communicator* cli_team();
 /// Whether this process writes the output files (--json, --checkpoint, --npy): rank 0, or the one process.
 bool cli_writes_files();
 
+/// The exchanges of cli_team() so far (timed_communicator); zero for one process.
+exchange_time cli_team_exchange_time();
+
 /// This process's rank (0 for one process).
 int cli_rank();
+
+/// This process's rank among the ranks of its host (MPI_Comm_split_type shared; 0 for one
+/// process): under mpirun with the CUDA backend, each rank takes device cli_local_rank() modulo
+/// the devices present.
+int cli_local_rank();
 
 /// "" for one process, else " (R MPI ranks)".
 std::string ranks_note();

@@ -201,6 +201,21 @@ common_values parse_common(const common_args& a, bool threads_given) {
   v.threads = threads_given ? static_cast<int>(parse_int(a.threads, "--threads", 1, 4096)) : 0;
   v.threads_per_block = static_cast<int>(parse_int(a.threads_per_block, "--threads-per-block", 32, 1024));
   validate_block_size(v.threads_per_block, "--threads-per-block");
+  if (a.devices == "all") {
+    v.all_devices = true;
+  } else if (!a.devices.empty()) {
+    std::size_t at = 0;
+    while (true) {
+      const std::size_t comma = a.devices.find(',', at);
+      const std::string item = a.devices.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      MCUBES_EXPECTS(!item.empty(), "--devices takes 'all' or CUDA device ordinals separated by commas (e.g. 0,1,2), got '",
+                     a.devices, "'");
+      v.devices.push_back(static_cast<int>(parse_int(item, "--devices", 0, 1023)));
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    MCUBES_EXPECTS(v.devices.size() <= 64, "--devices lists ", v.devices.size(), " devices, at most 64");
+  }
   return v;
 }
 

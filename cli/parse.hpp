@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mcubes::cli {
 
@@ -55,6 +56,7 @@ struct common_args {
   std::string seed = std::to_string(default_seed);
   std::string threads;  ///< empty: all cores
   std::string threads_per_block = "256";
+  std::string devices;  ///< --devices: empty (device 0), "all", or ordinals "0,1,2"
 };
 
 /// The common options, read and checked.
@@ -63,6 +65,10 @@ struct common_values {
   std::uint64_t seed = default_seed;
   int threads = 0;  ///< 0: all cores
   int threads_per_block = 256;
+  /// --devices: the CUDA ordinals in the order given (a repeat: another stream of that device),
+  /// empty: device 0 alone; all_devices: every device present (resolve_devices, run_backend.hpp).
+  std::vector<int> devices;
+  bool all_devices = false;
 };
 
 /// Reads and checks the common options. @throws invalid_input naming the option.

@@ -147,6 +147,13 @@ void print_result(std::FILE* out, const run_report& r) {
                short_number(res.chi2_dof).c_str(), res.dof, short_number(res.q).c_str());
   std::fprintf(out, "evaluations: %llu in %.4g s (%s evaluations/s)\n", static_cast<unsigned long long>(res.n_eval),
                res.seconds, short_number(evals_per_second(res)).c_str());
+  if (r.exchange) {
+    const exchange_time& t = r.exchange->time;
+    std::fprintf(out, "exchange: %s, %.3g ms per iteration (%llu exchanges, %s bytes in all; waits for the slowest "
+                 "member included)\n",
+                 r.exchange->team.c_str(), res.iterations > 0 ? 1e3 * t.seconds / res.iterations : 0.0,
+                 static_cast<unsigned long long>(t.exchanges), short_number(static_cast<double>(t.bytes)).c_str());
+  }
   std::fprintf(out, "seed: %llu\n", static_cast<unsigned long long>(res.seed));  // the backend: in the header
   const accuracy a = compare_with_exact(r);
   if (r.user) return;  // no exact value
@@ -261,6 +268,11 @@ nlohmann::ordered_json to_json(const run_report& r) {
     }
     j["map"] = {{"n_bins", r.map_edges.front().size() - 1}, {"edges", std::move(rows)}};
   }
+  if (r.exchange)
+    j["exchange"] = {{"team", r.exchange->team},
+                     {"seconds", json_number(r.exchange->time.seconds)},
+                     {"exchanges", r.exchange->time.exchanges},
+                     {"bytes", r.exchange->time.bytes}};
   if (r.sample)
     j["sample"] = {{"file", r.sample->file},
                    {"points", r.sample->points},

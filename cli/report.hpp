@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <mcubes/backend/team.hpp>
 #include <mcubes/plan.hpp>
 #include <mcubes/result.hpp>
 #include <mcubes/result_io.hpp>
@@ -58,6 +59,13 @@ struct run_report {
   std::optional<sample_report> sample;
   /// --json-map: the map the run ended with, d rows of n_bins + 1 unit edges (the JSON's "map").
   std::vector<std::vector<double>> map_edges;
+  /// A run shared by a team (MPI ranks, --devices): who ("3 MPI ranks", "2 devices") and the time
+  /// this process (rank 0, the first device) spent in the run's exchanges (the JSON's "exchange").
+  struct exchange_report {
+    std::string team;
+    exchange_time time;
+  };
+  std::optional<exchange_report> exchange;
 };
 
 /// estimate(error) with the digits the error supports (the library's, mcubes/result_io.hpp); the

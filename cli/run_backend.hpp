@@ -15,6 +15,7 @@
 #include <mcubes/mcubes.hpp>
 
 #include "mpi_session.hpp"
+#include "parse.hpp"
 
 namespace mcubes::cli {
 
@@ -51,13 +52,10 @@ inline backend_choice choose_backend(backend_kind requested, const std::string& 
   c.requested = requested;
   c.used = backend_kind::cpu;
   c.description = "cpu";
-  if (cli_team() != nullptr) {  // under mpirun: the ranks share each run on the CPU (mpi_session.hpp)
-    MCUBES_EXPECTS(requested != backend_kind::cuda,
-                   "--backend cuda does not run under mpirun yet (several ranks): use --backend cpu");
-    c.description += ranks_note();
+  if (requested == backend_kind::cpu) {
+    c.description += ranks_note();  // under mpirun: the ranks share each run (mpi_session.hpp)
     return c;
   }
-  if (requested == backend_kind::cpu) return c;
   std::string why;
   if (!cuda_backend_built) {
     why = "no CUDA backend in this build";
@@ -72,12 +70,53 @@ inline backend_choice choose_backend(backend_kind requested, const std::string& 
     c.used = backend_kind::cuda;
     c.description = "cuda (" + (cuda_backend_built ? cli_cuda_device_name() : std::string()) + ")" +
                     (requested == backend_kind::automatic ? " (auto: device found)" : "");
+    if (cli_team() != nullptr)  // under mpirun: one GPU per rank (cli_rank_device), the ranks share each run
+      c.description += ", one GPU per rank" + ranks_note();
     return c;
   }
   if (requested == backend_kind::cuda)
     throw error("backend cuda requested, but " + why + " (use --backend cpu or auto)");
-  c.description = "cpu (auto: " + why + ")";
+  c.description = "cpu (auto: " + why + ")" + ranks_note();
   return c;
+}
+
+/// Under mpirun with the CUDA backend, this rank's GPU: its rank among the ranks of its host
+/// modulo the devices present (one rank per GPU: `mpirun -np <GPUs per host x hosts>`); 0 for one
+/// process.
+inline int cli_rank_device() {
+  const int n = cli_cuda_device_count();
+  return cli_team() != nullptr && n > 0 ? cli_local_rank() % n : 0;
+}
+
+/// The CUDA devices of --devices (common_values): the ordinals given, or for `all` every device
+/// present; empty when --devices was not given. @throws error (exit 3) for `all` where no CUDA
+/// device is present.
+inline std::vector<int> devices_of(const common_values& c) {
+  if (!c.all_devices) return c.devices;
+  const int n = cli_cuda_device_count();
+  if (n == 0) throw error("--devices all: no CUDA device is present");
+  std::vector<int> all;
+  for (int d = 0; d < n; ++d) all.push_back(d);
+  return all;
+}
+
+/// Checks --devices (devices_of) against the backend that runs: nothing to do when none was given;
+/// otherwise the run must be on the CUDA backend and every ordinal present. The choice's
+/// description then names the devices.
+/// @throws invalid_input naming --devices otherwise.
+inline void check_devices(const std::vector<int>& devices, backend_choice& choice) {
+  if (devices.empty()) return;
+  MCUBES_EXPECTS(cli_team() == nullptr, "--devices does not run under mpirun: each rank takes one GPU (its rank on "
+                                        "its host modulo the GPUs there)");
+  MCUBES_EXPECTS(choice.used == backend_kind::cuda, "--devices needs the CUDA backend, but the run is on ",
+                 choice.description);
+  const int n = cli_cuda_device_count();
+  std::string names;
+  for (int d : devices) {
+    MCUBES_EXPECTS(d < n, "--devices: there is no CUDA device ", d, " (this machine has ", n, ")");
+    names += (names.empty() ? "" : ",") + std::to_string(d);
+  }
+  choice.description += (devices.size() == 1 ? " on device " : " on devices ") + names;
 }
 
 /// Integrates f over `reg` with m-Cubes on the backend in `choice` (see choose_backend).

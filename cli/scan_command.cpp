@@ -75,7 +75,14 @@ class scan_progress_line : public status_line {
 /// fewer than integrate's: scan_cuda.cu).
 /// @throws invalid_input for --backend cuda in a dimension without the CUDA scan; as choose_backend.
 backend_choice choose_scan_backend(backend_kind requested, const std::string& name, int dim) {
+  MCUBES_EXPECTS(cli_team() == nullptr || requested != backend_kind::cuda,
+                 "a scan under mpirun runs on the CPU (the CUDA batch is not split over ranks yet): use --backend cpu");
   backend_choice c = choose_backend(requested, name, dim);
+  if (cli_team() != nullptr && c.used == backend_kind::cuda) {
+    c.used = backend_kind::cpu;
+    c.description = "cpu (auto: a scan under mpirun runs on the CPU)" + ranks_note();
+    return c;
+  }
   if (c.used != backend_kind::cuda || scan_cuda_supports(name, dim)) return c;
   if (requested == backend_kind::cuda)
     throw invalid_input("the command's CUDA scan is compiled for " + name + " in d = " + scan_cuda_dims() +
@@ -241,8 +248,13 @@ int run_scan(const scan_args& sa) {
                                                    a.force, &problem.parameters);
     MCUBES_EXPECTS(diff.empty(), "--resume ", a.resume, ": cannot continue this scan: ", diff);
   }
-  const backend_choice backend =  // may be a runtime failure
+  backend_choice backend =  // may be a runtime failure
       user || suite_jit ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
+  check_devices(opts.devices, backend);
+  if (opts.devices.size() > 1) {  // the integrals split over the devices (vegas_batch_on_devices)
+    MCUBES_EXPECTS(!checkpoints, "--checkpoint and --resume do not work with a scan on several --devices yet: give one "
+                                 "device");
+  }
   const bool on_cuda = backend.used == backend_kind::cuda;
   // The backend is chosen once; its runner (compiled ahead of time, or the run-time compiled object).
   const scan_runner run = user || suite_jit ? &run_user_scan : find_scan_runner(e->name, backend.used);
@@ -487,6 +499,7 @@ void add_scan_options(CLI::App& sub, scan_args& sa) {
       ->capture_default_str();
   sub.add_option("--backend", a.common.backend, "Who computes the samples: cpu, cuda or auto (cuda when a device is present)")
       ->capture_default_str();
+  add_devices_option(sub, a.common);
   a.json_opt = sub.add_option("--json", a.json,
                               "Write a JSON record of the scan to FILE ('-': stdout, which then carries only the JSON): "
                               "one object per grid point in 'results'; a file is replaced atomically during the scan (status "

@@ -27,10 +27,17 @@ std::vector<result> scan_integrand_cuda(const scan_request& rq) {
     constexpr int D = decltype(dim)::value;
     vegas_options o = rq.options;
     o.backend = backend_kind::cuda;
-    cuda_backend backend(launch_policy_of(o), o.device);
-    std::vector<result> rs = vegas_batch_with<D>(typename Desc::functor{}, {region<D>::cube(Desc::lower, Desc::upper)},
-                                                 params, o, backend, rq.on_round, rq.failures,
-                                                 rq.resume);
+    const std::vector<region<D>> regions = {region<D>::cube(Desc::lower, Desc::upper)};
+    std::vector<result> rs;
+    if (o.devices.size() > 1) {  // --devices: the integrals split over the devices (scan_command refuses checkpoints)
+      MCUBES_EXPECTS(!rq.resume.save, "a scan on several devices writes no checkpoints");
+      rs = vegas_batch_on_devices<D>(typename Desc::functor{}, regions, params, o, o.devices, rq.on_round, rq.failures,
+                                     rq.resume.from);
+    } else {
+      cuda_backend backend(launch_policy_of(o), one_device_of(o, "a scan"));
+      rs = vegas_batch_with<D>(typename Desc::functor{}, regions, params, o, backend, rq.on_round, rq.failures,
+                               rq.resume);
+    }
     for (result& r : rs) r.options.backend = rq.backend.requested;
     return rs;
   };

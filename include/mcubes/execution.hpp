@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "error.hpp"
 
@@ -87,7 +88,33 @@ struct execution {
   /// the midpoint rule, pi); a vector integrand under a team of several ranks throws
   /// invalid_input. Not owned; it must outlive the run. Never changes the result.
   const communicator* team = nullptr;
+  /// The CUDA devices (ordinals; one may repeat: several streams of one device) that compute each
+  /// integral together on the CUDA backend, one host thread per entry (a thread team,
+  /// backend/team.hpp), or empty: `device` alone. A single integral (vegas) splits its sub-cubes
+  /// over the devices in fixed contiguous ranges and exchanges the parts' sums and the exact
+  /// integer bins; a batch (vegas_batch) gives each device a contiguous range of its integrals.
+  /// Either way every result is bitwise that of one device, for any list. Honoured by vegas and
+  /// vegas_batch in translation units compiled by nvcc; a list of more than one device with the
+  /// CPU backend, under a team of MPI ranks, or for the integrator class and vector integrands
+  /// throws invalid_input. Never changes the result.
+  std::vector<int> devices;
 };
+
+/// The one CUDA device of `ex` (devices' only entry when it has one, else device). @throws
+/// invalid_input when devices lists several (a caller that runs on one device only).
+inline int one_device_of(const execution& ex, const char* who) {
+  MCUBES_EXPECTS(ex.devices.size() <= 1, who, " runs on one CUDA device, but devices lists ", ex.devices.size(),
+                 " (vegas and vegas_batch take several)");
+  return ex.devices.empty() ? ex.device : ex.devices[0];
+}
+
+/// What vegas and vegas_batch say when ex.devices lists several devices but the call does not run
+/// on the CUDA backend. @throws invalid_input then.
+inline void expect_devices_on_cuda(const execution& ex) {
+  MCUBES_EXPECTS(ex.devices.size() <= 1, "devices lists ", ex.devices.size(),
+                 " CUDA devices, but this call does not run on the CUDA backend (backend cuda, or automatic with a "
+                 "device present, in a translation unit compiled by nvcc)");
+}
 
 /// Checks every field of `ex`. (That a CUDA device exists is checked when the backend is made.)
 /// @throws invalid_input naming the first offending field and its value.
@@ -98,6 +125,9 @@ inline void validate(const execution& ex) {
   MCUBES_EXPECTS(ex.threads >= 0, "threads must be at least 1 (or 0 for all cores), got ", ex.threads);
   validate_block_size(ex.cuda_threads_per_block);
   MCUBES_EXPECTS(ex.device >= 0, "device must be a non-negative CUDA device ordinal, got ", ex.device);
+  for (int d : ex.devices) MCUBES_EXPECTS(d >= 0, "devices must be non-negative CUDA device ordinals, got ", d);
+  MCUBES_EXPECTS(ex.devices.size() <= 1 || ex.team == nullptr,
+                 "several devices per MPI rank are not supported (one rank per GPU: set device on each rank)");
   MCUBES_EXPECTS(ex.cuda_array_points <= (1ull << 40), "cuda_array_points must be at most 2^40 (0: the default), got ",
                  ex.cuda_array_points);
 }

@@ -680,6 +680,9 @@ class compiled_integrand {
     o.cuda_threads_per_block = ex.cuda_threads_per_block;
     o.device = ex.device;
     o.stop = ex.stop;
+    static_assert(sizeof(int) == sizeof(int32_t), "execution::devices crosses the interface as int32_t");
+    o.devices = ex.devices.empty() ? nullptr : reinterpret_cast<const int32_t*>(ex.devices.data());
+    o.n_devices = static_cast<int32_t>(ex.devices.size());
     return o;
   }
 

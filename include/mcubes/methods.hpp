@@ -19,7 +19,9 @@
 /// Each one-call entry makes its backend for the call (the CUDA backend: a stream and its buffers,
 /// about a millisecond); to integrate many times on the GPU, keep an integrator.
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -44,6 +46,7 @@
 #include "result.hpp"
 
 #if defined(__CUDACC__)
+#include "algorithm/devices.hpp"
 #include "backend/cuda.cuh"
 #endif
 
@@ -79,14 +82,16 @@ inline bool uses_cuda(const execution& ex) {
 /// returns. @throws as uses_cuda; cuda_error if CUDA is selected and the device cannot be used.
 template <class Fn>
 decltype(auto) on_backend(const execution& ex, Fn&& fn) {
+  const int device = one_device_of(ex, "this method");
 #if defined(__CUDACC__)
   if (uses_cuda(ex)) {
-    cuda_backend backend(launch_policy_of(ex), ex.device);
+    cuda_backend backend(launch_policy_of(ex), device);
     backend.team = ex.team;
     return fn(backend);
   }
 #else
   (void)uses_cuda(ex);
+  (void)device;
 #endif
   cpu_backend backend(ex.threads, ex.stop, ex.team);
   return fn(backend);
@@ -170,14 +175,16 @@ class integrator {
   explicit integrator(const mcubes::region<D>& reg, const vegas_options& opt = {})
       : region_(reg), options_(with_resolved_bins(opt)) {
     validate(opt, D);
+    const int device = one_device_of(opt, "the integrator class");
 #if defined(__CUDACC__)
     if (uses_cuda(opt)) {
-      cuda_ = std::make_unique<cuda_backend>(launch_policy_of(opt), opt.device);
+      cuda_ = std::make_unique<cuda_backend>(launch_policy_of(opt), device);
       cuda_map_ = cuda_->template make_map<D>(map_bins_for(opt));
       return;
     }
 #else
     (void)uses_cuda(opt);
+    (void)device;
 #endif
     cpu_ = std::make_unique<cpu_backend>(opt.threads);
     cpu_map_ = std::make_unique<adaptive_map<D>>(map_bins_for(opt));
@@ -192,7 +199,7 @@ class integrator {
     MCUBES_EXPECTS(uses_cuda(opt), "a CUDA launch policy needs backend cuda (or automatic with a device)");
     cuda_launch_policy p = policy;
     p.threads_per_block = opt.cuda_threads_per_block;
-    cuda_ = std::make_unique<cuda_backend>(p, opt.device);
+    cuda_ = std::make_unique<cuda_backend>(p, one_device_of(opt, "the integrator class"));
     cuda_map_ = cuda_->template make_map<D>(map_bins_for(opt));
   }
 #endif
@@ -222,10 +229,10 @@ class integrator {
   result run(const F& f, const vegas_options& options, const iteration_callback& on_iteration) {
     vegas_options opt = options;
     if (opt.n_bins == 0) opt.n_bins = n_bins();
-    MCUBES_EXPECTS(opt.backend == options_.backend && opt.device == options_.device &&
+    MCUBES_EXPECTS(opt.backend == options_.backend && opt.device == options_.device && opt.devices == options_.devices &&
                        opt.cuda_threads_per_block == options_.cuda_threads_per_block && opt.threads == options_.threads &&
                        opt.cuda_array_points == options_.cuda_array_points,
-                   "an integrator's backend is fixed at construction: the options' backend, device, "
+                   "an integrator's backend is fixed at construction: the options' backend, device(s), "
                    "cuda_threads_per_block, cuda_array_points and threads must be those it was made with");
     MCUBES_EXPECTS(opt.n_bins == n_bins(), "the integrator's map has ", n_bins(), " bins per axis, the options ask for ",
                    opt.n_bins);
@@ -457,6 +464,11 @@ class integrator {
 template <int D, class F>
 result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, const iteration_callback& on_iteration = {}) {
   if constexpr (check_integrand_here<D, F>()) {
+#if defined(__CUDACC__)
+    if constexpr (!is_device_array_integrand_v<F>)
+      if (opt.devices.size() > 1 && uses_cuda(opt)) return vegas_on_devices<D>(f, reg, opt, opt.devices, on_iteration);
+#endif
+    expect_devices_on_cuda(opt);
     integrator<D> integ(reg, opt);  // a uniform map at iteration 0 on the backend of opt
     return integ.integrate(f, on_iteration);
   } else {
@@ -482,6 +494,11 @@ std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>
   if constexpr (check_integrand_here<D, with_parameters<F, P>>()) {
     validate(opt, D);
     validate_batch(params.size(), regions.size());
+#if defined(__CUDACC__)
+    if (opt.devices.size() > 1 && uses_cuda(opt))
+      return vegas_batch_on_devices<D>(f, regions, params, opt, opt.devices, on_round, failures);
+#endif
+    expect_devices_on_cuda(opt);
     return on_backend(opt, [&](auto& backend) { return vegas_batch_with<D>(f, regions, params, opt, backend, on_round, failures); });
   } else {
     return {};
@@ -509,13 +526,15 @@ auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options&
   constexpr int N = value_type::size();
   static_assert(std::is_same_v<value_type, values<N>>, "mcubes: a vector integrand returns mcubes::values<N>");
   validate(opt, D);
+  const int device = one_device_of(opt, "a vector integrand");
 #if defined(__CUDACC__)
   if (uses_cuda(opt)) {
-    cuda_backend backend(launch_policy_of(opt), opt.device);
+    cuda_backend backend(launch_policy_of(opt), device);
     return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
   }
 #else
   (void)uses_cuda(opt);  // backend cuda outside nvcc: invalid_input
+  (void)device;
 #endif
   cpu_backend backend(opt.threads, opt.stop, opt.team);
   return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
@@ -527,52 +546,6 @@ result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {}
                  const iteration_callback& on_iteration = {}) {
   return vegas<D>(f, reg, opt, on_iteration);
 }
-
-#if defined(__CUDACC__)
-/// One integral on several GPUs of this process: vegas(f, reg, opt) with one host thread and one
-/// cuda_backend per entry of `devices` (CUDA ordinals; an ordinal may repeat: two streams of one
-/// device), the threads a team (thread_team, backend/team.hpp): each samples its fixed share of
-/// the sub-cubes, the parts' sums, flags and exact integer bins are exchanged, and every map is
-/// adapted alike. Returns bitwise vegas's result on one device (and the CPU's, where the CPU and
-/// the GPU agree) for any list of devices; opt.device and opt.team are ignored, opt.backend must
-/// be cuda or automatic. `on_iteration` is called by the first device's thread only; its
-/// run_control::stop, and opt.stop (looked at after each iteration), end every device's run at
-/// the next iteration boundary (status interrupted). Scalar integrands only (vector integrands,
-/// batches and device array integrands throw invalid_input).
-/// @throws invalid_input for bad options, an empty list or a negative ordinal; cuda_error if a
-///         device cannot be used; the first device's exception when one fails (the others'
-///         messages name its rank: team_failure).
-template <int D, class F>
-result vegas_on_devices(const F& f, const region<D>& reg, const vegas_options& opt, const std::vector<int>& devices,
-                        const iteration_callback& on_iteration = {}) {
-  validate(opt, D);
-  MCUBES_EXPECTS(!devices.empty(), "vegas_on_devices needs at least one device");
-  MCUBES_EXPECTS(opt.backend != backend_kind::cpu, "vegas_on_devices runs on the CUDA backend (backend cpu given)");
-  for (int d : devices) MCUBES_EXPECTS(d >= 0, "device ordinals must be non-negative, got ", d);
-  const int n = static_cast<int>(devices.size());
-  thread_team team(n);
-  stop_request stop_all;  // the first thread's: on_iteration returned stop, or opt.stop was requested
-  std::vector<result> results(static_cast<std::size_t>(n));
-  team.run_each([&](int r, const communicator& member) {
-    cuda_backend backend(launch_policy_of(opt), devices[static_cast<std::size_t>(r)]);
-    backend.team = &member;
-    vegas_options o = opt;
-    o.backend = backend_kind::cuda;
-    o.device = devices[static_cast<std::size_t>(r)];
-    o.team = nullptr;
-    o.stop = r == 0 ? &stop_all : nullptr;
-    iteration_callback watch;
-    if (r == 0)
-      watch = [&](const iteration_record& rec, const result& so_far) {
-        const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
-        if (c == run_control::stop || (opt.stop != nullptr && opt.stop->requested())) stop_all.request();
-        return run_control::proceed;
-      };
-    results[static_cast<std::size_t>(r)] = vegas_with<D>(f, reg, o, backend, watch);
-  });
-  return results[0];
-}
-#endif
 
 }  // inline namespace
 }  // namespace mcubes

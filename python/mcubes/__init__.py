@@ -80,6 +80,8 @@ _EXECUTION = {
     "threads": "CPU worker threads, 0 = all cores (default); never changes the result",
     "cuda_threads_per_block": "CUDA block size, a power of two in [32, 1024] (default 256)",
     "device": "CUDA device ordinal (default 0)",
+    "devices": "CUDA device ordinals that share each run, e.g. [0, 1] (default []: device alone); expression strings "
+               "on the CUDA backend: the same bits as one device",
 }
 
 _DEVICE_OPTIONS = {

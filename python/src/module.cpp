@@ -253,6 +253,16 @@ void to_value(const char* name, py::handle v, stratification_mode& out) {
     throw py::value_error(std::string(name) + " must be 'adaptive' (VEGAS+) or 'uniform' (m-Cubes), got '" + text + "'");
 }
 
+void to_value(const char* name, py::handle v, std::vector<int>& out) {
+  if (py::isinstance<py::str>(v) || !(py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)))
+    throw py::type_error(std::string(name) + " must be a list of CUDA device ordinals (e.g. [0, 1]), got " +
+                         typed_text(v));
+  std::vector<int> devices;
+  for (py::handle d : v) devices.push_back(integer_value<int>(name, d, 0, 1023));
+  MCUBES_EXPECTS(devices.size() <= 64, name, " lists ", devices.size(), " devices, at most 64");
+  out = std::move(devices);
+}
+
 py::object to_python(bool x) { return py::bool_(x); }
 py::object to_python(stratification_mode m) { return py::str(to_string(m)); }
 template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
@@ -260,6 +270,11 @@ py::object to_python(T x) {
   return py::int_(x);
 }
 py::object to_python(double x) { return py::float_(x); }
+py::object to_python(const std::vector<int>& v) {
+  py::list l;
+  for (int d : v) l.append(py::int_(d));
+  return l;
+}
 py::object to_python(backend_kind b) {
   return py::str(b == backend_kind::cuda ? "cuda" : b == backend_kind::automatic ? "auto" : "cpu");
 }
@@ -282,7 +297,7 @@ struct option_field {
 template <class O>
 std::vector<option_field<O>> execution_fields() {
   return {MCUBES_PY_OPTION(O, backend), MCUBES_PY_OPTION(O, threads), MCUBES_PY_OPTION(O, cuda_threads_per_block),
-          MCUBES_PY_OPTION(O, device), MCUBES_PY_OPTION(O, cuda_array_points)};
+          MCUBES_PY_OPTION(O, device), MCUBES_PY_OPTION(O, devices), MCUBES_PY_OPTION(O, cuda_array_points)};
 }
 
 template <class O>
@@ -849,6 +864,8 @@ class py_integrator {
     fixed("backend", std::string(to_string(opt.backend)), std::string(to_string(options_.backend)));
     fixed("threads", opt.threads, options_.threads);
     fixed("device", opt.device, options_.device);
+    MCUBES_EXPECTS(opt.devices == options_.devices, "devices is fixed when the Integrator is made (",
+                   options_.devices.size(), " listed), got a list of ", opt.devices.size());
     fixed("cuda_threads_per_block", opt.cuda_threads_per_block, options_.cuda_threads_per_block);
     fixed("cuda_array_points", opt.cuda_array_points, options_.cuda_array_points);
     if (opt.n_bins != 0) fixed("n_bins", opt.n_bins, map_bins_for(options_));

@@ -45,3 +45,21 @@ def test_expression_on_the_gpu():
     s = mcubes.suite.f4(4)
     r = mcubes.vegas(s, s.region, backend="cuda", rel_tol=1e-3)
     assert r.backend == "cuda" and abs(r.estimate - s.exact) <= SIGMA_TOLERANCE * r.error
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@needs_jit
+def test_an_expression_on_several_devices_has_the_bits_of_one():
+    # devices=[0, 0]: two streams of device 0 stand for two GPUs (the same split and exchanges)
+    s = mcubes.suite.f4(4)
+    opts = dict(backend="cuda", rel_tol=1e-12, max_iterations=6, calls_per_iteration=200000, seed=3)
+    one = mcubes.vegas(s, s.region, **opts)
+    two = mcubes.vegas(s, s.region, devices=[0, 0], **opts)
+    assert two.estimate == one.estimate and two.error == one.error
+    assert list(two.records.estimate) == list(one.records.estimate)
+
+
+@needs_jit
+def test_an_expression_on_the_cpu_refuses_several_devices():
+    with pytest.raises(ValueError, match="devices"):
+        mcubes.vegas("x[0]", [(0, 1)], backend="cpu", devices=[0, 1], calls_per_iteration=2000)

@@ -36,6 +36,7 @@ INT = {"max_iterations", "adapt_iterations", "skip", "min_iterations", "n_bins",
        "device"}
 REAL = {"rel_tol", "abs_tol", "max_chi2_dof", "alpha", "beta"}
 BOOL = {"symmetric_map"}
+DEVICES = {"devices"}
 STR = {"backend": "'cpu', 'cuda' or 'auto'", "array_module": "'torch' or 'cupy'",
        "stratification": "'adaptive' (VEGAS+) or 'uniform' (m-Cubes)"}
 
@@ -62,6 +63,10 @@ BAD = [
     (BOOL, "yes", TypeError, "must be a bool (True or False)", "got str 'yes'"),
     (set(STR), 3, TypeError, "must be a str", "got int 3"),
     (set(STR), "tpu", ValueError, "must be", "'tpu'"),
+    (DEVICES, 0, TypeError, "must be a list of CUDA device ordinals", "got int 0"),
+    (DEVICES, "all", TypeError, "must be a list of CUDA device ordinals", "got str 'all'"),
+    (DEVICES, [0, -1], ValueError, "must be an integer in [0, 1023]", "got -1"),
+    (DEVICES, [0.5], ValueError, "must be an integer", "got 0.5"),
 ]
 
 CASES = [pytest.param(entry, name, value, exc, accepted, got, id=f"{entry}-{name}-{value!r}")
@@ -71,7 +76,15 @@ CASES = [pytest.param(entry, name, value, exc, accepted, got, id=f"{entry}-{name
 
 def test_every_option_is_covered():
     known = set(mcubes.VEGAS_OPTIONS) | set(mcubes.PLAIN_MC_OPTIONS) | set(mcubes.MIDPOINT_OPTIONS)
-    assert known == UINT64 | INT | REAL | BOOL | set(STR)
+    assert known == UINT64 | INT | REAL | BOOL | set(STR) | DEVICES
+
+
+@pytest.mark.parametrize("entry", list(ENTRIES))
+def test_several_devices_are_refused_where_the_run_is_not_on_the_gpu(entry):
+    # NumPy callables run on the CPU: a list of several devices is an error naming it, never ignored
+    call, _ = ENTRIES[entry]
+    with pytest.raises(ValueError, match="devices"):
+        call(devices=[0, 0])
 
 
 @pytest.mark.parametrize("entry,name,value,exc,accepted,got", CASES)

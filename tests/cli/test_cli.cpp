@@ -17,6 +17,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -594,6 +595,83 @@ TEST(Cli, ResultIsBitwiseIdenticalForOneAndTwoThreads) {
       EXPECT_TRUE(same_bits(runs[k].at("iterations")[i].at("estimate").get<double>(),
                             runs[0].at("iterations")[i].at("estimate").get<double>()))
           << "iteration " << i;
+  }
+}
+
+// --devices (a CUDA device needed; two or three streams of device 0 stand for several devices):
+// integrate and scan give the record of one device bit for bit, the report names the devices and
+// the exchange time, and a checkpoint written on two devices resumes on one (and the reverse) to
+// the bits of the run never stopped.
+TEST(Cli, DevicesGiveTheBitsOfOneDevice) {
+  const std::string run = "integrate f4 --dim 5 --calls-per-iter 1e6 --seed 5 --rel-tol 1e-12 --skip 0 --min-iterations 1 --max-iterations 8 "
+                          "--backend cuda";
+  const cli_run one = run_cli(run + " -q --json -");
+  if (one.exit_code == 3) GTEST_SKIP() << "no CUDA device: " << one.err;
+  ASSERT_EQ(one.exit_code, 1) << one.err;
+  const json a = json::parse(one.out);
+  const auto expect_same = [&](const json& b) {
+    EXPECT_TRUE(same_bits(b.at("estimate").get<double>(), a.at("estimate").get<double>()));
+    EXPECT_TRUE(same_bits(b.at("error").get<double>(), a.at("error").get<double>()));
+    ASSERT_EQ(b.at("iterations").size(), a.at("iterations").size());
+    for (std::size_t i = 0; i < a.at("iterations").size(); ++i)
+      EXPECT_TRUE(same_bits(b.at("iterations")[i].at("estimate").get<double>(),
+                            a.at("iterations")[i].at("estimate").get<double>()))
+          << "iteration " << i;
+  };
+  for (const char* devices : {"0,0", "0,0,0"}) {
+    SCOPED_TRACE(devices);
+    const cli_run many = run_cli(run + " -q --json - --devices " + devices);
+    ASSERT_EQ(many.exit_code, 1) << many.err;
+    const json b = json::parse(many.out);
+    expect_same(b);
+    EXPECT_EQ(b.at("exchange").at("team"), std::string(devices).size() == 3 ? "2 devices" : "3 devices");
+    EXPECT_GT(b.at("exchange").at("exchanges").get<std::uint64_t>(), 0u);
+  }
+  const cli_run text = run_cli(run + " --devices 0,0");
+  EXPECT_NE(text.out.find("on devices 0,0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("exchange: 2 devices, "), std::string::npos) << text.out;
+
+  // checkpoints across device counts: 4 iterations on two devices, then to 8 on one; and the reverse
+  const std::string ck = "devices_test.ckpt";
+  for (const auto& [first, second] : {std::pair<std::string, std::string>{" --devices 0,0", ""},
+                                      std::pair<std::string, std::string>{"", " --devices 0,0"}}) {
+    SCOPED_TRACE(first + " then" + second);
+    std::remove(ck.c_str());
+    std::string head = run;
+    head.replace(head.find("--max-iterations 8"), 18, "--max-iterations 4");
+    const cli_run part = run_cli(head + " -q --checkpoint " + ck + first);
+    ASSERT_EQ(part.exit_code, 1) << part.err;
+    const cli_run rest = run_cli(run + " -q --json - --force --resume " + ck + second);
+    ASSERT_EQ(rest.exit_code, 1) << rest.err;
+    expect_same(json::parse(rest.out));
+  }
+  std::remove(ck.c_str());
+
+  // an integrand compiled at run time (its object splits the run over the devices)
+  const std::string expr = "integrate --expr 'exp(-50*((x[0]-0.3)*(x[0]-0.3)+(x[1]-0.6)*(x[1]-0.6)))' --dim 2 "
+                           "--calls-per-iter 1e5 --rel-tol 1e-12 --skip 0 --min-iterations 1 --max-iterations 5 "
+                           "--backend cuda -q --json -";
+  const cli_run e1 = run_cli(expr);
+  ASSERT_EQ(e1.exit_code, 1) << e1.err;
+  const cli_run e2 = run_cli(expr + " --devices 0,0");
+  ASSERT_EQ(e2.exit_code, 1) << e2.err;
+  const json j1 = json::parse(e1.out), j2 = json::parse(e2.out);
+  EXPECT_TRUE(same_bits(j2.at("estimate").get<double>(), j1.at("estimate").get<double>()));
+  EXPECT_TRUE(same_bits(j2.at("error").get<double>(), j1.at("error").get<double>()));
+
+  // a scan: its integrals split over the devices
+  const std::string scan = "scan f4 --dim 3 --param a=10:40:7 --calls-per-iter 20000 --seed 9 --backend cuda --json -";
+  const cli_run s1 = run_cli(scan);
+  ASSERT_TRUE(s1.exit_code == 0 || s1.exit_code == 1) << s1.err;
+  const cli_run s3 = run_cli(scan + " --devices 0,0,0");
+  ASSERT_EQ(s3.exit_code, s1.exit_code) << s3.err;
+  const json r1 = json::parse(s1.out).at("results"), r3 = json::parse(s3.out).at("results");
+  ASSERT_EQ(r1.size(), 7u);
+  ASSERT_EQ(r3.size(), r1.size());
+  for (std::size_t k = 0; k < r1.size(); ++k) {
+    EXPECT_TRUE(same_bits(r3[k].at("estimate").get<double>(), r1[k].at("estimate").get<double>())) << k;
+    EXPECT_TRUE(same_bits(r3[k].at("error").get<double>(), r1[k].at("error").get<double>())) << k;
+    EXPECT_EQ(r3[k].at("n_iterations"), r1[k].at("n_iterations")) << k;
   }
 }
 

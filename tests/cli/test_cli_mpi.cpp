@@ -106,8 +106,8 @@ TEST(CliMpi, ScanIsBitwiseOneProcess) {
 TEST(CliMpi, WhatDoesNotRunUnderSeveralRanksIsRefused) {
   const std::string npy = temp_path(".npy");
   for (const std::string& args :
-       {std::string("integrate --expr 'x0*x1' --dim 2"), std::string("integrate f4 --dim 2 --backend cuda"),
-        "sample f4 --dim 2 --points 10 --npy '" + npy + "'"}) {
+       {std::string("integrate --expr 'x0*x1' --dim 2"), std::string("scan f4 --dim 2 --param a=5:10:2 --backend cuda"),
+        std::string("integrate f4 --dim 2 --devices 0,1"), "sample f4 --dim 2 --points 10 --npy '" + npy + "'"}) {
     const cli_run r = run_cli(2, args + " --calls-per-iter 1e4");
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("under mpirun"), std::string::npos) << args << "\n" << r.err;
@@ -156,6 +156,33 @@ TEST(CliMpi, CheckpointsCrossTheNumberOfRanksBitwise) {
     expect_resumed_across(command, 0, 3, whole);
     expect_resumed_across(command, 3, 2, whole);
   }
+}
+
+// Ranks with one GPU each (a CUDA device needed; 3 ranks on a host of fewer GPUs share them): the
+// record of one process on one GPU bit for bit, the exchange time in the record; checkpoints
+// written by 2 ranks on GPUs resume in one process and the reverse, with the same bits.
+TEST(CliMpi, RanksWithAGpuEachGiveTheOneGpuRecord) {
+  // uniform stratification: a small checkpoint, which a run of seconds writes at its end
+  const std::string command = "integrate f4 --dim 6 --seed 4 --calls-per-iter 1e7 --rel-tol 1e-12 --skip 0 "
+                              "--min-iterations 1 --max-iterations 8 --stratification uniform --backend cuda";
+  const std::string path = temp_path(".json");
+  const cli_run one = run_cli(0, command + " --json '" + path + "'");
+  if (one.exit_code == 3) GTEST_SKIP() << "no CUDA device: " << one.err;
+  ASSERT_EQ(one.exit_code, 1) << one.err;
+  const json whole = json::parse(read_file(path));
+  for (int ranks : {2, 3}) {
+    const cli_run r = run_cli(ranks, command + " --json '" + path + "'");
+    ASSERT_EQ(r.exit_code == 0 ? 1 : r.exit_code, 1) << ranks << " ranks: " << r.err;  // mpirun's own status may be 0
+    const json j = json::parse(read_file(path), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+    expect_same_record(j, whole, std::to_string(ranks) + " ranks on GPUs");
+    EXPECT_EQ(j.at("exchange").at("team"), std::to_string(ranks) + " MPI ranks");
+    EXPECT_NE(r.out.find("one GPU per rank (" + std::to_string(ranks) + " MPI ranks)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("exchange: " + std::to_string(ranks) + " MPI ranks, "), std::string::npos) << r.out;
+  }
+  std::remove(path.c_str());
+  expect_resumed_across(command, 2, 0, whole);
+  expect_resumed_across(command, 0, 2, whole);
 }
 
 // SIGTERM to mpirun (which forwards it to the ranks): every rank stops at the same iteration

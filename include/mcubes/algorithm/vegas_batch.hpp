@@ -146,13 +146,19 @@ inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
 /// failure says why). The other integrals' results are unchanged, bit for bit (the determinism
 /// contract: no integral depends on another). failures is resized to K, null where none failed.
 /// An exception thrown by `on_round` still ends the batch.
+///
+/// `first_index`: the index of params[0] in a larger batch of which this call computes a contiguous
+/// part (integral k's seed is batch_seed(opt.seed, first_index + k) and a batch_error names first_index + k):
+/// how a batch split over several devices keeps each integral's bits (vegas_batch with
+/// execution::devices).
 /// @throws invalid_input for bad options or sizes (before any sampling); without `failures`,
 ///         batch_error (with the failure nested) for the lowest-index integral that fails in a
 ///         round; whatever `on_round` throws.
 template <int D, class F, class P, class Backend>
 std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
                                      const vegas_options& opt, Backend& backend, const batch_callback& on_round = {},
-                                     batch_failures* failures = nullptr, const batch_resumption& resume = {}) {
+                                     batch_failures* failures = nullptr, const batch_resumption& resume = {},
+                                     std::size_t first_index = 0) {
   validate(opt, D);
   validate_batch(params.size(), regions.size());
   const std::size_t K = params.size();
@@ -161,7 +167,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   if (failures != nullptr) failures->assign(K, nullptr);
   if (K == 1) {  // one integral: the single-run path (the same bits by the contract, without the batch's buffers)
     vegas_options o = opt;
-    o.seed = batch_seed(opt.seed, 0);
+    o.seed = batch_seed(opt.seed, first_index);
     result so_far_kept;  // with `failures`: the iterations completed before a failure
     so_far_kept.seed = o.seed;
     so_far_kept.options = o;
@@ -205,7 +211,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       throw;
     } catch (const std::exception& e) {
       if (callback_threw && failures != nullptr) throw;
-      if (failures == nullptr) std::throw_with_nested(batch_error(0, e.what()));
+      if (failures == nullptr) std::throw_with_nested(batch_error(first_index, e.what()));
       (*failures)[0] = std::current_exception();
       so_far_kept.status = status::interrupted;
       return {std::move(so_far_kept)};
@@ -234,7 +240,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     for (std::size_t k = lo; k < hi; ++k) {
       try {
         vegas_options o = opt;
-        o.seed = batch_seed(opt.seed, k);
+        o.seed = batch_seed(opt.seed, first_index + k);
         const vegas_progress* from = resume.from != nullptr ? &(*resume.from)[k] : nullptr;
         if (from != nullptr) states[k] = from->state;
         runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, n_bins,
@@ -408,7 +414,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       try {
         std::rethrow_exception(failed[first_failed]);
       } catch (const std::exception& e) {
-        std::throw_with_nested(batch_error(L.first + passes[first_failed].integral, e.what()));
+        std::throw_with_nested(batch_error(first_index + L.first + passes[first_failed].integral, e.what()));
       }
     }
     std::size_t kept = 0;

@@ -27,6 +27,7 @@
 /// (pass_abandoned), so that every rank ends its run at the same iteration boundary.
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -78,6 +79,35 @@ class team_failure : public error {
 class team_abandoned : public error {
  public:
   team_abandoned() : error("a member of the thread team has failed") {}
+};
+
+/// The time a rank spent in its team's exchanges (timed_communicator).
+struct exchange_time {
+  double seconds = 0;           ///< wall time inside all_gather, waiting for the slowest rank included
+  std::uint64_t exchanges = 0;  ///< all_gather calls
+  std::uint64_t bytes = 0;      ///< bytes received (every rank's payload, this rank's own included)
+};
+
+/// A communicator that forwards to `inner` and times each exchange (exchange_time): what the
+/// command and the benchmarks report as the cost of a team. Same thread rule as `inner`.
+class timed_communicator final : public communicator {
+ public:
+  explicit timed_communicator(const communicator& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const override {
+    const auto start = std::chrono::steady_clock::now();
+    inner_.all_gather(mine, all);
+    time_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++time_.exchanges;
+    for (const auto& a : all) time_.bytes += a.size();
+  }
+  /// The exchanges so far.
+  const exchange_time& time() const noexcept { return time_; }
+
+ private:
+  const communicator& inner_;
+  mutable exchange_time time_;
 };
 
 /// A team of n threads of one process (one per GPU: vegas_on_devices; or CPU backends, as in the

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 6
+#define MCUBES_JIT_ABI_VERSION 7
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -71,6 +71,11 @@ typedef struct mcubes_jit_options {
   /// execution::stop: an mcubes::stop_request (execution.hpp: one lock-free std::atomic<bool>, the
   /// same object in the program and the object, both compiled with the same headers), or null.
   const void* stop;
+  /// execution::devices: n_devices CUDA ordinals (null when n_devices is 0: `device` alone). An
+  /// object compiled by nvcc splits a Vegas run or batch over them (algorithm/devices.hpp); any
+  /// other object refuses more than one.
+  const int32_t* devices;
+  int32_t n_devices;
 } mcubes_jit_options;
 
 /// mcubes::iteration_record.

@@ -48,6 +48,7 @@
 #include "../result.hpp"
 #include "abi.hpp"
 #if defined(__CUDACC__)
+#include "../algorithm/devices.hpp"
 #include "../backend/cuda.cuh"
 #endif
 
@@ -200,6 +201,7 @@ void set_execution(execution& ex, const mcubes_jit_options& o) {
   ex.cuda_threads_per_block = o.cuda_threads_per_block;
   ex.device = o.device;
   ex.stop = static_cast<const stop_request*>(o.stop);
+  if (o.devices != nullptr && o.n_devices > 0) ex.devices.assign(o.devices, o.devices + o.n_devices);
 }
 
 /// The vegas_options of the call (a single run's, or every integral's of a batch).
@@ -230,11 +232,14 @@ template <int Backend>
 auto object_backend(const mcubes_jit_options& o) {
 #if defined(__CUDACC__)
   static_assert(Backend == mcubes_jit_cuda, "an object compiled by nvcc runs on the CUDA backend");
+  MCUBES_EXPECTS(o.n_devices <= 1, "this method of a run-time compiled integrand runs on one CUDA device, but ",
+                 o.n_devices, " devices were given");
   cuda_launch_policy policy;
   policy.threads_per_block = o.cuda_threads_per_block;
-  return cuda_backend(policy, o.device);
+  return cuda_backend(policy, o.n_devices == 1 ? o.devices[0] : o.device);
 #else
   static_assert(Backend == mcubes_jit_cpu, "an object compiled by a C++ compiler runs on the CPU backend");
+  MCUBES_EXPECTS(o.n_devices <= 1, o.n_devices, " CUDA devices were given to an integrand compiled for the CPU");
   return cpu_backend(o.threads, static_cast<const stop_request*>(o.stop));
 #endif
 }
@@ -291,8 +296,23 @@ result run_method(const F& f, const mcubes_jit_call& call) {
         }
       };
     sampling_density trained;
-    result r = vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration,
-                             call.on_density != nullptr ? &trained : nullptr, resumption);
+    result r;
+#if defined(__CUDACC__)
+    if (v.devices.size() > 1) {  // one host thread and backend per device (algorithm/devices.hpp)
+      MCUBES_EXPECTS(call.on_boundary == nullptr, "checkpoints of a run-time compiled integrand on several devices are "
+                                                  "not written yet: give one device");
+      r = run_on_devices(v, v.devices, on_iteration,
+                         [&](cuda_backend& backend, const vegas_options& mine, const iteration_callback& watch, int m,
+                             const communicator&) {
+                           sampling_density spare;  // the density is gathered on every device, kept by the first
+                           return vegas_with<D>(f, reg, mine, backend, watch,
+                                                call.on_density == nullptr ? nullptr : m == 0 ? &trained : &spare,
+                                                resumption);
+                         });
+    } else
+#endif
+      r = vegas_with<D>(f, reg, v, object_backend<Backend>(o), on_iteration,
+                        call.on_density != nullptr ? &trained : nullptr, resumption);
     if (call.on_density != nullptr)
       call.on_density(call.context, trained.dim, trained.n_bins, trained.edges.data(), trained.g,
                       trained.shares.size(), trained.shares.data());
@@ -467,10 +487,19 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
         c.n_eval = p.n_eval;
         return batch->on_round(batch->call.context, &c) == 0 ? run_control::proceed : run_control::stop;
       };
-    auto backend = object_backend<Backend>(call->options);
     batch_failures failures;
-    const std::vector<result> rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round,
-                                                       batch->on_failure != nullptr ? &failures : nullptr);
+    std::vector<result> rs;
+#if defined(__CUDACC__)
+    if (v.devices.size() > 1) {  // the integrals split over the devices (algorithm/devices.hpp)
+      rs = vegas_batch_on_devices<D>(G{}, {region<D>(lo, hi)}, params, v, v.devices, on_round,
+                                     batch->on_failure != nullptr ? &failures : nullptr);
+    } else
+#endif
+    {
+      auto backend = object_backend<Backend>(call->options);
+      rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round,
+                               batch->on_failure != nullptr ? &failures : nullptr);
+    }
     for (std::size_t k = 0; k < rs.size(); ++k) batch->results[k] = to_c(rs[k]);
     if (batch->on_batch_record != nullptr)
       for (std::size_t k = 0; k < rs.size(); ++k)
