@@ -1,9 +1,9 @@
 """Builds the native part of the Python module (mcubes._mcubes) with the project's CMake, for
 `pip install --no-build-isolation .` (pyproject.toml). The version is include/mcubes/config.hpp's.
-The CUDA backend (GPU callables: PyTorch, CuPy) is built as scripts/quickstart.sh builds it: when a
-GPU is visible (nvidia-smi lists one, or /dev/nvidia0 exists) and nvcc is found, for that GPU's
-architecture; MCUBES_ENABLE_CUDA=ON builds it without a visible GPU (for the architectures of
-MCUBES_CUDA_ARCHITECTURES, default CMakeLists.txt's list), MCUBES_ENABLE_CUDA=OFF never.
+The CUDA backend (GPU callables: PyTorch, CuPy) is built whenever nvcc is found (CMake's
+MCUBES_ENABLE_CUDA=AUTO): for the visible GPU's architecture, or without a visible GPU for the
+architectures of MCUBES_CUDA_ARCHITECTURES (default CMakeLists.txt's portable list);
+MCUBES_ENABLE_CUDA=OFF (the only way to leave it out where nvcc exists) never, ON requires it.
 Environment: MCUBES_ENABLE_CUDA, MCUBES_CUDA_ARCHITECTURES, MCUBES_CMAKE_ARGS (extra arguments of
 the CMake configuration, space-separated), MCUBES_CMAKE_BUILD_DIR (package the module of that
 configured CMake build, MCUBES_BUILD_PYTHON=ON, instead of configuring one: CI's wheel,
@@ -45,14 +45,15 @@ def gpu_visible():
 
 
 def cuda_setting():
-    """MCUBES_ENABLE_CUDA when set (ON, OFF or AUTO), else AUTO (CUDA when nvcc is found) where a GPU is
-    visible and OFF elsewhere."""
+    """MCUBES_ENABLE_CUDA when set (ON, OFF or AUTO), else AUTO: the CUDA backend whenever nvcc is found
+    (for the visible GPU, or the portable architectures where none is visible; gpu_visible() only names
+    the case in the message)."""
     given = os.environ.get("MCUBES_ENABLE_CUDA", "").strip().upper()
     if given:
         if given not in ("ON", "OFF", "AUTO"):
             raise SystemExit(f"setup.py: MCUBES_ENABLE_CUDA must be ON, OFF or AUTO, got {given!r}")
         return given
-    return "AUTO" if gpu_visible() else "OFF"
+    return "AUTO"
 
 
 class CMakeBuild(build_ext):
@@ -73,8 +74,11 @@ class CMakeBuild(build_ext):
         if os.environ.get("MCUBES_CUDA_ARCHITECTURES"):
             configure.append(f"-DMCUBES_CUDA_ARCHITECTURES={os.environ['MCUBES_CUDA_ARCHITECTURES']}")
         configure += os.environ.get("MCUBES_CMAKE_ARGS", "").split()
-        print(f"setup.py: building the native module with CMake (CUDA backend: {cuda}); pip install -v shows the "
-              "progress", file=sys.stderr, flush=True)
+        where = "" if cuda == "OFF" else (" (the visible GPU's architecture)" if gpu_visible() else
+                                          " (no GPU visible: the portable architectures, a longer compile)")
+        print(f"setup.py: building the native module with CMake (CUDA backend: {cuda}, built when nvcc is found"
+              f"{where}; MCUBES_ENABLE_CUDA=OFF leaves it out); pip install -v shows the progress",
+              file=sys.stderr, flush=True)
         subprocess.check_call(configure)
         subprocess.check_call(["cmake", "--build", build, "--target", "mcubes_python", "-j", str(os.cpu_count() or 1)])
         self._install(ext, build)

@@ -113,9 +113,19 @@ std::string closest_name(const std::string& typed, const std::vector<std::string
 
 /// For a parse error: if the first argument names no subcommand, a clearer message than CLI11's
 /// "A subcommand is required" ("unknown command 'x' (commands: integrate, list, pi); did you mean
-/// 'y'?"); else "".
+/// 'y'?"), or, for an unknown option before the command, "unknown option '--versio' before the
+/// command; did you mean --version?"; else "".
 std::string unknown_command_message(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return {};
+  if (argc < 2) return {};
+  if (argv[1][0] == '-') {  // an option before the command: one of the program's own (--version, ...)?
+    const std::string typed = std::string(argv[1]).substr(0, std::string(argv[1]).find('='));
+    std::vector<std::string> names;
+    for (const CLI::Option* o : app.get_options())
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    if (typed.rfind("--", 0) != 0 || std::find(names.begin(), names.end(), typed) != names.end()) return {};
+    const std::string meant = closest_name(typed, names);
+    return "unknown option '" + typed + "' before the command" + (meant.empty() ? "" : "; did you mean " + meant + "?");
+  }
   const std::string first = argv[1];
   std::string known;
   std::vector<std::string> names;

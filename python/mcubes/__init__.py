@@ -66,7 +66,7 @@ import numpy as np
 from . import _mcubes
 from ._mcubes import NonFiniteIntegrand, NumericalError
 
-__all__ = ["vegas", "vegas_vector", "VectorResult", "plain_mc", "midpoint", "vegas_batch", "batch_seed", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
+__all__ = ["plot_convergence", "plot_map", "vegas", "vegas_vector", "VectorResult", "plain_mc", "midpoint", "vegas_batch", "batch_seed", "Integrator", "Result", "NonFiniteIntegrand", "NumericalError",
            "Interrupted", "read_checkpoint",
            "VEGAS_OPTIONS", "PLAIN_MC_OPTIONS", "MIDPOINT_OPTIONS", "max_dim", "suite", "__version__"]
 
@@ -974,3 +974,4 @@ def _with_error(value, error):
 
 
 from . import suite  # noqa: E402  (after the definitions it uses)
+from .plots import plot_convergence, plot_map  # noqa: E402  (matplotlib is imported when a plot is made)

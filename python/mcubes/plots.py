@@ -1,7 +1,8 @@
 """Plots of a run with matplotlib: the convergence of the iterations and the adaptive map.
 
 plot_convergence(result) draws each iteration's estimate with its error bar and the weighted average
-with its one-sigma band after each iteration (and the exact value, when given); plot_map(integrator)
+with its one-sigma band after each iteration (and the exact value, when given), with the chi2/dof of
+the average on a right-hand axis; plot_map(integrator)
 draws the map's grid on two axes, as vegas's ``integ.map.show_grid()``, or the sampling density along
 one axis. Both take an Axes to draw into (a new figure otherwise) and return it; matplotlib is
 imported only when a plot is made. From the shell, ``python3 -m mcubes.plots REPORT.json [--exact X]
@@ -26,8 +27,9 @@ def _axes(ax):
 
 
 def _records(result):
-    """index, estimate, error, weighted estimate and error, accumulated: arrays, from a Result or
-    from the dict of a `mcubes integrate --json` report (its "iterations" list; null is NaN)."""
+    """index, estimate, error, weighted estimate and error, accumulated, chi2/dof: arrays, from a Result
+    or from the dict of a `mcubes integrate --json` report (its "iterations" list; null or absent is
+    NaN)."""
     if isinstance(result, dict):
         its = result.get("iterations")
         if not isinstance(its, list):
@@ -37,21 +39,24 @@ def _records(result):
             return np.array([np.nan if it.get(k) is None else it[k] for it in its], dtype=dtype)
 
         return (col("index", int), col("estimate"), col("error"), col("weighted_estimate"), col("weighted_error"),
-                np.array([bool(it.get("accumulated")) for it in its]))
+                np.array([bool(it.get("accumulated")) for it in its]), col("chi2_dof"))
     r = result.records
     return (np.asarray(r.index, dtype=int), np.asarray(r.estimate, dtype=float), np.asarray(r.error, dtype=float),
             np.asarray(r.weighted_estimate, dtype=float), np.asarray(r.weighted_error, dtype=float),
-            np.asarray(r.accumulated, dtype=bool))
+            np.asarray(r.accumulated, dtype=bool), np.asarray(r.chi2_dof, dtype=float))
 
 
 def plot_convergence(result, *, exact=None, ax=None):
     """Draws the iterations of `result` (a Result of vegas(), Integrator.integrate() or a vector
     run's component 0; or the dict of a `mcubes integrate --json` report): each iteration's estimate
     with its error bar (filled markers: accumulated into the result; hollow: skipped, all zero or
-    underflow), the weighted average after each iteration with its one-sigma band, and `exact` as a
-    dashed line when given. x: the iteration number (1-based). Returns the matplotlib Axes.
-    Raises ValueError for a report without iterations."""
-    index, est, err, west, werr, acc = _records(result)
+    underflow), the weighted average after each iteration with its one-sigma band, `exact` as a
+    dashed line when given, and the chi2/dof of the average after each iteration (from the second
+    accumulated one) as grey steps on a right-hand axis (`ax.chi2_axes`), with chi2/dof = 1 dotted.
+    x: the iteration number (1-based). Returns the matplotlib Axes. Raises ValueError for a report
+    without iterations."""
+    index, est, err, west, werr, acc, chi2 = _records(result)
+    own_figure = ax is None
     ax = _axes(ax)
     n = index + 1
     ax.errorbar(n[acc], est[acc], yerr=err[acc], fmt="o", ms=4, capsize=2, label="iteration (accumulated)")
@@ -66,7 +71,23 @@ def plot_convergence(result, *, exact=None, ax=None):
         ax.axhline(float(exact), ls="--", lw=1, color="k", label="exact")
     ax.set_xlabel("iteration")
     ax.set_ylabel("estimate")
-    ax.legend(loc="best", fontsize="small")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.chi2_axes = None
+    has_chi2 = np.isfinite(chi2) & acc & np.isfinite(west)
+    if np.count_nonzero(has_chi2) >= 2:  # chi2/dof of the average: from the second accumulated iteration
+        first = np.flatnonzero(has_chi2)[1]
+        right = ax.twinx()
+        right.step(n[first:][has_chi2[first:]], chi2[first:][has_chi2[first:]], where="mid", color="0.45", lw=1,
+                   label="chi2/dof (right axis)")
+        right.axhline(1.0, ls=":", lw=1, color="0.45")
+        right.set_ylabel("chi2/dof of the average", color="0.35")
+        right.set_ylim(bottom=0)
+        ax.chi2_axes = right
+        h2, l2 = right.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    ax.legend(handles, labels, loc="best", fontsize="small")
+    if own_figure:
+        ax.figure.tight_layout()  # both axes' labels inside the figure
     return ax
 
 

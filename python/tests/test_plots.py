@@ -30,7 +30,12 @@ def test_convergence_draws_every_iteration_and_the_average():
     assert np.array_equal(average.get_ydata(), np.asarray(r.records.weighted_estimate)[acc])
     assert any(line.get_label() == "exact" for line in ax.get_lines())
     assert len(ax.collections) >= 1  # the one-sigma band
+    chi2 = [line for line in ax.chi2_axes.get_lines() if line.get_label() == "chi2/dof (right axis)"][0]
+    second = np.flatnonzero(acc)[1]  # chi2/dof from the second accumulated iteration on
+    assert np.array_equal(chi2.get_ydata(), np.asarray(r.records.chi2_dof)[second:])
+    assert "chi2" in ax.chi2_axes.get_ylabel()
     assert len(r.plot().containers) == 2  # the method draws the same
+    assert mcubes.plot_convergence is plots.plot_convergence and mcubes.plot_map is plots.plot_map
 
 
 def test_convergence_from_a_command_report(tmp_path):

@@ -801,6 +801,7 @@ TEST(Cli, DefaultBackendIsAutoAndSaysWhichBackendRan) {
     const cli_run t = run_cli(args);
     ASSERT_TRUE(t.exit_code == 0 || t.exit_code == 1) << t.err;
     EXPECT_NE(t.out.find("\nbackend: " + description + ", "), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("backend: "), t.out.rfind("backend: ")) << "one backend line:\n" << t.out;
     const cli_run q = run_cli(args + " --quiet");  // the result line only; nothing on stderr
     EXPECT_EQ(lines(q.out).size(), 1u) << q.out;
     EXPECT_EQ(q.out.rfind("result: ", 0), 0u) << q.out;

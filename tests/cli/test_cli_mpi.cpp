@@ -62,8 +62,10 @@ std::vector<json> records(const std::string& args) {
     if (ranks > 0) {  // one report on stdout: rank 0's
       const std::size_t first = r.out.find("estimate");
       EXPECT_NE(first, std::string::npos) << r.out;
-      EXPECT_EQ(r.out.find("MPI ranks"), r.out.rfind("MPI ranks")) << r.out;
+      EXPECT_EQ(r.out.find("backend: "), r.out.rfind("backend: ")) << r.out;
       EXPECT_NE(r.out.find(std::to_string(ranks) + " MPI ranks"), std::string::npos) << r.out;
+      if (r.out.find("integrand ") == 0)  // integrate: the exchange time, once
+        EXPECT_EQ(r.out.find("exchange: " + std::to_string(ranks) + " MPI ranks, "), r.out.rfind("exchange: ")) << r.out;
     }
   }
   return out;

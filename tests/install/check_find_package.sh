@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs mcubes from the build tree $1 into a temporary prefix and builds and runs a consumer
+# Installs mcubes from the build tree $1 into a temporary prefix (the files, the completion and the
+# manual page checked) and builds and runs a consumer
 # project that uses find_package(mcubes <major.minor>) and mcubes::mcubes (examples/basic.cpp);
 # $3: the project's major.minor version (the package accepts the same minor version).
 set -euo pipefail
@@ -44,5 +45,10 @@ fi
 if [ -x "$tmp/prefix/bin/mcubes" ]; then
   grep -q '^complete -o default -F _mcubes mcubes$' "$tmp/prefix/share/bash-completion/completions/mcubes" ||
     { echo "not installed: share/bash-completion/completions/mcubes" >&2; exit 1; }
+  # the manual page, where the build made one (help2man: install-deps.sh --tests installs it)
+  if [ -s "$build/man/mcubes.1" ]; then
+    grep -q '^\.TH MCUBES' "$tmp/prefix/share/man/man1/mcubes.1" ||
+      { echo "not installed: share/man/man1/mcubes.1" >&2; exit 1; }
+  fi
   XDG_CACHE_HOME="$tmp/cache" "$tmp/prefix/bin/mcubes" integrate --expr 'x[0] * x[1]' --dim 2 --backend cpu -q
 fi

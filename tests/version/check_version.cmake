@@ -1,10 +1,11 @@
 # CTest script (cmake -P): the version has one value everywhere. `mcubes --version` prints it, the
 # JSON report of `mcubes integrate` carries it, and the CMake package version file (the one that
 # `cmake --install` installs) declares it; all equal the project version, which CMakeLists.txt
-# reads from include/mcubes/config.hpp.
+# reads from include/mcubes/config.hpp; so does CITATION.cff's `version:` (the one copy written by
+# hand, checked here).
 #   -DMCUBES=<mcubes program> -DEXPECTED=<PROJECT_VERSION> -DVERSION_FILE=<mcubesConfigVersion.cmake>
-#   -DOUT=<scratch dir>
-foreach(v MCUBES EXPECTED VERSION_FILE OUT)
+#   -DOUT=<scratch dir> -DCITATION=<CITATION.cff>
+foreach(v MCUBES EXPECTED VERSION_FILE OUT CITATION)
   if(NOT DEFINED ${v} OR "${${v}}" STREQUAL "")
     message(FATAL_ERROR "check_version.cmake: -D${v}=... is required")
   endif()
@@ -17,6 +18,11 @@ if(NOT rc EQUAL 0)
 endif()
 if(NOT out STREQUAL EXPECTED)
   message(FATAL_ERROR "mcubes --version printed '${out}', the project version is '${EXPECTED}'")
+endif()
+
+file(STRINGS "${CITATION}" cited REGEX "^version: ")
+if(NOT cited STREQUAL "version: ${EXPECTED}")
+  message(FATAL_ERROR "${CITATION} says '${cited}', the project version is '${EXPECTED}'")
 endif()
 
 # The package version file sets PACKAGE_VERSION (and, asked for the same version, exact match).
