@@ -29,6 +29,26 @@
 #include "vegas_batch.hpp"
 
 namespace mcubes {
+
+namespace detail {
+/// The checks every entry on several devices makes of its options and list. `what`: "a run" or
+/// "a batch". @throws invalid_input naming the first problem.
+inline void check_devices_of(const execution& opt, const std::vector<int>& devices, const char* what) {
+  MCUBES_EXPECTS(!devices.empty(), what, " on several devices needs at least one device");
+  MCUBES_EXPECTS(opt.backend != backend_kind::cpu, what, " on several devices runs on the CUDA backend (backend cpu given)");
+  MCUBES_EXPECTS(opt.team == nullptr, "several devices per MPI rank are not supported (one rank per GPU)");
+  for (int d : devices) MCUBES_EXPECTS(d >= 0, "device ordinals must be non-negative, got ", d);
+}
+
+/// `opt` as one device's options: backend cuda on `device`, no list of devices.
+inline vegas_options options_on_device(const vegas_options& opt, int device) {
+  vegas_options o = opt;
+  o.backend = backend_kind::cuda;
+  o.device = device;
+  o.devices.clear();
+  return o;
+}
+}  // namespace detail
 /// The team of devices of one call (vegas_on_devices, and the command's runners): one host thread
 /// and one cuda_backend per entry of `devices` (CUDA ordinals; one may repeat: several streams of
 /// one device), the threads a team (thread_team, backend/team.hpp) whose members split each pass.
@@ -47,10 +67,7 @@ namespace mcubes {
 template <class Run>
 result run_on_devices(const vegas_options& opt, const std::vector<int>& devices, const iteration_callback& on_iteration,
                       const Run& run, exchange_time* timing = nullptr) {
-  MCUBES_EXPECTS(!devices.empty(), "a run on several devices needs at least one device");
-  MCUBES_EXPECTS(opt.backend != backend_kind::cpu, "a run on several devices runs on the CUDA backend (backend cpu given)");
-  MCUBES_EXPECTS(opt.team == nullptr, "several devices per MPI rank are not supported (one rank per GPU)");
-  for (int d : devices) MCUBES_EXPECTS(d >= 0, "device ordinals must be non-negative, got ", d);
+  detail::check_devices_of(opt, devices, "a run");
   const int n = static_cast<int>(devices.size());
   thread_team team(n);
   stop_request stop_all;  // the first member's: on_iteration returned stop, or opt.stop was requested
@@ -60,11 +77,7 @@ result run_on_devices(const vegas_options& opt, const std::vector<int>& devices,
     const timed_communicator member(untimed);
     cuda_backend backend(launch_policy_of(opt), device);
     backend.team = &member;
-    vegas_options o = opt;
-    o.backend = backend_kind::cuda;
-    o.device = device;
-    o.devices.clear();
-    o.team = nullptr;
+    vegas_options o = detail::options_on_device(opt, device);
     o.stop = r == 0 ? &stop_all : nullptr;
     iteration_callback watch;
     if (r == 0)
@@ -125,10 +138,7 @@ std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<
                                            const std::vector<vegas_progress>* from = nullptr) {
   validate(opt, D);
   validate_batch(params.size(), regions.size());
-  MCUBES_EXPECTS(!devices.empty(), "a batch on several devices needs at least one device");
-  MCUBES_EXPECTS(opt.backend != backend_kind::cpu, "a batch on several devices runs on the CUDA backend (backend cpu given)");
-  MCUBES_EXPECTS(opt.team == nullptr, "several devices per MPI rank are not supported (one rank per GPU)");
-  for (int d : devices) MCUBES_EXPECTS(d >= 0, "device ordinals must be non-negative, got ", d);
+  detail::check_devices_of(opt, devices, "a batch");
   const std::size_t K = params.size();
   MCUBES_EXPECTS(from == nullptr || from->size() == K, "the batch to continue has ", from == nullptr ? 0 : from->size(),
                  " integrals, not ", K);
@@ -146,10 +156,7 @@ std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<
       try {
         const std::size_t k0 = begin(g), k1 = begin(g + 1);
         cuda_backend backend(launch_policy_of(opt), devices[g]);
-        vegas_options o = opt;
-        o.backend = backend_kind::cuda;
-        o.device = devices[g];
-        o.devices.clear();
+        const vegas_options o = detail::options_on_device(opt, devices[g]);
         const std::vector<P> mine(params.begin() + static_cast<std::ptrdiff_t>(k0), params.begin() + static_cast<std::ptrdiff_t>(k1));
         const std::vector<region<D>> my_regions =
             regions.size() == 1 ? regions
