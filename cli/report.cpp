@@ -97,28 +97,11 @@ void print_plan_line(std::FILE* out, const vegas_plan& plan, int dim, const vega
                  }());
 }
 
-void print_table_header(std::FILE* out) {
-  std::fprintf(out, "%4s %-5s %18s %11s %18s %11s %10s %9s %10s\n", "iter", "flags", "estimate", "error",
-               "weighted est.", "weighted err", "chi2/dof", "Q", "time [s]");
-}
+void print_table_header(std::FILE* out) { std::fputs(iteration_table_header().c_str(), out); }
 
-void print_iteration_row(std::FILE* out, const iteration_record& it) {
-  const char flags[6] = {it.adapted ? 'a' : '-', it.accumulated ? '*' : '-', it.rescaled ? 'r' : '-',
-                         it.top_bin_level > 0 ? 'o' : '-', it.underflow ? 'u' : '-', '\0'};
-  if (std::isnan(it.weighted_estimate))
-    std::fprintf(out, "%4d %-5s %18.10g %11.4g %18s %11s %10s %9s %10.4f\n", it.index, flags, it.estimate, it.error,
-                 "-", "-", "-", "-", it.seconds);
-  else
-    std::fprintf(out, "%4d %-5s %18.10g %11.4g %18.10g %11.4g %10.4g %9.3g %10.4f\n", it.index, flags, it.estimate,
-                 it.error, it.weighted_estimate, it.weighted_error, it.chi2_dof, it.q, it.seconds);
-}
+void print_iteration_row(std::FILE* out, const iteration_record& it) { std::fputs(iteration_row(it).c_str(), out); }
 
-void print_table_legend(std::FILE* out) {
-  std::fprintf(out, "flags: a = map adapted with this iteration's samples, * = accumulated in the weighted estimate, "
-                    "r = bin contributions re-accumulated with a new scale, o = bin contributions beyond the scale's "
-                    "range kept in overflow levels, u = estimate below 2^-460 (underflow, left out); "
-                    "- in the weighted columns: nothing accumulated yet\n");
-}
+void print_table_legend(std::FILE* out) { std::fputs(iteration_table_legend().c_str(), out); }
 
 void print_iteration_table(std::FILE* out, const result& res) {
   print_table_header(out);

@@ -78,12 +78,55 @@ inline std::ostream& operator<<(std::ostream& os, const vector_result& r) {
             << detail::short_g(r.chi2_dof_vector) << " (dof " << r.dof_vector << "), Q " << detail::short_g(r.q_vector) << ')';
 }
 
+/// The header line of the full table of iterations: the command's report prints it, its rows
+/// (iteration_row) as the iterations complete and the legend (iteration_table_legend); summary(r,
+/// true) and Python's Result.summary(extended=True) are the same table.
+inline std::string iteration_table_header() {
+  char line[128];
+  std::snprintf(line, sizeof line, "%4s %-5s %18s %11s %18s %11s %10s %9s %10s\n", "iter", "flags", "estimate", "error",
+                "weighted est.", "weighted err", "chi2/dof", "Q", "time [s]");
+  return line;
+}
+
+/// One row of the full table: index, flags (a adapted, * accumulated, r rescaled, o overflow
+/// levels, u underflow), estimate, error, the weighted estimate and error so far, chi2/dof and Q
+/// ("-" before the first accumulated iteration), seconds.
+inline std::string iteration_row(const iteration_record& it) {
+  const char flags[6] = {it.adapted ? 'a' : '-', it.accumulated ? '*' : '-', it.rescaled ? 'r' : '-',
+                         it.top_bin_level > 0 ? 'o' : '-', it.underflow ? 'u' : '-', '\0'};
+  char line[192];
+  if (std::isnan(it.weighted_estimate))
+    std::snprintf(line, sizeof line, "%4d %-5s %18.10g %11.4g %18s %11s %10s %9s %10.4f\n", it.index, flags, it.estimate,
+                  it.error, "-", "-", "-", "-", it.seconds);
+  else
+    std::snprintf(line, sizeof line, "%4d %-5s %18.10g %11.4g %18.10g %11.4g %10.4g %9.3g %10.4f\n", it.index, flags,
+                  it.estimate, it.error, it.weighted_estimate, it.weighted_error, it.chi2_dof, it.q, it.seconds);
+  return line;
+}
+
+/// The legend of the full table's flags.
+inline std::string iteration_table_legend() {
+  return "flags: a = map adapted with this iteration's samples, * = accumulated in the weighted estimate, "
+         "r = bin contributions re-accumulated with a new scale, o = bin contributions beyond the scale's "
+         "range kept in overflow levels, u = estimate below 2^-460 (underflow, left out); "
+         "- in the weighted columns: nothing accumulated yet\n";
+}
+
 /// The table of iterations, as vegas's `Integrator.summary()`: per iteration its estimate,
 /// the weighted average so far, chi2/dof and Q, with `-` for an iteration that was not
 /// accumulated (skipped, all zero, or underflow) and `a` after the index of one that adapted the
-/// map; then the result's line (operator<<).
-inline std::string summary(const result& r) {
+/// map; then a blank line and the result's line ("result: " and operator<<). With `extended`, the
+/// full table of the command's report instead (iteration_table_header, iteration_row,
+/// iteration_table_legend), then the same result line. The one implementation of the table:
+/// the command and Python's Result.summary() print these strings.
+inline std::string summary(const result& r, bool extended = false) {
   std::ostringstream os;
+  if (extended) {
+    os << iteration_table_header();
+    for (const iteration_record& it : r.records) os << iteration_row(it);
+    os << iteration_table_legend() << "\nresult: " << r << '\n';
+    return os.str();
+  }
   os << "itn   integral             wgt average          chi2/dof   Q\n";
   os << "------------------------------------------------------------------\n";
   for (const iteration_record& it : r.records) {
@@ -98,7 +141,7 @@ inline std::string summary(const result& r) {
                   std::isfinite(it.q) ? detail::short_g(it.q).c_str() : "-", it.accumulated ? "" : "  (not accumulated)");
     os << line;
   }
-  os << "result: " << r << '\n';
+  os << "\nresult: " << r << '\n';
   return os.str();
 }
 

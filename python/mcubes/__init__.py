@@ -867,29 +867,12 @@ class Result:
 
     def summary(self, extended=False):
         """The iteration table, as vegas's RAvg.summary(): one line per iteration with its estimate, the
-        weighted average so far, chi2/dof and Q (values as estimate(error in the last digits)). With
-        extended=True also the flags (a adapted, * accumulated), evaluations and seconds."""
-        r = self.records
-        head = f"{'itn':>4}   {'integral':<20}{'wgt average':<20}{'chi2/dof':>10}{'Q':>8}"
-        if extended:
-            head += f"  {'flags':<5}{'n_eval':>12}{'time [s]':>10}"
-        lines = [head, "-" * len(head)]
-        for i in range(len(r)):
-            wgt = _with_error(r.weighted_estimate[i], r.weighted_error[i])
-            chi2 = "-" if math.isnan(r.chi2_dof[i]) else f"{r.chi2_dof[i]:.2f}"
-            q = "-" if math.isnan(r.q[i]) else f"{r.q[i]:.2f}"
-            line = (f"{int(r.index[i]) + 1:>4}   {_with_error(r.estimate[i], r.error[i]):<20}{wgt:<20}"
-                    f"{chi2:>10}{q:>8}")
-            if extended:
-                flags = ("a" if r.adapted[i] else "") + ("*" if r.accumulated[i] else "")
-                line += f"  {flags or '-':<5}{int(r.n_eval[i]):>12}{r.seconds[i]:>10.3f}"
-            lines.append(line)
-        lines.append("")
-        lines.append(f"result: {self._value_text()}   status: {self.status}   "
-                     f"n_eval: {self.n_eval}   seed: {self.seed}")
-        for w in getattr(self, "warnings", []):
-            lines.append(f"warning: {w}")
-        return "\n".join(lines) + "\n"
+        weighted average so far, chi2/dof and Q (values as estimate(error in the last digits)), then the
+        result's line. With extended=True the full table of the command's report instead (flags: a
+        adapted, * accumulated, ...; estimates, weighted estimates, chi2/dof, Q, seconds). Both are the
+        C++ library's (mcubes::summary, result_io.hpp): one implementation for C++, the command and
+        Python."""
+        return self._summary_extended if extended else self._summary
 
     def _value_text(self):
         return _with_error(self.estimate, self.error)
@@ -949,28 +932,10 @@ def _gvar():
 
 def _with_error(value, error):
     """value(error) with the error's two leading digits in the last digits of the value: 1.0012(23),
-    4.407(97)e-11; '-' for NaN; value +- error when the error is 0 or infinite."""
-    value, error = float(value), float(error)
-    if math.isnan(value):
-        return "-"
-    if not math.isfinite(error) or error <= 0 or math.isnan(error):
-        return f"{value:.6g} +- {error:.2g}"
-    scale = value if value != 0 else error
-    exp10 = math.floor(math.log10(abs(scale))) if scale != 0 else 0
-    shift = 0
-    if exp10 < -3 or exp10 >= 5:
-        shift = exp10
-        value, error = value / 10.0 ** shift, error / 10.0 ** shift
-    decimals = 1 - math.floor(math.log10(error))
-    if decimals <= 0:  # error >= 10: integer digits
-        text = f"{value:.0f}({error:.0f})"
-    else:
-        digits = round(error * 10 ** decimals)
-        if digits >= 100:  # rounding carried into a third digit
-            decimals -= 1
-            digits = round(error * 10 ** decimals)
-        text = f"{value:.{max(decimals, 0)}f}({digits})"
-    return text + (f"e{shift:+03d}" if shift else "")
+    4.407(97)e-11 (the C++ library's format_with_error, result_io.hpp: one implementation); '-' for
+    NaN (a column of the table with nothing yet)."""
+    value = float(value)
+    return "-" if math.isnan(value) else _mcubes.format_with_error(value, float(error))
 
 
 from . import suite  # noqa: E402  (after the definitions it uses)

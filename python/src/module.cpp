@@ -34,6 +34,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "mcubes/result_io.hpp"
 #include "mcubes/suite/registry.hpp"
 
 #if defined(__GLIBC__)
@@ -446,6 +447,9 @@ py::dict to_dict(const result& r) {
   rec["top_bin_level"] = column<std::int32_t>(rs, [](const iteration_record& x) { return x.top_bin_level; });
   rec["seconds"] = column<double>(rs, [](const iteration_record& x) { return x.seconds; });
   d["records"] = rec;
+  // Result.summary(): the C++ tables (result_io.hpp: one implementation for C++, the command and Python)
+  d["_summary"] = summary(r);
+  d["_summary_extended"] = summary(r, true);
   return d;
 }
 
@@ -1061,6 +1065,8 @@ PYBIND11_MODULE(_mcubes, m) {
   m.attr("max_device_dim") = 0;
 #endif
 
+  m.def("format_with_error", [](double estimate, double error) { return mcubes::format_with_error(estimate, error); },
+        py::arg("estimate"), py::arg("error"));
   m.def("vegas", &run_vegas, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
         py::arg("callback") = py::none(), py::arg("comm") = py::none());
   m.attr("max_components") = max_components;

@@ -50,9 +50,12 @@ def test_summary_table():
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["itn", "integral", "wgt"]
     assert len(lines) == 2 + r.iterations + 2
-    assert lines[2].split()[0] == "1" and lines[2 + r.iterations - 1].split()[0] == str(r.iterations)
-    assert "status: not converged" in text
-    assert "flags" in r.summary(extended=True)
+    assert lines[2].split()[0].rstrip("a") == "1"  # "a": the iteration adapted the map
+    assert lines[2 + r.iterations - 1].split()[0].rstrip("a") == str(r.iterations)
+    assert lines[-1].startswith("result: " + mcubes._with_error(r.estimate, r.error) + " (not converged;")
+    full = r.summary(extended=True)
+    assert full.splitlines()[0].split()[:2] == ["iter", "flags"]  # the command's table
+    assert len(full.splitlines()) == 1 + r.iterations + 1 + 2
     assert mcubes._with_error(1.0012345, 0.00234) == "1.0012(23)"
     assert mcubes._with_error(4.4074e-11, 9.67e-13) == "4.407(97)e-11"
     assert mcubes._with_error(float("nan"), 1.0) == "-"
@@ -102,7 +105,7 @@ def test_warnings_and_the_inverse_variance_average():
     assert "weighted disagreement" in r.warnings
     assert abs(r.estimate - exact) <= SIGMA_TOLERANCE * r.error
     assert abs(r.inverse_variance_estimate - exact) > SIGMA_TOLERANCE * r.inverse_variance_error
-    assert "warning: weighted disagreement" in r.summary()
+    assert "warning weighted disagreement" in r.summary()
     # a smooth integrand: no warning; the two averages agree within the error
     s = mcubes.vegas(poly, [(0, 1)] * 3, rel_tol=1e-4, calls_per_iteration=100000, seed=1)
     assert s.warnings == []

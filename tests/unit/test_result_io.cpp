@@ -62,6 +62,17 @@ TEST(ResultIo, OneLinePerResult) {
       << ow.str();
 }
 
+TEST(ResultIo, TheExtendedSummaryIsTheCommandsTable) {
+  const mcubes::result r = two_iterations();
+  const std::string s = mcubes::summary(r, true);
+  std::string rows;
+  for (const mcubes::iteration_record& it : r.records) rows += mcubes::iteration_row(it);
+  EXPECT_EQ(s.rfind(mcubes::iteration_table_header() + rows + mcubes::iteration_table_legend(), 0), 0u) << s;
+  EXPECT_NE(mcubes::iteration_table_header().find("iter flags"), std::string::npos);
+  EXPECT_EQ(mcubes::iteration_row(r.records[0]).rfind("   0 a----", 0), 0u) << mcubes::iteration_row(r.records[0]);
+  EXPECT_NE(s.find("\nresult: 1.084653(69)e-02 (converged"), std::string::npos) << s;
+}
+
 TEST(ResultIo, SummaryTabulatesTheIterations) {
   const std::string s = mcubes::summary(two_iterations());
   EXPECT_NE(s.find("itn   integral"), std::string::npos) << s;
