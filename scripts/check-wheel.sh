@@ -15,9 +15,10 @@ venv="$build/wheel-venv"
 py=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
 py=${py:-/usr/bin/python3}
 root=$PWD
-# whether the build found nvcc (CMake's CUDA compiler): then the module must carry the CUDA backend
+# whether the build has the CUDA backend (nvcc found; CMakeLists.txt's MCUBES_CUDA_BACKEND_BUILT):
+# then the module must carry it
 cuda=0
-grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=.' "$build/CMakeCache.txt" && cuda=1
+grep -q '^MCUBES_CUDA_BACKEND_BUILT:INTERNAL=ON$' "$build/CMakeCache.txt" && cuda=1
 rm -rf "$out" "$venv" build-pip
 mkdir -p "$out"
 # run from the output folder: the checkout's build*/ folders would shadow the `build` module
