@@ -361,7 +361,7 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   }
   if (report.signal != 0) return 128 + report.signal;
   if (report.sample) {
-    if (text) {
+    if (text && !a.quiet) {  // --quiet: the result line alone
       std::fprintf(stdout, "sample: %llu weighted points (seed %llu, %s over %llu sub-cube%s) written to %s: columns "
                    "x0 .. x%d, weight; sum of weight * f estimates the integral\n",
                    static_cast<unsigned long long>(report.sample->points), static_cast<unsigned long long>(report.sample->seed),

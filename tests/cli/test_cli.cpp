@@ -1038,6 +1038,10 @@ TEST(Cli, SampleWritesWeightedPointsWhoseSumEstimatesTheIntegral) {
   const cli_run r = run_cli(run + " --threads 2 --npy '" + npy + "' --json '" + js + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("sample: 20000 weighted points (seed 4, "), std::string::npos) << r.out;
+  const cli_run quiet = run_cli(run + " --threads 2 --npy '" + npy + "' -q");  // the result line alone
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(lines(quiet.out).size(), 1u) << quiet.out;
+  EXPECT_EQ(quiet.out.rfind("result: ", 0), 0u) << quiet.out;
   const json j = json::parse(read_file(js));
   EXPECT_EQ(j.at("sample").at("points"), 20000);
   EXPECT_EQ(j.at("sample").at("seed"), 4);
