@@ -872,7 +872,7 @@ class Result:
         adapted, * accumulated, ...; estimates, weighted estimates, chi2/dof, Q, seconds). Both are the
         C++ library's (mcubes::summary, result_io.hpp): one implementation for C++, the command and
         Python."""
-        return self._summary_extended if extended else self._summary
+        return _mcubes.summary(self, bool(extended))
 
     def _value_text(self):
         return _with_error(self.estimate, self.error)

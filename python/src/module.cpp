@@ -447,10 +447,60 @@ py::dict to_dict(const result& r) {
   rec["top_bin_level"] = column<std::int32_t>(rs, [](const iteration_record& x) { return x.top_bin_level; });
   rec["seconds"] = column<double>(rs, [](const iteration_record& x) { return x.seconds; });
   d["records"] = rec;
-  // Result.summary(): the C++ tables (result_io.hpp: one implementation for C++, the command and Python)
-  d["_summary"] = summary(r);
-  d["_summary_extended"] = summary(r, true);
   return d;
+}
+
+/// Result.summary(): the C++ tables (result_io.hpp, mcubes::summary: one implementation for C++,
+/// the command and Python) of a Python Result `py_r`, rebuilt from its attributes (those of
+/// to_dict; a VectorResult's component 0) when asked, so that a run never formats a table nobody
+/// reads.
+std::string summary_of(const py::object& py_r, bool extended) {
+  result r;
+  // a number, or (VectorResult) one per component: the table is component 0's run
+  const auto first = [&](const char* name) {
+    const auto a = py::array_t<double, py::array::forcecast>(py_r.attr(name));
+    MCUBES_EXPECTS(a.size() >= 1, "summary: the result's ", name, " is empty");
+    return *a.data();
+  };
+  r.estimate = first("estimate");
+  r.error = first("error");
+  r.chi2_dof = first("chi2_dof");
+  r.q = first("q");
+  r.iterations = py::cast<int>(py_r.attr("iterations"));
+  r.n_eval = py::cast<std::uint64_t>(py_r.attr("n_eval"));
+  const std::string st = py::cast<std::string>(py_r.attr("status"));
+  for (status s : {status::converged, status::not_converged, status::not_resolved, status::underflow, status::interrupted})
+    if (st == to_string(s)) r.status = s;
+  for (const py::handle w : py::list(py_r.attr("warnings")))
+    for (const warning known : all_warnings)
+      if (py::cast<std::string>(w) == to_string(known)) r.warnings |= known;
+  const py::object rec = py_r.attr("records");
+  const auto col = [&](const char* name) { return py::array_t<double, py::array::forcecast>(rec.attr(name)); };
+  const auto flag = [&](const char* name) { return py::array_t<bool, py::array::forcecast>(rec.attr(name)); };
+  const auto index = py::array_t<std::int32_t, py::array::forcecast>(rec.attr("index"));
+  const auto top = py::array_t<std::int32_t, py::array::forcecast>(rec.attr("top_bin_level"));
+  const auto est = col("estimate"), err = col("error"), west = col("weighted_estimate"), werr = col("weighted_error"),
+             chi2 = col("chi2_dof"), q = col("q"), sec = col("seconds");
+  const auto adapted = flag("adapted"), accumulated = flag("accumulated"), underflow = flag("underflow"),
+             rescaled = flag("rescaled");
+  for (py::ssize_t i = 0; i < index.size(); ++i) {
+    iteration_record x;
+    x.index = index.at(i);
+    x.estimate = est.at(i);
+    x.error = err.at(i);
+    x.weighted_estimate = west.at(i);
+    x.weighted_error = werr.at(i);
+    x.chi2_dof = chi2.at(i);
+    x.q = q.at(i);
+    x.seconds = sec.at(i);
+    x.adapted = adapted.at(i);
+    x.accumulated = accumulated.at(i);
+    x.underflow = underflow.at(i);
+    x.rescaled = rescaled.at(i);
+    x.top_bin_level = top.at(i);
+    r.records.push_back(x);
+  }
+  return summary(r, extended);
 }
 
 /// The iteration callback of a run: checks for signals with the GIL (Ctrl-C raises
@@ -1065,6 +1115,7 @@ PYBIND11_MODULE(_mcubes, m) {
   m.attr("max_device_dim") = 0;
 #endif
 
+  m.def("summary", &summary_of, py::arg("result"), py::arg("extended") = false);
   m.def("format_with_error", [](double estimate, double error) { return mcubes::format_with_error(estimate, error); },
         py::arg("estimate"), py::arg("error"));
   m.def("vegas", &run_vegas, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
