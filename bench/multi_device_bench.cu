@@ -7,7 +7,7 @@
 // centre is the parameter) split over the devices (vegas_batch with execution::devices): its
 // evaluations/s over the whole batch's wall time (the median of three batches).
 //   multi-device-bench [--max-devices G] [--f4-calls N] [--fA-calls N] [--iterations K]
-//                      [--batch K] [--batch-calls N]
+//                      [--batch K (0: none)] [--batch-calls N] [--block B]
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   int iterations = 5;
   std::size_t batch = 4096;
   double batch_calls = 1e5;
+  int block = 256;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--max-devices") max_devices = std::min(max_devices, std::atoi(argv[i + 1]));
@@ -123,14 +124,17 @@ int main(int argc, char** argv) {
     else if (k == "--iterations") iterations = std::atoi(argv[i + 1]);
     else if (k == "--batch") batch = static_cast<std::size_t>(std::atol(argv[i + 1]));
     else if (k == "--batch-calls") batch_calls = std::atof(argv[i + 1]);
+    else if (k == "--block") block = std::atoi(argv[i + 1]);  // CUDA threads per block (never changes a result)
     else {
       std::fprintf(stderr, "multi-device-bench: unknown option %s\n", k.c_str());
       return 2;
     }
   }
-  std::printf("multi-device-bench: %d visible device(s); %d iterations per run\n", mcubes::cuda_device_count(), iterations);
+  std::printf("multi-device-bench: %d visible device(s); %d iterations per run; %d threads per block\n",
+              mcubes::cuda_device_count(), iterations, block);
   mcubes::vegas_options a;
   a.backend = mcubes::backend_kind::cuda;
+  a.cuda_threads_per_block = block;
   a.calls_per_iteration = static_cast<std::uint64_t>(f4_calls);
   a.max_iterations = iterations;
   a.adapt_iterations = iterations;

@@ -316,7 +316,10 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   progress.clear();
   if (saver) saver->set_team(cli_team());  // --devices: the devices' team has ended with the run
   report.signal = report.res.status == status::interrupted ? interrupt_signal() : 0;
-  if (cli_team() != nullptr) {
+  if (cli_team() != nullptr && opts.devices.size() > 1) {  // the first device's exchanges (its rank's MPI ones within)
+    report.exchange = run_report::exchange_report{
+        std::to_string(cli_team()->size()) + " MPI ranks x " + std::to_string(opts.devices.size()) + " devices", exchanged};
+  } else if (cli_team() != nullptr) {
     const exchange_time after = cli_team_exchange_time();
     exchanged = {after.seconds - before.seconds, after.exchanges - before.exchanges, after.bytes - before.bytes};
     report.exchange = run_report::exchange_report{std::to_string(cli_team()->size()) + " MPI ranks", exchanged};

@@ -28,6 +28,7 @@ result run_integrand_cuda(const run_request& rq) {
     o.backend = backend_kind::cuda;
     result r;
     if (o.devices.size() > 1) {  // --devices: one host thread and backend per device, the sub-cubes split
+      o.team = cli_team();         // under mpirun: every rank's devices, one team
       r = run_on_devices(o, o.devices, rq.on_iteration,
                          [&](cuda_backend& backend, const vegas_options& mine, const iteration_callback& watch, int m,
                              const communicator& team) {

@@ -102,12 +102,11 @@ inline std::vector<int> devices_of(const common_values& c) {
 
 /// Checks --devices (devices_of) against the backend that runs: nothing to do when none was given;
 /// otherwise the run must be on the CUDA backend and every ordinal present. The choice's
-/// description then names the devices.
+/// description then names the devices. Under mpirun the list is each rank's (every rank's devices
+/// share the run: one rank per host with --devices all, or per socket with its GPUs).
 /// @throws invalid_input naming --devices otherwise.
 inline void check_devices(const std::vector<int>& devices, backend_choice& choice) {
   if (devices.empty()) return;
-  MCUBES_EXPECTS(cli_team() == nullptr, "--devices does not run under mpirun: each rank takes one GPU (its rank on "
-                                        "its host modulo the GPUs there)");
   MCUBES_EXPECTS(choice.used == backend_kind::cuda, "--devices needs the CUDA backend, but the run is on ",
                  choice.description);
   const int n = cli_cuda_device_count();
@@ -116,7 +115,10 @@ inline void check_devices(const std::vector<int>& devices, backend_choice& choic
     MCUBES_EXPECTS(d < n, "--devices: there is no CUDA device ", d, " (this machine has ", n, ")");
     names += (names.empty() ? "" : ",") + std::to_string(d);
   }
+  const std::size_t one_each = choice.description.find(", one GPU per rank");  // under mpirun: the list instead
+  if (one_each != std::string::npos) choice.description.erase(one_each, std::string(", one GPU per rank").size());
   choice.description += (devices.size() == 1 ? " on device " : " on devices ") + names;
+  if (cli_team() != nullptr) choice.description += " (each rank)";
 }
 
 /// Integrates f over `reg` with m-Cubes on the backend in `choice` (see choose_backend).

@@ -83,10 +83,13 @@ struct execution {
   /// The team of processes (MPI ranks: mcubes/mpi.hpp's mpi_communicator) that computes each
   /// integral together, or null: this process alone. Every rank runs the same call with the same
   /// options; each samples its fixed share of the sub-cubes (backend/team.hpp) and every rank
-  /// returns the same result, bitwise that of one process, for any number of ranks. CPU backend
-  /// only, scalar integrands (single runs and batches) and the chunk methods (plain Monte Carlo,
-  /// the midpoint rule, pi); a vector integrand under a team of several ranks throws
-  /// invalid_input. Not owned; it must outlive the run. Never changes the result.
+  /// returns the same result, bitwise that of one process, for any number of ranks. The CPU
+  /// backend: scalar integrands (single runs and batches) and the chunk methods (plain Monte
+  /// Carlo, the midpoint rule, pi); the CUDA backend: single runs of scalar integrands, on
+  /// `device` or on every entry of `devices` (each rank's GPUs: the ranks' devices form one team,
+  /// nested_communicator). A vector integrand, or a batch on the CUDA backend, under a team of
+  /// several ranks throws invalid_input. Not owned; it must outlive the run. Never changes the
+  /// result.
   const communicator* team = nullptr;
   /// The CUDA devices (ordinals; one may repeat: several streams of one device) that compute each
   /// integral together on the CUDA backend, one host thread per entry (a thread team,
@@ -94,8 +97,9 @@ struct execution {
   /// over the devices in fixed contiguous ranges and exchanges the parts' sums and the exact
   /// integer bins; a batch (vegas_batch) gives each device a contiguous range of its integrals.
   /// Either way every result is bitwise that of one device, for any list. Honoured by vegas and
-  /// vegas_batch in translation units compiled by nvcc; a list of more than one device with the
-  /// CPU backend, under a team of MPI ranks, or for the integrator class and vector integrands
+  /// vegas_batch in translation units compiled by nvcc; under a team of MPI ranks (`team`), vegas
+  /// splits each pass over every rank's devices (a batch then throws invalid_input). A list of
+  /// more than one device with the CPU backend, or for the integrator class and vector integrands
   /// throws invalid_input. Never changes the result.
   std::vector<int> devices;
 };
@@ -126,8 +130,6 @@ inline void validate(const execution& ex) {
   validate_block_size(ex.cuda_threads_per_block);
   MCUBES_EXPECTS(ex.device >= 0, "device must be a non-negative CUDA device ordinal, got ", ex.device);
   for (int d : ex.devices) MCUBES_EXPECTS(d >= 0, "devices must be non-negative CUDA device ordinals, got ", d);
-  MCUBES_EXPECTS(ex.devices.size() <= 1 || ex.team == nullptr,
-                 "several devices per MPI rank are not supported (one rank per GPU: set device on each rank)");
   MCUBES_EXPECTS(ex.cuda_array_points <= (1ull << 40), "cuda_array_points must be at most 2^40 (0: the default), got ",
                  ex.cuda_array_points);
 }

@@ -109,7 +109,7 @@ TEST(CliMpi, WhatDoesNotRunUnderSeveralRanksIsRefused) {
   const std::string npy = temp_path(".npy");
   for (const std::string& args :
        {std::string("integrate --expr 'x0*x1' --dim 2"), std::string("scan f4 --dim 2 --param a=5:10:2 --backend cuda"),
-        std::string("integrate f4 --dim 2 --devices 0,1"), "sample f4 --dim 2 --points 10 --npy '" + npy + "'"}) {
+        "sample f4 --dim 2 --points 10 --npy '" + npy + "'"}) {
     const cli_run r = run_cli(2, args + " --calls-per-iter 1e4");
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("under mpirun"), std::string::npos) << args << "\n" << r.err;
@@ -182,9 +182,22 @@ TEST(CliMpi, RanksWithAGpuEachGiveTheOneGpuRecord) {
     EXPECT_NE(r.out.find("one GPU per rank (" + std::to_string(ranks) + " MPI ranks)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("exchange: " + std::to_string(ranks) + " MPI ranks, "), std::string::npos) << r.out;
   }
+  // ranks x devices: 2 ranks of 2 devices each (two streams of one GPU where there is one), and 3
+  // ranks of 2: every rank's devices one team (nested_communicator), the same record; a
+  // checkpoint written so is resumed in one process with the same bits
+  for (int ranks : {2, 3}) {
+    const cli_run r = run_cli(ranks, command + " --devices 0,0 --json '" + path + "'");
+    ASSERT_EQ(r.exit_code == 0 ? 1 : r.exit_code, 1) << ranks << " ranks x 2 devices: " << r.err;
+    const json j = json::parse(read_file(path), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+    expect_same_record(j, whole, std::to_string(ranks) + " ranks x 2 devices");
+    EXPECT_EQ(j.at("exchange").at("team"), std::to_string(ranks) + " MPI ranks x 2 devices");
+    EXPECT_NE(r.out.find("on devices 0,0 (each rank)"), std::string::npos) << r.out;
+  }
   std::remove(path.c_str());
   expect_resumed_across(command, 2, 0, whole);
   expect_resumed_across(command, 0, 2, whole);
+  expect_resumed_across(command + " --devices 0,0", 2, 0, whole);
 }
 
 // SIGTERM to mpirun (which forwards it to the ranks): every rank stops at the same iteration

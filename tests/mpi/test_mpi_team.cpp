@@ -108,6 +108,31 @@ TEST(MpiTeam, EachRankEvaluatesItsShareOnly) {
   EXPECT_LT(static_cast<double>(mine), 1.5 * static_cast<double>(solo) / world().size());
 }
 
+// Several threads per rank (as GPUs per rank do: algorithm/devices.hpp): rank q runs q + 1 CPU
+// backends on a thread team, the ranks' threads one team (nested_communicator). Every member of
+// every rank gets bitwise the one-process result, both stratifications, and the members number
+// 0 .. sum of the threads - 1 in rank order.
+TEST(MpiTeam, ThreadsOfEveryRankFormOneTeamBitwiseOneProcess) {
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    const auto o = vegas_opts(mode);
+    const mcubes::result solo = mcubes::vegas<4>(peaks{}, unit4, alone(o));
+    const int mine = rank() + 1, ranks = world().size();
+    const int before = rank() * (rank() + 1) / 2, all = ranks * (ranks + 1) / 2;
+    mcubes::thread_team local(mine);
+    std::vector<mcubes::result> got(static_cast<std::size_t>(mine));
+    local.run_each([&](int g, const mcubes::communicator& member) {
+      const mcubes::nested_communicator team(world(), member);
+      EXPECT_EQ(team.rank(), before + g);
+      EXPECT_EQ(team.size(), all);
+      mcubes::cpu_backend backend(1, nullptr, &team);
+      mcubes::vegas_options v = alone(o);
+      v.threads = 1;
+      got[static_cast<std::size_t>(g)] = mcubes::vegas_with<4>(peaks{}, unit4, v, backend);
+    });
+    for (const mcubes::result& r : got) mcubes_test::expect_same_result(r, solo);
+  }
+}
+
 // A call under the team stopped by its callback after k iterations (the same decision on every
 // rank) with checkpoint_to: rank 0 writes the file, whose VEGAS+ shares are every rank's; then
 // resumed in one process, and the reverse (written alone, resumed by the team): the bits of the

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -36,7 +37,6 @@ namespace detail {
 inline void check_devices_of(const execution& opt, const std::vector<int>& devices, const char* what) {
   MCUBES_EXPECTS(!devices.empty(), what, " on several devices needs at least one device");
   MCUBES_EXPECTS(opt.backend != backend_kind::cpu, what, " on several devices runs on the CUDA backend (backend cpu given)");
-  MCUBES_EXPECTS(opt.team == nullptr, "several devices per MPI rank are not supported (one rank per GPU)");
   for (int d : devices) MCUBES_EXPECTS(d >= 0, "device ordinals must be non-negative, got ", d);
 }
 
@@ -46,12 +46,17 @@ inline vegas_options options_on_device(const vegas_options& opt, int device) {
   o.backend = backend_kind::cuda;
   o.device = device;
   o.devices.clear();
+  o.team = nullptr;  // the member's team is its backend's
   return o;
 }
 }  // namespace detail
 /// The team of devices of one call (vegas_on_devices, and the command's runners): one host thread
 /// and one cuda_backend per entry of `devices` (CUDA ordinals; one may repeat: several streams of
 /// one device), the threads a team (thread_team, backend/team.hpp) whose members split each pass.
+/// Under a team of ranks (opt.team splits: MPI), every rank's devices form one team
+/// (nested_communicator: rank q's device g is member (devices of the ranks before q) + g), whose
+/// first member (rank 0's first device) writes checkpoints; each rank's first device runs on the
+/// calling thread (thread_team::run_each), the only one that calls opt.team.
 /// Calls run(backend, o, watch, member, team) on every member, where o is opt on that device
 /// (backend cuda, device the member's, devices and team cleared, stop: the team's own request on
 /// member 0, null elsewhere) and watch is on_iteration on member 0 (empty elsewhere), its
@@ -70,11 +75,22 @@ result run_on_devices(const vegas_options& opt, const std::vector<int>& devices,
   detail::check_devices_of(opt, devices, "a run");
   const int n = static_cast<int>(devices.size());
   thread_team team(n);
+  struct keep_current_device {  // the first member runs on this thread: give its device back after
+    int ordinal = -1;
+    keep_current_device() {
+      if (cudaGetDevice(&ordinal) != cudaSuccess) ordinal = -1;
+    }
+    ~keep_current_device() {
+      if (ordinal >= 0) cudaSetDevice(ordinal);
+    }
+  } keep;
   stop_request stop_all;  // the first member's: on_iteration returned stop, or opt.stop was requested
   std::vector<result> results(static_cast<std::size_t>(n));
   team.run_each([&](int r, const communicator& untimed) {
     const int device = devices[static_cast<std::size_t>(r)];
-    const timed_communicator member(untimed);
+    std::unique_ptr<nested_communicator> ranks;  // under MPI ranks: every rank's devices, one team
+    if (splits(opt.team)) ranks = std::make_unique<nested_communicator>(*opt.team, untimed);
+    const timed_communicator member(ranks ? static_cast<const communicator&>(*ranks) : untimed);
     cuda_backend backend(launch_policy_of(opt), device);
     backend.team = &member;
     vegas_options o = detail::options_on_device(opt, device);
@@ -100,7 +116,8 @@ result run_on_devices(const vegas_options& opt, const std::vector<int>& devices,
 /// (run_on_devices): each member samples its fixed share of the sub-cubes, the parts' sums, flags
 /// and exact integer bins are exchanged, and every map is adapted alike. Returns bitwise vegas's
 /// result on one device (and the CPU's, where the CPU and the GPU agree) for any list of devices;
-/// opt.device, opt.devices and opt.team are ignored, opt.backend must be cuda or automatic.
+/// opt.device and opt.devices are ignored, opt.backend must be cuda or automatic; under opt.team
+/// (MPI ranks) every rank's devices share the run (run_on_devices).
 /// `on_iteration` is called by the first device's thread only; its run_control::stop, and
 /// opt.stop, end every device's run at the next iteration boundary (status interrupted). Scalar
 /// integrands only (device array integrands throw invalid_input). `timing`: as run_on_devices'.
@@ -139,6 +156,8 @@ std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<
   validate(opt, D);
   validate_batch(params.size(), regions.size());
   detail::check_devices_of(opt, devices, "a batch");
+  MCUBES_EXPECTS(opt.team == nullptr, "a batch on several devices does not run under a team of MPI ranks: run it in "
+                                      "one process (its integrals are split over the devices)");
   const std::size_t K = params.size();
   MCUBES_EXPECTS(from == nullptr || from->size() == K, "the batch to continue has ", from == nullptr ? 0 : from->size(),
                  " integrals, not ", K);

@@ -275,6 +275,9 @@ class vegas_run {
     if (!st_.adaptive()) return 0;
     return state_.cubes.pending_total ? 1 : (state_.cubes.pending_count ? 2 : 0);
   }
+  /// VEGAS+: the array (the backend's memory) of the shares the next counts read; null before
+  /// use_cube_shares().
+  double* shares_in() const noexcept { return shares_in_; }
   share_sum_chunk share_sum() const noexcept { return {shares_in_, st_.n_cubes, st_.chunk_cubes}; }
   count_sum_chunk count_sum(double scale) const noexcept {
     count_sum_chunk c{sp_.counts, st_.n_cubes, st_.chunk_cubes};
@@ -621,14 +624,59 @@ class vegas_run {
 /// capped sub-cubes' excess goes to the others (water-filling). Exact integer counts and a
 /// sequence of scales computed on the host from them: the same counts on every backend.
 template <int D, class Backend>
-void allocate_counts(vegas_run<D>& run, Backend& backend) {
+void allocate_counts(vegas_run<D>& run, Backend& backend, std::vector<std::uint64_t>* part_counts = nullptr) {
   const stratification& st = run.strat();
   if (run.needs_counts() == 1) run.set_share_total(backend.template reduce<double>(st.n_chunks, run.share_sum(), plus_merge{}));
   if (run.needs_counts() != 2) return;
-  const auto count_at = [&](double s) { return backend.count(st.n_chunks, run.count_sum(s)); };
+  std::vector<std::pair<double, std::vector<std::uint64_t>>> tried;  // part_counts: each scale's counts per team part
+  const auto count_at = [&](double s) {
+    if constexpr (has_team_layout<Backend>::value) {
+      if (part_counts != nullptr && splits(team_of(backend))) {
+        std::vector<std::uint64_t> parts;
+        const std::uint64_t c = backend.count(st.n_chunks, run.count_sum(s), &parts);
+        tried.emplace_back(s, std::move(parts));
+        return c;
+      }
+    }
+    return static_cast<std::uint64_t>(backend.count(st.n_chunks, run.count_sum(s)));
+  };
   const double s0 = run.scale();
   const count_scale found = find_count_scale(s0, count_at(s0), st.n_cubes * run.params().counts.n_base, st.calls, count_at);
   run.set_counts(found.scale, found.count);
+  if (part_counts != nullptr) {
+    part_counts->clear();
+    for (auto& t : tried)
+      if (t.first == found.scale) *part_counts = std::move(t.second);
+  }
+}
+
+/// VEGAS+ under a team (the backend's team splits): gives each rank about the same number of
+/// samples in the next passes. `part_counts`: the counts of the next pass per part of the team's
+/// split (allocate_counts); the new layout (balanced_layout) becomes the backend's, and the shares
+/// the next counts read move to the ranks that now own their sub-cubes (team_move_cubes), so that
+/// every rank still reads only shares it holds. A result's bits never depend on the layout (the
+/// parts are nodes of the fixed tree). Nothing for a uniform run, a backend without a team, or
+/// when the ranks' ranges would stay as they are (the common case once the map has settled). A
+/// collective. @throws as the backend's copies and the team's exchange.
+template <int D, class Backend>
+void balance_team(vegas_run<D>& run, Backend& backend, const std::vector<std::uint64_t>& part_counts) {
+  if constexpr (has_team_layout<Backend>::value) {
+    const communicator* team = team_of(backend);
+    if (!splits(team) || !run.per_cube() || part_counts.empty() || run.shares_in() == nullptr) return;
+    const stratification& st = run.strat();
+    team_layout next = balanced_layout(st.n_chunks, team->size(), part_counts);
+    const team_split now = split_chunks(st.n_chunks, 0, team->size(), &backend.layout);
+    std::vector<std::uint64_t> now_first(static_cast<std::size_t>(team->size()) + 1, now.n_parts);
+    for (int r = 0; r < team->size(); ++r)
+      now_first[static_cast<std::size_t>(r)] = split_chunks(st.n_chunks, r, team->size(), &backend.layout).part_begin;
+    if (now_first == next.first_part) return;
+    double* shares = run.shares_in();
+    team_move_cubes(
+        *team, st.n_chunks, st.chunk_cubes, st.n_cubes, &backend.layout, &next,
+        [&](std::uint64_t begin, std::uint64_t n, double* out) { backend.read_cube_values(shares, begin, n, out); },
+        [&](std::uint64_t begin, std::uint64_t n, const double* in) { backend.write_cube_values(shares, begin, n, in); });
+    backend.layout = std::move(next);
+  }
 }
 
 /// The VEGAS+ arrays of runs on `backend` (one make_cube_values of 2 m per run: host or device
@@ -760,7 +808,7 @@ std::vector<double> host_shares_of(const Backend& backend, const cube_shares<std
   const communicator* team = team_of(backend);
   if (splits(team) && !v.empty()) {
     const std::uint64_t m = state.cubes.n_cubes, chunk_cubes = (m + max_chunks - 1) / max_chunks;
-    team_gather_cubes(team, (m + chunk_cubes - 1) / chunk_cubes, chunk_cubes, v);
+    team_gather_cubes(team, (m + chunk_cubes - 1) / chunk_cubes, chunk_cubes, v, layout_of(backend));
   }
   return v;
 }
@@ -848,7 +896,7 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
   }
   const auto progress = [&] {  // under a team, every rank's (the VEGAS+ shares gathered: team_gather_cubes)
     vegas_progress p = run.progress(backend.map_edges(map), shares.host_shares(state.cubes));
-    team_gather_cubes(team_of(backend), run.strat().n_chunks, run.params().chunk_cubes, p.shares);
+    team_gather_cubes(team_of(backend), run.strat().n_chunks, run.params().chunk_cubes, p.shares, layout_of(backend));
     return p;
   };
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
@@ -862,7 +910,9 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
     }
     iteration_sums sums;
     try {
-      allocate_counts(run, backend);
+      std::vector<std::uint64_t> part_counts;  // under a team: the next pass's counts per part
+      allocate_counts(run, backend, &part_counts);
+      balance_team(run, backend, part_counts);
       sums = backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
     } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
       run.stop();

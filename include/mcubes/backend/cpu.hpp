@@ -115,6 +115,10 @@ class cpu_backend {
   /// exchange the parts' sums, flags and integer bins: every rank gets the bits one process gets.
   /// A stop request seen by one rank abandons the pass on all (pass_abandoned).
   const communicator* team = nullptr;
+  /// The team's assignment of parts to ranks where it is not the even one (balance_team,
+  /// algorithm/vegas.hpp: a VEGAS+ run's); the passes, reductions and counts of its chunking follow
+  /// it. Never changes a result's bits.
+  team_layout layout;
 
   /// Runs V-Sample (adapt = true) or V-Sample-No-Adjust over chunks 0, stride, 2*stride, ...
   /// (stride > 1 only for the bin-scale probe, whose sums are not used).
@@ -151,7 +155,7 @@ class cpu_backend {
       pass_plan& pl = plan[i];
       pl.n_sel = (ps.st->n_chunks + ps.stride - 1) / ps.stride;
       pl.width = next_pow2(pl.n_sel);
-      pl.split = split_chunks(pl.n_sel, team);
+      pl.split = split_chunks(pl.n_sel, team, &layout);
       MCUBES_EXPECTS(!splits(team) || ps.stride == 1 || ps.sp->counts.share_in == nullptr,
                      "cpu_backend: a strided pass that reads VEGAS+ shares cannot be split over a team");
       // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either
@@ -435,15 +439,28 @@ class cpu_backend {
     if (splits(team))  // this rank's parts (backend/team.hpp), each over the tree of its chunks
       return team_reduce<T>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
         return cpu_tree_reduce<T>(n, threads_, *pool_, [&](std::uint64_t c) { return chunk(first + c); }, merge);
-      }, merge);
+      }, merge, &layout);
     return cpu_tree_reduce<T>(n_chunks, threads_, *pool_, chunk, merge);
   }
-  /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (wraps modulo 2^64).
+  /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (wraps modulo 2^64). Under a
+  /// team, `parts` (may be null) gets every part's count in part order (team_reduce_parts).
   template <class ChunkFn>
-  std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) const {
-    return reduce<std::uint64_t>(
-        n_chunks, [&](std::uint64_t c) { return static_cast<std::uint64_t>(chunk(c)); },
-        [](std::uint64_t a, std::uint64_t b) { return a + b; });
+  std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk, std::vector<std::uint64_t>* parts = nullptr) const {
+    const auto as_count = [&](std::uint64_t c) { return static_cast<std::uint64_t>(chunk(c)); };
+    const auto add = [](std::uint64_t a, std::uint64_t b) { return a + b; };
+    if (splits(team))
+      return team_reduce<std::uint64_t>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
+        return cpu_tree_reduce<std::uint64_t>(n, threads_, *pool_, [&](std::uint64_t c) { return as_count(first + c); }, add);
+      }, add, &layout, parts);
+    return cpu_tree_reduce<std::uint64_t>(n_chunks, threads_, *pool_, as_count, add);
+  }
+  /// Copies n values from `array` (make_cube_values) at `begin` to `out` (balance_team's moves).
+  void read_cube_values(const double* array, std::uint64_t begin, std::uint64_t n, double* out) const {
+    std::copy(array + begin, array + begin + n, out);
+  }
+  /// Copies n values from `in` to `array` at `begin`.
+  void write_cube_values(double* array, std::uint64_t begin, std::uint64_t n, const double* in) const {
+    std::copy(in, in + n, array + begin);
   }
 
  private:

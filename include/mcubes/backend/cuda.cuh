@@ -76,6 +76,10 @@ class cuda_backend {
   /// flags and integer bins: every rank gets the bits of one device. Not owned. Vector integrands,
   /// batches and device array integrands throw invalid_input under a team (not split yet).
   const communicator* team = nullptr;
+  /// The team's assignment of parts to ranks where it is not the even one (balance_team,
+  /// algorithm/vegas.hpp: a VEGAS+ run's); the passes, reductions and counts of its chunking follow
+  /// it. Never changes a result's bits.
+  team_layout layout;
   const cudaDeviceProp& properties() const noexcept { return device_.properties(); }
   const cuda_launch_policy& policy() const noexcept { return policy_; }
   /// Number of blocks of the last V-Sample launch (for reports).
@@ -127,24 +131,40 @@ class cuda_backend {
   template <class T, class ChunkFn, class Merge>
   T reduce(std::uint64_t n_chunks, const ChunkFn& chunk, const Merge& merge) {
     device_.use();
-    if (splits(team))  // this rank's parts (backend/team.hpp), each over the tree of its chunks
-      return team_reduce<T>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
-        return cuda_detail::reduce_chunks<T>(offset_chunk<ChunkFn>{chunk, first}, merge, n, policy_.threads_per_block,
-                                             device_.stream(), &last_launch_);
-      }, merge);
+    if (splits(team))  // this rank's parts (backend/team.hpp) in one launch, each over the tree of its chunks
+      return team_reduce_parts<T>(*team, n_chunks, [&](const team_split& s) {
+        return cuda_detail::reduce_parts<T>(chunk, merge, n_chunks, s.part_chunks, s.part_begin, s.part_end,
+                                            policy_.threads_per_block, device_.stream(), &last_launch_);
+      }, merge, &layout);
     return cuda_detail::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
   }
   /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (launch.cuh count_chunks).
+  /// Under a team, `parts` (may be null) gets every part's count in part order.
   /// @throws cuda_error if a CUDA call fails.
   template <class ChunkFn>
-  std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk) {
+  std::uint64_t count(std::uint64_t n_chunks, const ChunkFn& chunk, std::vector<std::uint64_t>* parts = nullptr) {
     device_.use();
-    if (splits(team))  // exact integers: each rank's parts, added
-      return team_reduce<std::uint64_t>(*team, n_chunks, [&](std::uint64_t first, std::uint64_t n) {
-        return cuda_detail::count_chunks(offset_chunk<ChunkFn>{chunk, first}, n, policy_.threads_per_block, device_.stream(),
-                                         &last_launch_);
-      }, [](std::uint64_t a, std::uint64_t b) { return a + b; });
+    if (splits(team))  // exact integers: each rank's parts (one launch), added
+      return team_reduce_parts<std::uint64_t>(*team, n_chunks, [&](const team_split& s) {
+        return cuda_detail::reduce_parts<std::uint64_t>(cuda_detail::count_of<ChunkFn>{chunk}, plus_merge{}, n_chunks,
+                                                        s.part_chunks, s.part_begin, s.part_end, policy_.threads_per_block,
+                                                        device_.stream(), &last_launch_);
+      }, plus_merge{}, &layout, parts);
     return cuda_detail::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
+  }
+  /// Copies n values of `array` (make_cube_values) from `begin` to host memory `out` (balance_team's
+  /// moves; synchronous). @throws cuda_error if the copy fails.
+  void read_cube_values(const double* array, std::uint64_t begin, std::uint64_t n, double* out) {
+    device_.use();
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(out, array + begin, n * sizeof(double), cudaMemcpyDeviceToHost, device_.stream()));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
+  }
+  /// Copies n values from host memory `in` to `array` at `begin` (synchronous).
+  /// @throws cuda_error if the copy fails.
+  void write_cube_values(double* array, std::uint64_t begin, std::uint64_t n, const double* in) {
+    device_.use();
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(array + begin, in, n * sizeof(double), cudaMemcpyHostToDevice, device_.stream()));
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
   }
   /// Geometry and kernel time of the last reduce or count (for reports).
   const launch_report& last_launch() const noexcept { return last_launch_; }
@@ -184,7 +204,7 @@ class cuda_backend {
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const device_map<D>& map,
                         bool adapt, std::uint64_t stride = 1) {
     cuda_detail::pass_context cx = context();
-    return cuda_detail::sample_pass(cx, f, sp, st, map, adapt, stride, team);
+    return cuda_detail::sample_pass(cx, f, sp, st, map, adapt, stride, team, &layout);
   }
 
   /// Largest number of components of a vector integrand on the CUDA backend (as on the CPU).

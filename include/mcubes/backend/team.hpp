@@ -125,24 +125,27 @@ class thread_team {
   /// Rank r's communicator (valid while the team lives).
   const communicator& member(int r) const { return members_.at(static_cast<std::size_t>(r)); }
   int size() const noexcept { return static_cast<int>(members_.size()); }
-  /// Runs fn(r, member(r)) on one new thread per member and waits for all. A thread whose fn
-  /// throws abandons the team (the others' exchanges throw team_abandoned instead of waiting);
-  /// then the failure itself is rethrown: the lowest rank's exception that is not an echo of
-  /// another's (team_failure, team_abandoned), else the lowest rank's.
+  /// Runs fn(r, member(r)) for every member, member 0 on the calling thread (so that a member 0
+  /// that also talks to MPI does so from the thread that initialised it: nested_communicator) and
+  /// the others on one new thread each, and waits for all. A member whose fn throws abandons the
+  /// team (the others' exchanges throw team_abandoned instead of waiting); then the failure itself
+  /// is rethrown: the lowest rank's exception that is not an echo of another's (team_failure,
+  /// team_abandoned), else the lowest rank's.
   template <class Fn>
   void run_each(const Fn& fn) {
     const int n = size();
     std::vector<std::exception_ptr> failures(static_cast<std::size_t>(n));
+    const auto one = [&](int r) {
+      try {
+        fn(r, member(r));
+      } catch (...) {
+        failures[static_cast<std::size_t>(r)] = std::current_exception();
+        abandon();
+      }
+    };
     std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-      threads.emplace_back([&, r] {
-        try {
-          fn(r, member(r));
-        } catch (...) {
-          failures[static_cast<std::size_t>(r)] = std::current_exception();
-          abandon();
-        }
-      });
+    for (int r = 1; r < n; ++r) threads.emplace_back(one, r);
+    one(0);
     for (std::thread& t : threads) t.join();
     for (const std::exception_ptr& e : failures) {
       if (!e) continue;
@@ -205,14 +208,30 @@ class thread_team {
 /// Whether `team` splits the work: non-null and more than one rank.
 inline bool splits(const communicator* team) { return team != nullptr && team->size() > 1; }
 
+/// A team's assignment of the parts of one chunking to its ranks, when it is not the even one of
+/// split_chunks: rank r takes the parts [first_part[r], first_part[r + 1]). Set by balance_team
+/// (algorithm/vegas.hpp) from a VEGAS+ run's counts, so that every rank samples about as many
+/// points; the parts themselves (S, P) stay those of split_chunks, every part a node of the fixed
+/// tree, so a layout never changes a result's bits. The same on every rank (computed from gathered
+/// values).
+struct team_layout {
+  std::uint64_t n_chunks = 0;              ///< the chunking it is for (0: none)
+  std::vector<std::uint64_t> first_part;  ///< ranks + 1 part boundaries, first 0, last P
+  bool applies(std::uint64_t n, int ranks) const {
+    return n_chunks == n && n != 0 && first_part.size() == static_cast<std::size_t>(ranks) + 1;
+  }
+};
+
 /// The split of n chunks over a team (file comment): parts of `part_chunks` chunks, this rank's
-/// parts [part_begin, part_end) = chunks [chunk_begin(), chunk_end()).
+/// parts [part_begin, part_end) = chunks [chunk_begin(), chunk_end()). `layout`: the team's
+/// layout (or null) that other ranks' splits are taken from.
 struct team_split {
   std::uint64_t n_chunks = 0;
   std::uint64_t width = 1;        ///< next_pow2(n_chunks)
   std::uint64_t part_chunks = 1;  ///< S, a power of two
   std::uint64_t n_parts = 0;      ///< ceil(n_chunks / S)
   std::uint64_t part_begin = 0, part_end = 0;
+  const team_layout* layout = nullptr;
   std::uint64_t chunk_begin() const { return part_begin * part_chunks < n_chunks ? part_begin * part_chunks : n_chunks; }
   std::uint64_t chunk_end() const { return part_end * part_chunks < n_chunks ? part_end * part_chunks : n_chunks; }
 };
@@ -220,8 +239,9 @@ struct team_split {
 /// The smallest part of a split (team_split) where there are more chunks: a tile of any backend.
 inline constexpr std::uint64_t team_min_part_chunks = 1024;
 
-/// The split of n_chunks chunks for rank `rank` of `ranks` (ranks = 1: one part, every chunk).
-inline team_split split_chunks(std::uint64_t n_chunks, int rank, int ranks) {
+/// The split of n_chunks chunks for rank `rank` of `ranks` (ranks = 1: one part, every chunk): the
+/// even one, or that of `layout` where it applies to n_chunks and ranks (team_layout).
+inline team_split split_chunks(std::uint64_t n_chunks, int rank, int ranks, const team_layout* layout = nullptr) {
   team_split s;
   s.n_chunks = n_chunks;
   s.width = next_pow2(n_chunks);
@@ -229,14 +249,53 @@ inline team_split split_chunks(std::uint64_t n_chunks, int rank, int ranks) {
   s.part_chunks = std::min(s.width, std::max(s.width / parts, team_min_part_chunks));
   s.n_parts = (n_chunks + s.part_chunks - 1) / s.part_chunks;
   const std::uint64_t r = static_cast<std::uint64_t>(rank), R = static_cast<std::uint64_t>(ranks);
+  if (layout != nullptr && ranks > 1 && layout->applies(n_chunks, ranks) && layout->first_part.back() == s.n_parts) {
+    s.part_begin = layout->first_part[r];
+    s.part_end = layout->first_part[r + 1];
+    s.layout = layout;
+    return s;
+  }
   s.part_begin = s.n_parts * r / R;
   s.part_end = s.n_parts * (r + 1) / R;
   return s;
 }
 
 /// The split of n_chunks for this process: every chunk when `team` does not split.
-inline team_split split_chunks(std::uint64_t n_chunks, const communicator* team) {
-  return splits(team) ? split_chunks(n_chunks, team->rank(), team->size()) : split_chunks(n_chunks, 0, 1);
+inline team_split split_chunks(std::uint64_t n_chunks, const communicator* team, const team_layout* layout = nullptr) {
+  return splits(team) ? split_chunks(n_chunks, team->rank(), team->size(), layout) : split_chunks(n_chunks, 0, 1);
+}
+
+/// The layout that gives each of `ranks` ranks about the same total weight: `weights` one per part
+/// of split_chunks(n_chunks, ., ranks) (a VEGAS+ pass's sample counts per part); rank r's parts
+/// start at the first part whose preceding weights reach r / ranks of the total (exact integer
+/// arithmetic: the same layout on every rank). Every rank gets a contiguous range (possibly empty).
+/// @throws invalid_input if the weights are not one per part.
+inline team_layout balanced_layout(std::uint64_t n_chunks, int ranks, const std::vector<std::uint64_t>& weights) {
+  const team_split s = split_chunks(n_chunks, 0, ranks);
+  MCUBES_EXPECTS(weights.size() == s.n_parts, "balanced_layout: ", weights.size(), " weights for ", s.n_parts, " parts");
+  __extension__ typedef unsigned __int128 wide;  // totals times ranks, exactly
+  wide total = 0;
+  for (std::uint64_t w : weights) total += w;
+  team_layout l;
+  l.n_chunks = n_chunks;
+  l.first_part.assign(static_cast<std::size_t>(ranks) + 1, s.n_parts);
+  l.first_part[0] = 0;
+  wide before = 0;  // the weight of parts [0, p)
+  std::uint64_t p = 0;
+  for (int r = 1; r < ranks; ++r) {
+    const wide goal = total * static_cast<wide>(r);  // compare before * ranks with total * r
+    while (p < s.n_parts && before * static_cast<wide>(ranks) < goal) before += weights[p++];
+    // the boundary before the last part taken, where that lands nearer the goal
+    if (p > l.first_part[static_cast<std::size_t>(r) - 1] && before * static_cast<wide>(ranks) > goal) {
+      const wide lower = before - weights[p - 1];
+      if (goal - lower * static_cast<wide>(ranks) < before * static_cast<wide>(ranks) - goal) {
+        before = lower;
+        --p;
+      }
+    }
+    l.first_part[static_cast<std::size_t>(r)] = p;
+  }
+  return l;
 }
 
 /// Appends the bytes of a trivially copyable value.
@@ -256,6 +315,98 @@ void take_bytes(const std::vector<unsigned char>& in, std::size_t& at, T* p, std
   std::memcpy(static_cast<void*>(p), in.data() + at, n * sizeof(T));
   at += n * sizeof(T);
 }
+
+/// A team of teams: the members of a thread_team (`local`: one per GPU of this process) in each
+/// rank of an outer team (`outer`: MPI ranks), numbered rank-major: outer rank q's local member g
+/// is rank (the members of the outer ranks before q) + g of sizes summed over the outer ranks
+/// (which may differ). Each all_gather gathers the local members' payloads, then local member 0
+/// exchanges them with the other outer ranks (the only member that calls `outer`: run it on the
+/// thread that may call MPI, as thread_team::run_each does), then hands the whole to its local
+/// members: every member gets every member's payload in rank order, as any communicator. Two
+/// local exchanges and one outer exchange per call. The constructor is a collective of the local
+/// members (and of the outer ranks, through member 0).
+class nested_communicator final : public communicator {
+ public:
+  /// @throws as the exchanges.
+  nested_communicator(const communicator& outer, const communicator& local) : outer_(outer), local_(local) {
+    std::vector<std::uint64_t> members;  // local members of each outer rank
+    std::vector<unsigned char> mine;
+    if (local_.rank() == 0) {
+      const std::uint64_t g = static_cast<std::uint64_t>(local_.size());
+      put_bytes(mine, &g);
+      std::vector<std::vector<unsigned char>> all;
+      outer_.all_gather(mine, all);
+      mine.clear();
+      for (const auto& a : all) {
+        std::size_t at = 0;
+        std::uint64_t n = 0;
+        take_bytes(a, at, &n);
+        put_bytes(mine, &n);
+      }
+    }
+    std::vector<std::vector<unsigned char>> shared;
+    local_.all_gather(mine, shared);
+    members.resize(shared[0].size() / sizeof(std::uint64_t));
+    std::size_t at = 0;
+    take_bytes(shared[0], at, members.data(), members.size());
+    MCUBES_EXPECTS(members.size() == static_cast<std::size_t>(outer_.size()), "nested team: ", members.size(),
+                   " outer ranks, not ", outer_.size());
+    for (std::size_t q = 0; q < members.size(); ++q) {
+      if (static_cast<int>(q) == outer_.rank()) rank_ = size_ + local_.rank();
+      size_ += static_cast<int>(members[q]);
+    }
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void all_gather(const std::vector<unsigned char>& mine, std::vector<std::vector<unsigned char>>& all) const override {
+    std::vector<std::vector<unsigned char>> here;
+    local_.all_gather(mine, here);
+    std::vector<unsigned char> whole;  // member 0: every member's payload, as counts and bytes
+    if (local_.rank() == 0) {
+      std::vector<std::vector<unsigned char>> ranks;
+      outer_.all_gather(pack(here), ranks);
+      std::vector<std::vector<unsigned char>> every;
+      for (const auto& q : ranks) {
+        std::vector<std::vector<unsigned char>> members = unpack(q);
+        for (auto& m : members) every.push_back(std::move(m));
+      }
+      whole = pack(every);
+    }
+    local_.all_gather(whole, here);
+    all = unpack(here[0]);
+    MCUBES_EXPECTS(all.size() == static_cast<std::size_t>(size_), "nested team: ", all.size(), " payloads for ", size_,
+                   " members");
+  }
+
+ private:
+  static std::vector<unsigned char> pack(const std::vector<std::vector<unsigned char>>& items) {
+    std::vector<unsigned char> out;
+    const std::uint64_t n = items.size();
+    put_bytes(out, &n);
+    for (const auto& i : items) {
+      const std::uint64_t k = i.size();
+      put_bytes(out, &k);
+      put_bytes(out, i.data(), i.size());
+    }
+    return out;
+  }
+  static std::vector<std::vector<unsigned char>> unpack(const std::vector<unsigned char>& in) {
+    std::size_t at = 0;
+    std::uint64_t n = 0;
+    take_bytes(in, at, &n);
+    std::vector<std::vector<unsigned char>> items(static_cast<std::size_t>(n));
+    for (auto& i : items) {
+      std::uint64_t k = 0;
+      take_bytes(in, at, &k);
+      i.resize(static_cast<std::size_t>(k));
+      take_bytes(in, at, i.data(), i.size());
+    }
+    return items;
+  }
+  const communicator& outer_;
+  const communicator& local_;
+  int rank_ = 0, size_ = 0;
+};
 
 /// The exchange every team operation ends with: each rank's state (ok, abandoned, failed) and its
 /// payload, gathered on every rank. Rethrows `failure` on the rank that had it, and throws
@@ -324,13 +475,27 @@ const communicator* team_of(const B& b) {
   return backend_team<B>::of(b);
 }
 
+/// The team layout of a backend (its member `layout`: balance_team sets it), or null for a backend
+/// that has none. `has_team_layout<B>`: whether B has one.
+template <class B, class = void>
+struct has_team_layout : std::false_type {};
+template <class B>
+struct has_team_layout<B, std::void_t<decltype(std::declval<B&>().layout)>> : std::true_type {};
+template <class B>
+const team_layout* layout_of(const B& b) {
+  if constexpr (has_team_layout<B>::value)
+    return &b.layout;
+  else
+    return nullptr;
+}
+
 /// Completes `values` (one per sub-cube, chunk c holding sub-cubes [c chunk_cubes, (c + 1)
 /// chunk_cubes)) on every rank of `team`, when each rank holds the values of its own chunks
-/// (split_chunks(n_chunks): a VEGAS+ rank's shares). A collective when `team` splits (the ranks'
-/// slices gathered, O(sub-cubes) bytes); nothing otherwise, or for empty values. A checkpoint's
-/// progress needs it (checkpoint_saver::set_team); the passes never do.
+/// (split_chunks(n_chunks, team, layout): a VEGAS+ rank's shares). A collective when `team` splits
+/// (the ranks' slices gathered, O(sub-cubes) bytes); nothing otherwise, or for empty values. A
+/// checkpoint's progress needs it (checkpoint_saver::set_team); the passes never do.
 inline void team_gather_cubes(const communicator* team, std::uint64_t n_chunks, std::uint64_t chunk_cubes,
-                              std::vector<double>& values) {
+                              std::vector<double>& values, const team_layout* layout = nullptr) {
   if (!splits(team)) return;
   const std::uint64_t n = values.size();
   const auto cubes_of = [&](const team_split& s, std::uint64_t& begin, std::uint64_t& end) {
@@ -338,14 +503,72 @@ inline void team_gather_cubes(const communicator* team, std::uint64_t n_chunks, 
     end = std::min(n, s.chunk_end() * chunk_cubes);
   };
   std::uint64_t begin = 0, end = 0;
-  cubes_of(split_chunks(n_chunks, team), begin, end);
+  cubes_of(split_chunks(n_chunks, team, layout), begin, end);
   std::vector<unsigned char> payload;
   if (end > begin) put_bytes(payload, values.data() + begin, end - begin);
   const auto all = team_exchange(*team, nullptr, false, payload);
   for (int r = 0; r < team->size(); ++r) {
-    cubes_of(split_chunks(n_chunks, r, team->size()), begin, end);
+    cubes_of(split_chunks(n_chunks, r, team->size(), layout), begin, end);
     std::size_t at = 0;
     if (end > begin) take_bytes(all[static_cast<std::size_t>(r)], at, values.data() + begin, end - begin);
+  }
+}
+
+/// Moves per-sub-cube values (chunk c holding sub-cubes [c chunk_cubes, (c + 1) chunk_cubes) of
+/// n_cubes) from the ranks that own them under `from` to those that own them under `to` (both
+/// layouts of n_chunks, or null for the even split): each rank sends the slices of its old range
+/// that another rank's new range holds (read(begin, count, out) copies them out of the backend's
+/// array) and receives those of its new range that it did not hold (write(begin, count, in)). A
+/// collective: O(moved sub-cubes x ranks) bytes; nothing moves when the ranges are unchanged.
+template <class Read, class Write>
+void team_move_cubes(const communicator& team, std::uint64_t n_chunks, std::uint64_t chunk_cubes, std::uint64_t n_cubes,
+                     const team_layout* from, const team_layout* to, const Read& read, const Write& write) {
+  const int R = team.size(), me = team.rank();
+  const auto cubes_of = [&](const team_layout* l, int r, std::uint64_t& begin, std::uint64_t& end) {
+    const team_split s = split_chunks(n_chunks, r, R, l);
+    begin = std::min(n_cubes, s.chunk_begin() * chunk_cubes);
+    end = std::min(n_cubes, s.chunk_end() * chunk_cubes);
+  };
+  // the slice of r's old range that s's new range holds (r != s)
+  const auto slice = [&](int r, int s, std::uint64_t& begin, std::uint64_t& end) {
+    std::uint64_t a0, a1, b0, b1;
+    cubes_of(from, r, a0, a1);
+    cubes_of(to, s, b0, b1);
+    begin = std::max(a0, b0);
+    end = std::max(begin, std::min(a1, b1));
+    if (r == s) end = begin;
+  };
+  std::vector<unsigned char> payload;
+  std::exception_ptr failure;
+  try {
+    std::vector<double> buffer;
+    for (int s = 0; s < R; ++s) {
+      std::uint64_t begin, end;
+      slice(me, s, begin, end);
+      if (end == begin) continue;
+      buffer.resize(end - begin);
+      read(begin, end - begin, buffer.data());
+      put_bytes(payload, buffer.data(), buffer.size());
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const auto all = team_exchange(team, failure, false, payload);
+  std::vector<double> buffer;
+  for (int r = 0; r < R; ++r) {
+    std::size_t at = 0;
+    for (int s = 0; s < R; ++s) {
+      std::uint64_t begin, end;
+      slice(r, s, begin, end);
+      if (end == begin) continue;
+      if (s != me) {
+        at += (end - begin) * sizeof(double);
+        continue;
+      }
+      buffer.resize(end - begin);
+      take_bytes(all[static_cast<std::size_t>(r)], at, buffer.data(), buffer.size());
+      write(begin, end - begin, buffer.data());
+    }
   }
 }
 
@@ -389,7 +612,7 @@ inline iteration_sums take_team_pass(const communicator& team, const std::vector
     chunk_partial flags;
     take_bytes(all[k], at[k], &flags);
     merge_flags(out.flags, flags);
-    const team_split sr = split_chunks(split.n_chunks, r, team.size());
+    const team_split sr = split_chunks(split.n_chunks, r, team.size(), split.layout);
     for (std::uint64_t p = sr.part_begin; p < sr.part_end; ++p) {
       double part[2];
       take_bytes(all[k], at[k], part, 2);
@@ -430,21 +653,23 @@ T widen_to(T value, std::uint64_t count, std::uint64_t width, const Merge& merge
   return value;
 }
 
-/// The team form of a backend's reduce: this rank's parts computed by `part(first, count)` (the
-/// value of chunks [first, first + count) over the fixed tree of width next_pow2(count)), gathered,
-/// and merged over the tree of width W / S. Bitwise the one-process value. T trivially copyable.
-template <class T, class PartFn, class Merge>
-T team_reduce(const communicator& team, std::uint64_t n_chunks, const PartFn& part, const Merge& merge) {
-  const team_split s = split_chunks(n_chunks, &team);
+/// The team form of a backend's reduce from all of this rank's parts at once: parts(s) returns the
+/// values of the parts [s.part_begin, s.part_end) of s = split_chunks(n_chunks, team, layout),
+/// each the value of its chunks over the fixed tree, widened to the part's width S (widen_to); they
+/// are gathered and merged over the tree of width W / S: bitwise the one-process value.
+/// `all_parts` (may be null): every part's value, in part order (balance_team reads a count's).
+/// T trivially copyable.
+template <class T, class PartsFn, class Merge>
+T team_reduce_parts(const communicator& team, std::uint64_t n_chunks, const PartsFn& parts, const Merge& merge,
+                    const team_layout* layout = nullptr, std::vector<T>* all_parts = nullptr) {
+  const team_split s = split_chunks(n_chunks, &team, layout);
   std::vector<unsigned char> payload;
   std::exception_ptr failure;
   try {
-    for (std::uint64_t p = s.part_begin; p < s.part_end; ++p) {
-      const std::uint64_t first = p * s.part_chunks;
-      const std::uint64_t count = std::min(s.part_chunks, n_chunks - first);
-      const T v = widen_to(part(first, count), count, s.part_chunks, merge);
-      put_bytes(payload, &v);
-    }
+    const std::vector<T> mine = parts(s);
+    MCUBES_EXPECTS(mine.size() == s.part_end - s.part_begin, "team reduction: ", mine.size(), " values for ",
+                   s.part_end - s.part_begin, " parts");
+    if (!mine.empty()) put_bytes(payload, mine.data(), mine.size());
   } catch (...) {
     failure = std::current_exception();
   }
@@ -459,8 +684,29 @@ T team_reduce(const communicator& team, std::uint64_t n_chunks, const PartFn& pa
     k += n;
   }
   MCUBES_EXPECTS(k == values.size(), "team exchange: fewer parts than the split has");
-  if (s.n_parts == 0) return T{};
-  return fixed_tree_reduce(values.data(), s.n_parts, s.width / s.part_chunks, merge);
+  T out{};
+  if (s.n_parts != 0) out = fixed_tree_reduce(values.data(), s.n_parts, s.width / s.part_chunks, merge);
+  if (all_parts != nullptr) *all_parts = std::move(values);
+  return out;
+}
+
+/// The team form of a backend's reduce, part by part: part(first, count) computes the value of
+/// chunks [first, first + count) over the fixed tree of width next_pow2(count) (team_reduce_parts).
+template <class T, class PartFn, class Merge>
+T team_reduce(const communicator& team, std::uint64_t n_chunks, const PartFn& part, const Merge& merge,
+              const team_layout* layout = nullptr, std::vector<T>* all_parts = nullptr) {
+  return team_reduce_parts<T>(
+      team, n_chunks,
+      [&](const team_split& s) {
+        std::vector<T> v;
+        for (std::uint64_t p = s.part_begin; p < s.part_end; ++p) {
+          const std::uint64_t first = p * s.part_chunks;
+          const std::uint64_t count = std::min(s.part_chunks, n_chunks - first);
+          v.push_back(widen_to(part(first, count), count, s.part_chunks, merge));
+        }
+        return v;
+      },
+      merge, layout, all_parts);
 }
 
 }  // namespace mcubes

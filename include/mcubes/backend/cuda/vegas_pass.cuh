@@ -227,7 +227,8 @@ inline iteration_sums finish_team_pass(pass_context& cx, const communicator& tea
 /// integrand throws; invalid_input for a device array integrand under a team (not split yet).
 template <int D, class F>
 iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
-                           const device_map<D>& map, bool adapt, std::uint64_t stride, const communicator* team = nullptr) {
+                           const device_map<D>& map, bool adapt, std::uint64_t stride, const communicator* team = nullptr,
+                           const team_layout* layout = nullptr) {
   cx.device.use();
   pass_buffers& buf = cx.buffers;
   const cudaStream_t stream = cx.stream();
@@ -240,7 +241,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   const std::size_t n_bin_values = static_cast<std::size_t>(D) * nb;
   // a team's rank: the tiles [t_first, t_end) of its parts (whole tiles: parts hold 1024 chunks or
   // all of them); alone: every tile
-  const team_split split = split_chunks(n_sel, team);
+  const team_split split = split_chunks(n_sel, team, layout);
   const bool in_team = splits(team);
   std::uint64_t t_first = 0, t_end = n_tiles;
   if (in_team) {
