@@ -7,7 +7,8 @@
 // centre is the parameter) split over the devices (vegas_batch with execution::devices): its
 // evaluations/s over the whole batch's wall time (the median of three batches).
 //   multi-device-bench [--max-devices G] [--f4-calls N] [--fA-calls N] [--iterations K]
-//                      [--batch K (0: none)] [--batch-calls N] [--block B]
+//                      [--batch K (0: none)] [--batch-calls N] [--block B] [--per-iteration 1]
+//                      [--only TEXT (the rows whose label contains it)]
 #include <mcubes/cuda.cuh>
 #include <mcubes/suite.hpp>
 
@@ -21,6 +22,9 @@
 #include <vector>
 
 namespace {
+
+bool per_iteration = false;  // --per-iteration 1: print every iteration's rate too
+std::string only;             // --only TEXT: the rows whose label contains TEXT
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -40,6 +44,7 @@ bool same_run(const mcubes::result& a, const mcubes::result& b) {
 
 template <int D, class F>
 void row(const char* label, const F& f, const mcubes::region<D>& reg, const mcubes::vegas_options& o, int max_devices) {
+  if (std::string(label).find(only) == std::string::npos) return;
   mcubes::result one;
   double base = 0;
   for (int g = 1; g <= max_devices; ++g) {
@@ -55,6 +60,11 @@ void row(const char* label, const F& f, const mcubes::region<D>& reg, const mcub
     if (g == 1) {
       one = r;
       base = m;
+    }
+    if (per_iteration) {  // every iteration's rate (the first's includes the bin-scale probe)
+      std::printf("  per iteration:");
+      for (const auto& rec : r.records) std::printf(" %.3g", static_cast<double>(rec.n_eval) / rec.seconds);
+      std::printf("\n");
     }
     std::printf("%-40s G=%d  %.4g evaluations/s per iteration  %.3f x one GPU (%.2f of G x)  exchange %.3f ms per "
                 "iteration  %s  estimate %.17g\n",
@@ -124,6 +134,8 @@ int main(int argc, char** argv) {
     else if (k == "--iterations") iterations = std::atoi(argv[i + 1]);
     else if (k == "--batch") batch = static_cast<std::size_t>(std::atol(argv[i + 1]));
     else if (k == "--batch-calls") batch_calls = std::atof(argv[i + 1]);
+    else if (k == "--only") only = argv[i + 1];
+    else if (k == "--per-iteration") per_iteration = std::atoi(argv[i + 1]) != 0;
     else if (k == "--block") block = std::atoi(argv[i + 1]);  // CUDA threads per block (never changes a result)
     else {
       std::fprintf(stderr, "multi-device-bench: unknown option %s\n", k.c_str());
