@@ -656,7 +656,7 @@ void allocate_counts(vegas_run<D>& run, Backend& backend, std::vector<std::uint6
 /// the next counts read move to the ranks that now own their sub-cubes (team_move_cubes), so that
 /// every rank still reads only shares it holds. A result's bits never depend on the layout (the
 /// parts are nodes of the fixed tree). Nothing for a uniform run, a backend without a team, or
-/// when the busiest rank would lose no more than 2 % of its samples (the common case once the map
+/// when the busiest rank would lose no more than 5 % of its samples (the common case once the map
 /// has settled: the shares then stay where they are). A collective (every rank decides alike, in
 /// integers). @throws as the backend's copies and the team's exchange.
 template <int D, class Backend>
@@ -678,9 +678,9 @@ void balance_team(vegas_run<D>& run, Backend& backend, const std::vector<std::ui
       most_now = std::max(most_now, na);
       most_next = std::max(most_next, nb);
     }
-    // moving shares costs an exchange of O(moved sub-cubes): only for a gain of more than 2 %
+    // moving shares costs an exchange of O(moved sub-cubes): only for a gain of more than 5 %
     __extension__ typedef unsigned __int128 wide;
-    if (static_cast<wide>(most_now) * 100 <= static_cast<wide>(most_next) * 102) return;
+    if (static_cast<wide>(most_now) * 100 <= static_cast<wide>(most_next) * 105) return;
     double* shares = run.shares_in();
     team_move_cubes(
         *team, st.n_chunks, st.chunk_cubes, st.n_cubes, &backend.layout, &next,

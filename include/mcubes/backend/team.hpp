@@ -411,12 +411,11 @@ class nested_communicator final : public communicator {
 /// The exchange every team operation ends with: each rank's state (ok, abandoned, failed) and its
 /// payload, gathered on every rank. Rethrows `failure` on the rank that had it, and throws
 /// team_failure (the lowest failing rank and its message) on the others; throws pass_abandoned
-/// on every rank if one abandoned. Otherwise returns the payloads by rank.
+/// on every rank if one abandoned. Otherwise returns the payloads by rank. (The state travels
+/// after the payload, so that taking it off moves no byte of a large payload.)
 inline std::vector<std::vector<unsigned char>> team_exchange(const communicator& team, const std::exception_ptr& failure,
-                                                             bool abandoned, const std::vector<unsigned char>& payload) {
-  std::vector<unsigned char> mine;
+                                                             bool abandoned, std::vector<unsigned char> payload) {
   const std::int32_t state = failure ? 2 : abandoned ? 1 : 0;
-  put_bytes(mine, &state);
   if (failure) {
     std::string what = "failed";
     try {
@@ -425,25 +424,26 @@ inline std::vector<std::vector<unsigned char>> team_exchange(const communicator&
       what = e.what();
     } catch (...) {
     }
-    put_bytes(mine, what.data(), what.size());
-  } else {
-    put_bytes(mine, payload.data(), payload.size());
+    payload.clear();
+    put_bytes(payload, what.data(), what.size());
   }
+  put_bytes(payload, &state);
   std::vector<std::vector<unsigned char>> all;
-  team.all_gather(mine, all);
+  team.all_gather(payload, all);
   bool any_abandoned = false;
   for (std::size_t r = 0; r < all.size(); ++r) {
-    std::size_t at = 0;
+    MCUBES_EXPECTS(all[r].size() >= sizeof(std::int32_t), "team exchange: a rank's message is shorter than expected");
+    std::size_t at = all[r].size() - sizeof(std::int32_t);
     std::int32_t s = 0;
     take_bytes(all[r], at, &s);
+    all[r].resize(all[r].size() - sizeof(std::int32_t));
     if (s == 2) {
       if (failure) std::rethrow_exception(failure);
-      throw team_failure(static_cast<int>(r), std::string(all[r].begin() + 4, all[r].end()));
+      throw team_failure(static_cast<int>(r), std::string(all[r].begin(), all[r].end()));
     }
     any_abandoned = any_abandoned || s == 1;
   }
   if (any_abandoned) throw pass_abandoned();
-  for (auto& m : all) m.erase(m.begin(), m.begin() + 4);
   return all;
 }
 
@@ -553,7 +553,7 @@ void team_move_cubes(const communicator& team, std::uint64_t n_chunks, std::uint
   } catch (...) {
     failure = std::current_exception();
   }
-  const auto all = team_exchange(team, failure, false, payload);
+  const auto all = team_exchange(team, failure, false, std::move(payload));
   std::vector<double> buffer;
   for (int r = 0; r < R; ++r) {
     std::size_t at = 0;
