@@ -134,9 +134,10 @@ class cuda_backend {
     if (splits(team))  // this rank's parts (backend/team.hpp) in one launch, each over the tree of its chunks
       return team_reduce_parts<T>(*team, n_chunks, [&](const team_split& s) {
         return cuda_detail::reduce_parts<T>(chunk, merge, n_chunks, s.part_chunks, s.part_begin, s.part_end,
-                                            policy_.threads_per_block, device_.stream(), &last_launch_);
+                                            policy_.threads_per_block, device_.stream(), &last_launch_, &scratch_);
       }, merge, &layout);
-    return cuda_detail::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
+    return cuda_detail::reduce_chunks<T>(chunk, merge, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_,
+                                         &scratch_);
   }
   /// The exact sum of the integer counts chunk(c), c in [0, n_chunks) (launch.cuh count_chunks).
   /// Under a team, `parts` (may be null) gets every part's count in part order.
@@ -148,9 +149,9 @@ class cuda_backend {
       return team_reduce_parts<std::uint64_t>(*team, n_chunks, [&](const team_split& s) {
         return cuda_detail::reduce_parts<std::uint64_t>(cuda_detail::count_of<ChunkFn>{chunk}, plus_merge{}, n_chunks,
                                                         s.part_chunks, s.part_begin, s.part_end, policy_.threads_per_block,
-                                                        device_.stream(), &last_launch_);
+                                                        device_.stream(), &last_launch_, &scratch_);
       }, plus_merge{}, &layout, parts);
-    return cuda_detail::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_);
+    return cuda_detail::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_, &scratch_);
   }
   /// Copies n values of `array` (make_cube_values) from `begin` to host memory `out` (balance_team's
   /// moves; synchronous). @throws cuda_error if the copy fails.
@@ -349,6 +350,7 @@ class cuda_backend {
   cuda_detail::launch_choice last_;       ///< the last V-Sample launch (for reports)
   launch_report last_launch_;             ///< the last reduce or count (for reports)
   worker_pool host_pool_{host_worker_threads()};  ///< a batch's host work
+  device_array<unsigned char> scratch_;           ///< the reductions' and counts' device values (kept)
 };
 
 }  // namespace mcubes

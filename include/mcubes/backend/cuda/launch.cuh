@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -78,6 +79,36 @@ decltype(auto) with_block_size(int tpb, Fn&& fn) {
   }
 }
 
+/// The name of CUDA device `device` (cudaGetDeviceProperties, a slow query: asked once per device
+/// and process, then kept). @throws cuda_error if the query fails.
+inline std::string device_name(int device) {
+  static std::mutex lock;
+  static std::vector<std::string> names;
+  std::lock_guard<std::mutex> hold(lock);
+  if (device >= 0 && static_cast<std::size_t>(device) < names.size() && !names[static_cast<std::size_t>(device)].empty())
+    return names[static_cast<std::size_t>(device)];
+  cudaDeviceProp props{};
+  MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  if (device >= 0) {
+    if (names.size() <= static_cast<std::size_t>(device)) names.resize(static_cast<std::size_t>(device) + 1);
+    names[static_cast<std::size_t>(device)] = props.name;
+  }
+  return props.name;
+}
+
+/// n values of T in device memory for one reduction: `scratch` (grown when too small; a backend's,
+/// kept between calls, so that a reduction allocates nothing once warm: cudaMalloc and cudaFree
+/// take a lock every device of the process shares) or, without it, `own`.
+template <class T>
+T* scratch_values(device_array<unsigned char>* scratch, std::size_t n, device_array<T>& own) {
+  if (scratch == nullptr) {
+    own = device_array<T>(n);
+    return own.data();
+  }
+  if (scratch->size() < n * sizeof(T)) *scratch = device_array<unsigned char>(std::max<std::size_t>(n * sizeof(T), 4096));
+  return reinterpret_cast<T*>(scratch->data());  // cudaMalloc's alignment (256 bytes)
+}
+
 /// Grid for `kernel` with B threads per block and `smem` bytes of dynamic shared memory:
 /// min(resident blocks per SM x SMs, useful_blocks), at least 1. Fills the geometry fields of
 /// `report` (when non-null). @throws cuda_error if the kernel cannot run with B threads per block
@@ -101,10 +132,8 @@ unsigned occupancy_grid(Kernel kernel, int block, std::size_t smem, std::uint64_
   // the one launch-grid rule (occupancy.cuh), capped at the device's grid limit
   const std::uint64_t grid = cuda_detail::launch_grid(per_sm, sms, useful_blocks, static_cast<std::uint64_t>(max_grid));
   if (report) {
-    cudaDeviceProp props{};
-    MCUBES_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
     report->device = device;
-    report->device_name = props.name;
+    report->device_name = device_name(device);
     report->multiprocessors = sms;
     report->threads_per_block = block;
     report->blocks_per_sm = per_sm;
@@ -169,21 +198,22 @@ __global__ void __launch_bounds__(B) chunk_tiles_kernel(ChunkFn chunk, Merge mer
 /// @throws invalid_input for a bad tpb; cuda_error if a CUDA call or the launch fails.
 template <class T, class ChunkFn, class Merge>
 T reduce_chunks(const ChunkFn& chunk, const Merge& merge, std::uint64_t n_chunks, int tpb, cudaStream_t stream,
-                launch_report* report) {
+                launch_report* report, device_array<unsigned char>* scratch = nullptr) {
   if (n_chunks == 0) return T{};
   return with_block_size(tpb, [&](auto block) -> T {
     constexpr int B = decltype(block)::value;
     const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
     auto kernel = chunk_tiles_kernel<B, T, ChunkFn, Merge>;
     const unsigned grid = occupancy_grid(kernel, B, 0, n_tiles, report);
-    device_array<T> d_tiles(n_tiles);
+    device_array<T> own;
+    T* d_tiles = scratch_values<T>(scratch, n_tiles, own);
     std::vector<T> tiles(n_tiles);
     event_timer timer;
     timer.start(stream);
-    kernel<<<grid, B, 0, stream>>>(chunk, merge, n_chunks, n_tiles, d_tiles.data());
+    kernel<<<grid, B, 0, stream>>>(chunk, merge, n_chunks, n_tiles, d_tiles);
     MCUBES_CUDA_CHECK_LAUNCH("chunk_tiles_kernel");
     timer.stop(stream);
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(tiles.data(), d_tiles.data(), n_tiles * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(tiles.data(), d_tiles, n_tiles * sizeof(T), cudaMemcpyDeviceToHost, stream));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (report) report->kernel_ms = timer.elapsed_ms();
     const std::uint64_t width = next_pow2(n_chunks);
@@ -217,7 +247,7 @@ struct count_of {
 template <class T, class ChunkFn, class Merge>
 std::vector<T> reduce_parts(const ChunkFn& chunk, const Merge& merge, std::uint64_t n_chunks, std::uint64_t part_chunks,
                             std::uint64_t part_begin, std::uint64_t part_end, int tpb, cudaStream_t stream,
-                            launch_report* report) {
+                            launch_report* report, device_array<unsigned char>* scratch = nullptr) {
   std::vector<T> out;
   const std::uint64_t c0 = std::min(n_chunks, part_begin * part_chunks), c1 = std::min(n_chunks, part_end * part_chunks);
   if (c1 <= c0) return out;
@@ -227,14 +257,15 @@ std::vector<T> reduce_parts(const ChunkFn& chunk, const Merge& merge, std::uint6
     using shifted = shifted_chunk<T, ChunkFn>;
     auto kernel = chunk_tiles_kernel<B, T, shifted, Merge>;
     const unsigned grid = occupancy_grid(kernel, B, 0, n_tiles, report);
-    device_array<T> d_tiles(n_tiles);
+    device_array<T> own;
+    T* d_tiles = scratch_values<T>(scratch, n_tiles, own);
     std::vector<T> tiles(n_tiles);
     event_timer timer;
     timer.start(stream);
-    kernel<<<grid, B, 0, stream>>>(shifted{chunk, c0}, merge, n, n_tiles, d_tiles.data());
+    kernel<<<grid, B, 0, stream>>>(shifted{chunk, c0}, merge, n, n_tiles, d_tiles);
     MCUBES_CUDA_CHECK_LAUNCH("chunk_tiles_kernel");
     timer.stop(stream);
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(tiles.data(), d_tiles.data(), n_tiles * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(tiles.data(), d_tiles, n_tiles * sizeof(T), cudaMemcpyDeviceToHost, stream));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (report) report->kernel_ms = timer.elapsed_ms();
     for (std::uint64_t p = part_begin; p < part_end; ++p) {
@@ -272,21 +303,22 @@ __global__ void __launch_bounds__(B) count_chunks_kernel(ChunkFn chunk, std::uin
 /// @throws invalid_input for a bad tpb; cuda_error if a CUDA call or the launch fails.
 template <class ChunkFn>
 std::uint64_t count_chunks(const ChunkFn& chunk, std::uint64_t n_chunks, int tpb, cudaStream_t stream,
-                           launch_report* report) {
+                           launch_report* report, device_array<unsigned char>* scratch = nullptr) {
   if (n_chunks == 0) return 0;
   return with_block_size(tpb, [&](auto block) -> std::uint64_t {
     constexpr int B = decltype(block)::value;
     auto kernel = count_chunks_kernel<B, ChunkFn>;
     const unsigned grid = occupancy_grid(kernel, B, 0, (n_chunks + B - 1) / B, report);
-    device_array<unsigned long long> d_total(1);
+    device_array<unsigned long long> own;
+    unsigned long long* d_total = scratch_values<unsigned long long>(scratch, 1, own);
     unsigned long long total = 0;
     event_timer timer;
     timer.start(stream);
-    MCUBES_CUDA_CHECK(cudaMemsetAsync(d_total.data(), 0, sizeof(unsigned long long), stream));
-    kernel<<<grid, B, 0, stream>>>(chunk, n_chunks, d_total.data());
+    MCUBES_CUDA_CHECK(cudaMemsetAsync(d_total, 0, sizeof(unsigned long long), stream));
+    kernel<<<grid, B, 0, stream>>>(chunk, n_chunks, d_total);
     MCUBES_CUDA_CHECK_LAUNCH("count_chunks_kernel");
     timer.stop(stream);
-    MCUBES_CUDA_CHECK(cudaMemcpyAsync(&total, d_total.data(), sizeof total, cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(&total, d_total, sizeof total, cudaMemcpyDeviceToHost, stream));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (report) report->kernel_ms = timer.elapsed_ms();
     return total;
