@@ -219,14 +219,11 @@ int run_scan(const scan_args& sa) {
   const bool json_stdout = a.json_opt->count() && a.json == "-";
   std::unique_ptr<atomic_output_file> json_file;
   if (a.json_opt->count() && !json_stdout) json_file = std::make_unique<atomic_output_file>(a.json);
-  // --checkpoint / --resume (checkpoint.hpp): the scan's identity (the suite integrand, its region
-  // and dimension, the options and every grid point's parameters), the checkpoint read and
-  // compared before anything runs. The runners compiled ahead of time only.
+  // --checkpoint / --resume (checkpoint.hpp): the scan's identity (the suite integrand, or the whole
+  // text of --expr / --body; its region and dimension, the options and every grid point's
+  // parameters), the checkpoint read and compared before anything runs.
   const bool checkpoints = a.checkpoint_opt->count() > 0 || a.resume_opt->count() > 0;
   MCUBES_EXPECTS(!a.force || a.resume_opt->count(), "--force applies to --resume");
-  MCUBES_EXPECTS(!checkpoints || !(user || suite_jit), "--checkpoint and --resume: a scan of an integrand compiled at run time (",
-                 user ? "--expr/--body" : e->name + " in d = " + std::to_string(dim),
-                 ") has no checkpoints yet; 'mcubes integrate' checkpoints one point of it");
   const double checkpoint_every = parse_real(a.checkpoint_every, "--checkpoint-every", 0, 1e9);
   std::unique_ptr<atomic_output_file> checkpoint_file;
   if (a.checkpoint_opt->count()) checkpoint_file = std::make_unique<atomic_output_file>(a.checkpoint, "--checkpoint");
@@ -234,7 +231,7 @@ int run_scan(const scan_args& sa) {
                  "--checkpoint and --json name the same file");
   checkpoint problem;
   if (checkpoints) {
-    problem.integrand = "suite " + e->name;
+    problem.integrand = !user ? "suite " + e->name : a.expr_opt->count() ? "expr " + a.expr : "body " + a.body;
     problem.dim = dim;
     problem.lower.assign(static_cast<std::size_t>(dim), e->lower);
     problem.upper.assign(static_cast<std::size_t>(dim), e->upper);

@@ -37,7 +37,7 @@ struct scan_request {
   /// leaves the batch, the others go on, unchanged); null: a failure ends the scan (batch_error)
   batch_failures* failures = nullptr;
   /// --checkpoint / --resume: the progresses to continue and the saver (vegas_batch_with's resume;
-  /// the runners compiled ahead of time only)
+  /// also the run-time compiled object's, compiled_integrand::vegas_batch)
   batch_resumption resume;
   /// --expr/--body: the integrand compiled for method vegas_batch (user_integrand.hpp), null for the suite
   const jit::compiled_integrand* compiled = nullptr;

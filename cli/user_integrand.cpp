@@ -307,7 +307,7 @@ result run_user_integrand(const run_request& rq) {
 std::vector<result> run_user_scan(const scan_request& rq) {
   MCUBES_EXPECTS(rq.compiled != nullptr, "no compiled integrand to run");
   jit::box region = rq.lower.empty() ? jit::box::cube(rq.dim, rq.entry->lower, rq.entry->upper) : jit::box{rq.lower, rq.upper};
-  std::vector<result> rs = rq.compiled->vegas_batch(region, *rq.points, rq.options, rq.on_round, rq.failures);
+  std::vector<result> rs = rq.compiled->vegas_batch(region, *rq.points, rq.options, rq.on_round, rq.failures, rq.resume);
   for (result& r : rs) r.options.backend = rq.backend.requested;
   return rs;
 }

@@ -441,6 +441,42 @@ inline vegas_progress decode_progress(const std::string& bytes, const std::strin
   return p;
 }
 
+/// The progresses of a batch's K integrals as bytes ("MCUBESPB", the format version, K, each as in
+/// a checkpoint, the CRC-32): how a batch's progress crosses the run-time compiler's interface.
+inline std::string encode_progresses(const std::vector<vegas_progress>& ps) {
+  detail::checkpoint_writer w;
+  w.bytes() = "MCUBESPB";
+  w.u32(checkpoint_format_version);
+  w.u64(ps.size());
+  for (const vegas_progress& p : ps) detail::put_progress(w, p);
+  const std::uint32_t crc = detail::checkpoint_crc(w.bytes().data(), w.bytes().size());
+  w.u32(crc);
+  return std::move(w.bytes());
+}
+
+/// The progresses in bytes of encode_progresses. @throws invalid_input as decode_checkpoint.
+inline std::vector<vegas_progress> decode_progresses(const std::string& bytes, const std::string& what) {
+  MCUBES_EXPECTS(bytes.size() >= 24 && bytes.compare(0, 8, "MCUBESPB") == 0, what, ": not a batch's progress");
+  const std::size_t end = bytes.size() - 4;
+  detail::checkpoint_reader crc_field(bytes, bytes.size(), what);
+  crc_field.skip(end);
+  const std::uint32_t stored = crc_field.u32();
+  MCUBES_EXPECTS(detail::checkpoint_crc(bytes.data(), end) == stored, what, ": the checksum does not match");
+  detail::checkpoint_reader r(bytes, end, what);
+  r.skip(8);
+  MCUBES_EXPECTS(r.u32() == checkpoint_format_version, what, ": another format version");
+  const std::uint64_t k = r.u64();
+  MCUBES_EXPECTS(k <= end, what, ": a damaged batch progress");
+  std::vector<vegas_progress> ps;
+  ps.reserve(static_cast<std::size_t>(k));
+  for (std::uint64_t i = 0; i < k; ++i) {
+    ps.push_back(detail::get_progress(r));
+    MCUBES_EXPECTS(ps.back().variances.size() == ps.back().records.size(), what, ": a damaged batch progress");
+  }
+  MCUBES_EXPECTS(r.at_end(), what, ": a damaged batch progress");
+  return ps;
+}
+
 /// Writes `c` to `path` atomically and durably (atomic_file.hpp). @throws as write_file_atomically.
 inline void save_checkpoint(const std::string& path, const checkpoint& c) {
   write_file_atomically(path, encode_checkpoint(c), true);

@@ -357,6 +357,8 @@ struct run_context {
   sampling_density* trained = nullptr;     ///< where on_density puts the trained density (may be null)
   /// vegas_resumption::save of the run (may be null): called by on_boundary_trampoline
   const std::function<void(const std::function<vegas_progress()>&, bool)>* save = nullptr;
+  /// batch_resumption::save of a batch (may be null): called by on_batch_boundary_trampoline
+  const std::function<void(const std::function<std::vector<vegas_progress>()>&, bool)>* batch_save = nullptr;
 };
 
 inline iteration_record from_c(const mcubes_jit_record& c) {
@@ -452,6 +454,24 @@ extern "C" inline int on_boundary_trampoline(void* context, int32_t ended, void*
       return decode_progress(bytes, "the compiled integrand's progress");
     };
     (*c.save)(progress, ended != 0);
+    return 0;
+  } catch (...) {
+    if (!c.failure) c.failure = std::current_exception();
+    return 1;
+  }
+}
+
+extern "C" inline int on_batch_boundary_trampoline(void* context, int32_t ended, void* progress_context,
+                                                   mcubes_jit_progress_fn take) {
+  run_context& c = *static_cast<run_context*>(context);
+  try {
+    const std::function<std::vector<vegas_progress>()> progress = [&]() -> std::vector<vegas_progress> {
+      std::string bytes;
+      if (take(progress_context, &bytes, &append_bytes) != 0)
+        throw error("the compiled integrand's object could not take the batch's progress");
+      return decode_progresses(bytes, "the compiled integrand's batch progress");
+    };
+    (*c.batch_save)(progress, ended != 0);
     return 0;
   } catch (...) {
     if (!c.failure) c.failure = std::current_exception();
@@ -578,9 +598,13 @@ class compiled_integrand {
   /// With `failures` (non-null), a failing integral leaves the batch instead, as vegas_batch_with
   /// does with its `failures`: (*failures)[k] is its exception (the type vegas() would throw),
   /// result k the iterations it completed (status interrupted); the others are unchanged.
+  /// With `resume` (batch_resumption), the batch continues a checkpointed one (resume.from: its K
+  /// progresses) and hands every integral's progress to resume.save after every round and at its
+  /// end, as vegas_batch_with's (the progresses cross the object's interface as
+  /// encode_progresses bytes: the same bits). Checkpoints on several devices throw invalid_input.
   std::vector<result> vegas_batch(const box& region, const std::vector<std::vector<double>>& params,
                                   const vegas_options& opt = {}, const batch_callback& on_round = {},
-                                  batch_failures* failures = nullptr) const {
+                                  batch_failures* failures = nullptr, const batch_resumption& resume = {}) const {
     MCUBES_EXPECTS(method_ == jit::method::vegas_batch, "this integrand was compiled for ", to_string(method_),
                    ", not vegas_batch");
     validate(opt, dim());
@@ -608,6 +632,18 @@ class compiled_integrand {
       failures->assign(params.size(), nullptr);
       ctx.batch_failed = failures;
       call->on_failure = &detail::on_batch_failure_trampoline;
+    }
+    std::string resume_bytes;  // the batch to continue, and the saver after every round (checkpoints)
+    if (resume.from != nullptr) {
+      MCUBES_EXPECTS(resume.from->size() == params.size(), "the batch to continue has ", resume.from->size(),
+                     " integrals, not ", params.size());
+      resume_bytes = encode_progresses(*resume.from);
+      call->call.resume = resume_bytes.data();
+      call->call.resume_size = resume_bytes.size();
+    }
+    if (resume.save) {
+      ctx.batch_save = &resume.save;
+      call->call.on_boundary = &detail::on_batch_boundary_trampoline;
     }
     const int rc = object_->run_batch(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);

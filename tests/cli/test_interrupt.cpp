@@ -442,8 +442,8 @@ TEST(Checkpoint, AScanKilledAtRandomMomentsResumesToTheUninterruptedBits) {
   std::remove(whole_json.c_str());
 }
 
-// A scan's checkpoint names its grid: another grid, a single run's checkpoint, and a scan compiled
-// at run time are refused with one line (exit 2); integrate refuses a scan's checkpoint.
+// A scan's checkpoint names its grid: another grid and a single run's checkpoint are refused with
+// one line (exit 2); integrate refuses a scan's checkpoint.
 TEST(Checkpoint, AScanRefusesAnotherGridAndASingleRunsCheckpoint) {
   const std::string ckpt = temp_path("grid.ckpt"), single = temp_path("single.ckpt");
   const auto scan = [](const std::string& grid) {
@@ -481,9 +481,59 @@ TEST(Checkpoint, AScanRefusesAnotherGridAndASingleRunsCheckpoint) {
   refused({"integrate", "f2", "--dim", "2", "--calls-per-iter", "1e4", "--max-iterations", "6", "--skip", "1",
            "--min-iterations", "2", "--backend", "cpu", "--resume", ckpt},
           "a batch of 3 integrals (a scan), not of one run");
-  refused({"scan", "--expr", "x[0] * p[0]", "--dim", "2", "--param", "p0=1:2:2", "--backend", "cpu", "--checkpoint", ckpt},
-          "has no checkpoints yet");
   for (const std::string& f : {ckpt, single}) std::remove(f.c_str());
+}
+
+// A scan of an expression (compiled at run time): its integrals' progresses cross the compiled
+// object's interface (encode_progresses). A scan of 4 iterations, resumed with --force to 8 on
+// another thread count, has the bits of the scan of 8; a scan of another text is refused.
+TEST(Checkpoint, AScanOfAnExpressionResumesThroughTheCompiledObject) {
+  const auto scan = [](const std::string& text, const std::string& iterations) {
+    return std::vector<std::string>{"scan", "--expr", text, "--dim", "3", "--param", "p0=10:30:3", "--calls-per-iter",
+                                    "2e4", "--max-iterations", iterations, "--skip", "1", "--min-iterations", "2",
+                                    "--rel-tol", "1e-14", "--backend", "cpu", "--seed", "5", "--json-iterations"};
+  };
+  const std::string text = "exp(-p[0] * (x[0] - 0.4) * (x[0] - 0.4)) * (1 + x[1] * x[2])";
+  const std::string whole_json = temp_path(".json"), ckpt = temp_path(".ckpt"), out_json = temp_path("r.json");
+  const auto finish = [](std::vector<std::string> args) {
+    const child c = start(args);
+    const int st = mcubes_test::wait_for_exit(c, 300);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) <= 1) << read_file(c.err);
+    const std::string out = read_file(c.out);
+    remove_outputs(c);
+    return out;
+  };
+  std::vector<std::string> whole_args = scan(text, "8");
+  whole_args.insert(whole_args.end(), {"--threads", "2", "--json", whole_json});
+  finish(whole_args);
+  const json whole = json::parse(read_file(whole_json));
+  ASSERT_EQ(whole.at("results").size(), 3u);
+  ASSERT_EQ(whole.at("results")[0].at("n_iterations"), 8);
+  const std::string part_json = temp_path("p.json");
+  std::vector<std::string> part = scan(text, "4");
+  part.insert(part.end(), {"--threads", "1", "--checkpoint", ckpt, "--json", part_json});
+  finish(part);
+  ASSERT_NE(read_file(ckpt), "") << "no checkpoint";
+  std::vector<std::string> rest = scan(text, "8");
+  rest.insert(rest.end(), {"--threads", "3", "--resume", ckpt, "--force", "--json", out_json});
+  EXPECT_NE(finish(rest).find("resumed from"), std::string::npos);
+  const json resumed = json::parse(read_file(out_json));
+  expect_same_scan(resumed, whole);
+  // continued, not run again: the first 4 iterations are those of the checkpoint (their timings too)
+  const json first = json::parse(read_file(part_json));
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::size_t i = 0; i < 4; ++i)
+      EXPECT_EQ(resumed.at("results")[k].at("iterations")[i].at("seconds"),
+                first.at("results")[k].at("iterations")[i].at("seconds")) << "integral " << k << ", iteration " << i;
+  std::remove(part_json.c_str());
+  std::vector<std::string> other = scan("x[0] * p[0]", "8");
+  other.insert(other.end(), {"--resume", ckpt, "--force"});
+  const child o = start(other);
+  const int os = mcubes_test::wait_for_exit(o, 300);
+  EXPECT_TRUE(WIFEXITED(os) && WEXITSTATUS(os) == 2) << read_file(o.err);
+  EXPECT_NE(read_file(o.err).find("integrand 'expr exp(-p[0]"), std::string::npos) << read_file(o.err);
+  remove_outputs(o);
+  for (const std::string& f : {whole_json, ckpt, out_json}) std::remove(f.c_str());
 }
 
 }  // namespace

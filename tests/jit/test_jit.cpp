@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
@@ -178,6 +179,64 @@ TEST(Jit, ABatchGivesTheBitsOfSingleRunsWithTheBatchSeeds) {
   EXPECT_THROW(batch.vegas_batch(region, {}, small_vegas()), mcubes::invalid_input);
   EXPECT_THROW(jit::compile(jit::expression("x[0]", 1), jit::method::vegas_batch, mcubes::backend_kind::cpu, copts()),
                mcubes::invalid_input);
+}
+
+// A batch's checkpoints through the object (batch_resumption; the progresses cross the interface
+// as encode_progresses bytes): stopped after its second round, the progresses the saver took
+// continue to the bits of the batch never stopped, on another thread count; a `from` of another
+// size is refused.
+TEST(Jit, ABatchContinuesFromItsProgressesWithTheSameBits) {
+  const jit::compiled_integrand batch =
+      jit::compile(jit::expression("exp(-p[0] * x[0]) * (1 + p[1] * x[1])", 2, 2), jit::method::vegas_batch,
+                   mcubes::backend_kind::cpu, copts());
+  const std::vector<std::vector<double>> params = {{1, 0}, {2, 0.5}, {4, 1}};
+  const jit::box region = jit::box::cube(2, 0, 2);
+  mcubes::vegas_options o = small_vegas(9);
+  o.rel_tol = 1e-14;
+  o.skip = 1;
+  o.min_iterations = 2;
+  o.max_iterations = 7;
+  int whole_rounds = 0, resumed_rounds = 0;
+  const std::vector<mcubes::result> whole = batch.vegas_batch(region, params, o, [&](const mcubes::batch_progress&) {
+    ++whole_rounds;
+    return mcubes::run_control::proceed;
+  });
+  std::vector<mcubes::vegas_progress> saved;
+  int saves = 0, rounds = 0;
+  mcubes::batch_resumption first;
+  first.save = [&](const std::function<std::vector<mcubes::vegas_progress>()>& progress, bool) {
+    ++saves;
+    saved = progress();
+  };
+  const std::vector<mcubes::result> part = batch.vegas_batch(region, params, o, [&](const mcubes::batch_progress&) {
+    return ++rounds >= 2 ? mcubes::run_control::stop : mcubes::run_control::proceed;
+  }, nullptr, first);
+  EXPECT_GE(saves, 2);
+  ASSERT_EQ(saved.size(), params.size());
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    EXPECT_EQ(part[k].status, mcubes::status::interrupted);
+    EXPECT_EQ(saved[k].records.size(), part[k].records.size());
+  }
+  mcubes::batch_resumption rest;
+  rest.from = &saved;
+  mcubes::vegas_options o3 = o;
+  o3.threads = 3;
+  const std::vector<mcubes::result> resumed = batch.vegas_batch(region, params, o3, [&](const mcubes::batch_progress&) {
+    ++resumed_rounds;
+    return mcubes::run_control::proceed;
+  }, nullptr, rest);
+  EXPECT_LT(resumed_rounds, whole_rounds) << "continued, not run again";
+  ASSERT_EQ(resumed.size(), whole.size());
+  for (std::size_t k = 0; k < whole.size(); ++k) {
+    EXPECT_TRUE(same_bits(resumed[k].estimate, whole[k].estimate)) << k;
+    EXPECT_TRUE(same_bits(resumed[k].error, whole[k].error)) << k;
+    ASSERT_EQ(resumed[k].records.size(), whole[k].records.size()) << k;
+    for (std::size_t i = 0; i < whole[k].records.size(); ++i)
+      EXPECT_TRUE(same_bits(resumed[k].records[i].estimate, whole[k].records[i].estimate)) << k << " " << i;
+  }
+  std::vector<mcubes::vegas_progress> two(saved.begin(), saved.begin() + 2);
+  rest.from = &two;
+  EXPECT_THROW(batch.vegas_batch(region, params, o, {}, nullptr, rest), mcubes::invalid_input);
 }
 
 // A failing integral of a batch is a batch_error naming it, with the single run's exception nested.

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 7
+#define MCUBES_JIT_ABI_VERSION 8
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -120,10 +120,12 @@ typedef void (*mcubes_jit_bytes_fn)(void* sink, const char* bytes, uint64_t n);
 /// (mcubes::encode_progress bytes, checkpoint.hpp) through put(sink, ...). Returns 0, else the
 /// object failed to take it.
 typedef int (*mcubes_jit_progress_fn)(void* progress_context, void* sink, mcubes_jit_bytes_fn put);
-/// At every iteration boundary of a Vegas run (not a batch) and once at its end (ended = 1):
+/// At every iteration boundary of a Vegas run and once at its end (ended = 1):
 /// mcubes::vegas_resumption::save on the program's side, which may take the progress by calling
 /// progress(progress_context, sink, put). Returns 0 to go on; anything else ends the run with
-/// mcubes_jit_error (the program keeps its own exception and throws it again).
+/// mcubes_jit_error (the program keeps its own exception and throws it again). For a batch
+/// (mcubes_jit_batch_call): after every round and at its end, batch_resumption::save, the
+/// progress being every integral's (mcubes::encode_progresses bytes).
 typedef int (*mcubes_jit_boundary_fn)(void* context, int32_t ended, void* progress_context,
                                       mcubes_jit_progress_fn progress);
 
@@ -144,8 +146,9 @@ typedef struct mcubes_jit_call {
   mcubes_jit_record_fn on_record;      ///< may be null
   mcubes_jit_chi2_q_fn chi2_q;         ///< required: the object has no chi-square tail of its own
   mcubes_jit_density_fn on_density;    ///< may be null (Vegas: the trained density, for weighted samples)
-  mcubes_jit_boundary_fn on_boundary;  ///< may be null (Vegas: checkpoints, mcubes_jit_boundary_fn)
-  const char* resume;                  ///< may be null (Vegas: encode_progress bytes of the run to continue)
+  mcubes_jit_boundary_fn on_boundary;  ///< may be null (Vegas and batches: checkpoints, mcubes_jit_boundary_fn)
+  const char* resume;                  ///< may be null (Vegas: encode_progress bytes of the run to continue;
+                                       ///< a batch: encode_progresses bytes of its K integrals)
   uint64_t resume_size;                ///< bytes at resume
   // outputs
   mcubes_jit_summary result;           ///< valid when error_kind is mcubes_jit_ok

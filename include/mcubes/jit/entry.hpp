@@ -263,6 +263,25 @@ extern "C" inline int take_progress(void* context, void* sink, mcubes_jit_bytes_
   }
 }
 
+/// The progresses of a batch at a round boundary, for the program's on_boundary (take_progresses).
+struct progresses_taker {
+  const std::function<std::vector<vegas_progress>()>* progress;
+  std::exception_ptr failure;
+};
+
+/// mcubes_jit_progress_fn of a batch: encodes every integral's progress for the program.
+extern "C" inline int take_progresses(void* context, void* sink, mcubes_jit_bytes_fn put) {
+  progresses_taker& t = *static_cast<progresses_taker*>(context);
+  try {
+    const std::string bytes = encode_progresses((*t.progress)());
+    put(sink, bytes.data(), bytes.size());
+    return 0;
+  } catch (...) {
+    t.failure = std::current_exception();
+    return 1;
+  }
+}
+
 /// The run itself: the method Method of the object on its backend.
 template <int D, int Method, int Backend, class F>
 result run_method(const F& f, const mcubes_jit_call& call) {
@@ -487,18 +506,38 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
         c.n_eval = p.n_eval;
         return batch->on_round(batch->call.context, &c) == 0 ? run_control::proceed : run_control::stop;
       };
+    // checkpoints: the batch to continue, and the program's saver after every round
+    batch_resumption resumption;
+    std::vector<vegas_progress> from;
+    if (call->resume != nullptr) {
+      from = decode_progresses(std::string(call->resume, static_cast<std::size_t>(call->resume_size)),
+                               "the batch's progress");
+      MCUBES_EXPECTS(from.size() == batch->n_integrals, "the batch to continue has ", from.size(), " integrals, not ",
+                     batch->n_integrals);
+      resumption.from = &from;
+    }
+    if (call->on_boundary != nullptr)
+      resumption.save = [call](const std::function<std::vector<vegas_progress>()>& progress, bool ended) {
+        progresses_taker taker{&progress, nullptr};
+        if (call->on_boundary(call->context, ended ? 1 : 0, &taker, &take_progresses) != 0) {
+          if (taker.failure) std::rethrow_exception(taker.failure);
+          throw error("the program failed at a round boundary (its checkpoint)");
+        }
+      };
     batch_failures failures;
     std::vector<result> rs;
 #if defined(__CUDACC__)
     if (v.devices.size() > 1) {  // the integrals split over the devices (algorithm/devices.hpp)
+      MCUBES_EXPECTS(call->on_boundary == nullptr, "checkpoints of a run-time compiled batch on several devices are "
+                                                   "not written yet: give one device");
       rs = vegas_batch_on_devices<D>(G{}, {region<D>(lo, hi)}, params, v, v.devices, on_round,
-                                     batch->on_failure != nullptr ? &failures : nullptr);
+                                     batch->on_failure != nullptr ? &failures : nullptr, resumption.from);
     } else
 #endif
     {
       auto backend = object_backend<Backend>(call->options);
       rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round,
-                               batch->on_failure != nullptr ? &failures : nullptr);
+                               batch->on_failure != nullptr ? &failures : nullptr, resumption);
     }
     for (std::size_t k = 0; k < rs.size(); ++k) batch->results[k] = to_c(rs[k]);
     if (batch->on_batch_record != nullptr)
