@@ -373,8 +373,9 @@ TEST(Checkpoint, AnExpressionRunResumesThroughTheCompiledObject) {
   remove_outputs(w);
   const json whole = json::parse(read_file(whole_json));
   ASSERT_EQ(whole.at("n_iterations"), 9);
+  const std::string part_json = temp_path("p.json");
   std::vector<std::string> part = problem(text, "4");
-  part.insert(part.end(), {"--threads", "1", "--checkpoint", ckpt});
+  part.insert(part.end(), {"--threads", "1", "--checkpoint", ckpt, "--json", part_json});
   const child p = start(part);
   ASSERT_TRUE(WIFEXITED(mcubes_test::wait_for_exit(p, 300))) << read_file(p.err);
   remove_outputs(p);
@@ -385,7 +386,13 @@ TEST(Checkpoint, AnExpressionRunResumesThroughTheCompiledObject) {
   ASSERT_TRUE(WIFEXITED(rs)) << read_file(r.err);
   EXPECT_NE(read_file(r.out).find("resumed from"), std::string::npos) << read_file(r.out);
   remove_outputs(r);
-  expect_same_record(json::parse(read_file(out_json)), whole);
+  const json resumed = json::parse(read_file(out_json));
+  expect_same_record(resumed, whole);
+  // continued, not run again: the first 4 iterations are those of the checkpoint (their timings too)
+  const json first = json::parse(read_file(part_json));
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(resumed.at("iterations")[i].at("seconds"), first.at("iterations")[i].at("seconds")) << "iteration " << i;
+  std::remove(part_json.c_str());
   std::vector<std::string> other = problem("x[0] * x[1] * x[2]", "9");
   other.insert(other.end(), {"--resume", ckpt, "--force"});
   const child o = start(other);
