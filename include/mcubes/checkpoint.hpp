@@ -426,16 +426,27 @@ inline std::string encode_progress(const vegas_progress& p) {
 }
 
 /// The progress in bytes of encode_progress. @throws invalid_input as decode_checkpoint.
-inline vegas_progress decode_progress(const std::string& bytes, const std::string& what) {
-  MCUBES_EXPECTS(bytes.size() >= 16 && bytes.compare(0, 8, "MCUBESPG") == 0, what, ": not a run's progress");
+namespace detail {
+/// A reader of `bytes` sealed as encode_progress(es) seals them (`magic`, the format version, the
+/// fields, the CRC-32), positioned after the version, its end before the CRC. @throws
+/// invalid_input (naming `what` and `kind`) for other bytes, a checksum or a version that differs.
+inline checkpoint_reader sealed_reader(const std::string& bytes, const char* magic, std::size_t min_size,
+                                       const std::string& what, const char* kind) {
+  MCUBES_EXPECTS(bytes.size() >= min_size && bytes.compare(0, 8, magic) == 0, what, ": not ", kind);
   const std::size_t end = bytes.size() - 4;
-  detail::checkpoint_reader crc_field(bytes, bytes.size(), what);
+  checkpoint_reader crc_field(bytes, bytes.size(), what);
   crc_field.skip(end);
   const std::uint32_t stored = crc_field.u32();
-  MCUBES_EXPECTS(detail::checkpoint_crc(bytes.data(), end) == stored, what, ": the checksum does not match");
-  detail::checkpoint_reader r(bytes, end, what);
+  MCUBES_EXPECTS(checkpoint_crc(bytes.data(), end) == stored, what, ": the checksum does not match");
+  checkpoint_reader r(bytes, end, what);
   r.skip(8);
   MCUBES_EXPECTS(r.u32() == checkpoint_format_version, what, ": another format version");
+  return r;
+}
+}  // namespace detail
+
+inline vegas_progress decode_progress(const std::string& bytes, const std::string& what) {
+  detail::checkpoint_reader r = detail::sealed_reader(bytes, "MCUBESPG", 16, what, "a run's progress");
   vegas_progress p = detail::get_progress(r);
   MCUBES_EXPECTS(r.at_end() && p.variances.size() == p.records.size(), what, ": a damaged progress");
   return p;
@@ -456,17 +467,9 @@ inline std::string encode_progresses(const std::vector<vegas_progress>& ps) {
 
 /// The progresses in bytes of encode_progresses. @throws invalid_input as decode_checkpoint.
 inline std::vector<vegas_progress> decode_progresses(const std::string& bytes, const std::string& what) {
-  MCUBES_EXPECTS(bytes.size() >= 24 && bytes.compare(0, 8, "MCUBESPB") == 0, what, ": not a batch's progress");
-  const std::size_t end = bytes.size() - 4;
-  detail::checkpoint_reader crc_field(bytes, bytes.size(), what);
-  crc_field.skip(end);
-  const std::uint32_t stored = crc_field.u32();
-  MCUBES_EXPECTS(detail::checkpoint_crc(bytes.data(), end) == stored, what, ": the checksum does not match");
-  detail::checkpoint_reader r(bytes, end, what);
-  r.skip(8);
-  MCUBES_EXPECTS(r.u32() == checkpoint_format_version, what, ": another format version");
+  detail::checkpoint_reader r = detail::sealed_reader(bytes, "MCUBESPB", 24, what, "a batch's progress");
   const std::uint64_t k = r.u64();
-  MCUBES_EXPECTS(k <= end, what, ": a damaged batch progress");
+  MCUBES_EXPECTS(k <= bytes.size(), what, ": a damaged batch progress");
   std::vector<vegas_progress> ps;
   ps.reserve(static_cast<std::size_t>(k));
   for (std::uint64_t i = 0; i < k; ++i) {
