@@ -137,9 +137,6 @@ int run_integrate(const integrate_args& a, const sample_args* sample = nullptr) 
   rq.backend = user || suite_jit ? choose_user_backend(opts.backend) : choose_backend(opts.backend, e->name, dim);
   check_devices(opts.devices, rq.backend);
   if (cli_team() != nullptr && rq.backend.used == backend_kind::cuda) rq.options.device = cli_rank_device();
-  MCUBES_EXPECTS(opts.devices.size() <= 1 || !(user || suite_jit) || !checkpoints,
-                 "--checkpoint and --resume of a run-time compiled integrand (--expr, --body, or this dimension) do "
-                 "not work on several --devices yet: give one device");
   // The backend is chosen once; its runner (compiled ahead of time, or the run-time compiled object).
   const runner run = user || suite_jit ? &run_user_integrand : find_runner(e->name, rq.backend.used);
   if (run == nullptr) throw error("integrand " + e->name + " has no compiled runner in this build");

@@ -247,11 +247,7 @@ int run_scan(const scan_args& sa) {
   }
   backend_choice backend =  // may be a runtime failure
       user || suite_jit ? choose_user_backend(opts.backend) : choose_scan_backend(opts.backend, e->name, dim);
-  check_devices(opts.devices, backend);
-  if (opts.devices.size() > 1) {  // the integrals split over the devices (vegas_batch_on_devices)
-    MCUBES_EXPECTS(!checkpoints, "--checkpoint and --resume do not work with a scan on several --devices yet: give one "
-                                 "device");
-  }
+  check_devices(opts.devices, backend);  // several: the integrals split over the devices (vegas_batch_on_devices)
   const bool on_cuda = backend.used == backend_kind::cuda;
   // The backend is chosen once; its runner (compiled ahead of time, or the run-time compiled object).
   const scan_runner run = user || suite_jit ? &run_user_scan : find_scan_runner(e->name, backend.used);

@@ -29,10 +29,9 @@ std::vector<result> scan_integrand_cuda(const scan_request& rq) {
     o.backend = backend_kind::cuda;
     const std::vector<region<D>> regions = {region<D>::cube(Desc::lower, Desc::upper)};
     std::vector<result> rs;
-    if (o.devices.size() > 1) {  // --devices: the integrals split over the devices (scan_command refuses checkpoints)
-      MCUBES_EXPECTS(!rq.resume.save, "a scan on several devices writes no checkpoints");
+    if (o.devices.size() > 1) {  // --devices: the integrals split over the devices
       rs = vegas_batch_on_devices<D>(typename Desc::functor{}, regions, params, o, o.devices, rq.on_round, rq.failures,
-                                     rq.resume.from);
+                                     rq.resume);
     } else {
       cuda_backend backend(launch_policy_of(o), one_device_of(o, "a scan"));
       rs = vegas_batch_with<D>(typename Desc::functor{}, regions, params, o, backend, rq.on_round, rq.failures,

@@ -29,15 +29,18 @@
 #include <functional>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <boost/crc.hpp>
 
 #include "algorithm/vegas.hpp"
+#include "algorithm/vegas_batch.hpp"
 #include "algorithm/vegas_vector.hpp"
 #include "atomic_file.hpp"
 #include "error.hpp"
@@ -826,5 +829,129 @@ inline std::string checkpoint_difference(const checkpoint& c, const std::string&
     if (!d.empty()) return d;
   return {};
 }
+
+/// The save function (vegas_resumption::save) of member team.rank() of a team whose checkpoints
+/// are decided and written by member 0's `leader` alone (a save function that takes the progress
+/// only when it writes, e.g. a program's checkpoint_saver behind the run-time compiler's
+/// interface, not joined to the team): member 0 tells the others, before taking the progress
+/// (a collective: the VEGAS+ shares are gathered), whether `leader` takes it; the others then take
+/// theirs and drop it. Every member's run must use this function. A failure of `leader` reaches
+/// every member (team_failure). Changes no number of the run.
+inline std::function<void(const std::function<vegas_progress()>&, bool)> team_member_save(
+    const communicator& team, std::function<void(const std::function<vegas_progress()>&, bool)> leader) {
+  return [&team, leader = std::move(leader)](const std::function<vegas_progress()>& progress, bool ended) {
+    if (team.rank() != 0) {
+      const auto all = team_exchange(team, nullptr, false, {});
+      MCUBES_EXPECTS(!all.empty() && all[0].size() == 1, "a team's checkpoint: member 0's decision is missing");
+      if (all[0][0] != 0) (void)progress();
+      return;
+    }
+    bool told = false;
+    try {
+      leader(
+          [&] {
+            told = true;
+            team_exchange(team, nullptr, false, {1});
+            return progress();
+          },
+          ended);
+    } catch (...) {
+      if (!told) team_exchange(team, std::current_exception(), false, {});  // rethrows here, team_failure there
+      throw;
+    }
+    if (!told) team_exchange(team, nullptr, false, {0});
+  };
+}
+
+/// Checkpoints of one call of an entry that keeps no integrator object (methods.hpp's
+/// vegas_vector and vegas_batch, the Python module's expression and vector runs): the file the
+/// call writes and the checkpoint it continues. The integrator class has its own
+/// (integrator::checkpoint_to and resume).
+struct checkpointing {
+  /// The file the call writes its checkpoints to ("": none), atomically, at its boundaries by
+  /// `schedule` and at its end when it was stopped (checkpoint_saver).
+  std::string path;
+  /// The integrand's fingerprint: any text naming it and its parameters (written; `from`'s must be
+  /// the same text).
+  std::string integrand;
+  checkpoint_schedule schedule{};
+  /// The checkpoint the call continues (null: from the start); not owned.
+  const checkpoint* from = nullptr;
+  /// Let the options that only move the end of the run differ from `from`'s (checkpoint_difference).
+  bool force = false;
+  /// Whether the call writes or continues a checkpoint.
+  bool active() const noexcept { return !path.empty() || from != nullptr; }
+};
+
+namespace detail {
+/// A batch member's parameter values as a checkpoint keeps them (checkpoint::parameters): the bytes
+/// of `p` read as doubles (the last one zero-padded), so that a P made of doubles gives its values
+/// and any other P its exact bytes.
+template <class P>
+std::vector<double> parameter_values(const P& p) {
+  static_assert(std::is_trivially_copyable_v<P>, "mcubes: the parameters of a batch must be trivially copyable");
+  std::vector<double> v((sizeof(P) + sizeof(double) - 1) / sizeof(double), 0.0);
+  std::memcpy(v.data(), &p, sizeof(P));
+  return v;
+}
+}  // namespace detail
+
+/// One call's checkpoints (checkpointing) for the problem `problem` (its integrand text, dimension,
+/// region, options, and for a batch its parameters, for a vector integrand its components; no
+/// progress): checks the checkpoint to continue against it and owns the saver of the file. Make
+/// one per call, before it runs, and hand the call single(), vector() or batch().
+/// Determinism: as the run's resumption (a continued call ends with the bits of the call never
+/// stopped); writing changes nothing of the run.
+class call_checkpoints {
+ public:
+  /// `interrupted()`: whether the call was stopped (its end is then written durably).
+  /// @throws invalid_input when cp.from is of another problem: "`what`: cannot continue this call:
+  ///         <the first difference>" (checkpoint_difference, cp.force).
+  call_checkpoints(const checkpointing& cp, checkpoint problem, std::function<bool()> interrupted,
+                   const std::string& what = "the checkpoint") {
+    if (cp.from != nullptr) {
+      const std::string diff =
+          checkpoint_difference(*cp.from, problem.integrand, problem.dim, problem.lower, problem.upper, problem.options,
+                                cp.force, problem.parameters.empty() ? nullptr : &problem.parameters, problem.components);
+      MCUBES_EXPECTS(diff.empty(), what, ": cannot continue this call: ", diff);
+      from_ = cp.from;
+      if (from_->components > 0) vector_from_ = vector_progress_of(*from_);
+    }
+    if (!cp.path.empty()) {
+      const std::string path = cp.path;
+      saver_.emplace(
+          std::move(problem), [path](const std::string& bytes, bool durable) { write_file_atomically(path, bytes, durable); },
+          cp.schedule, std::move(interrupted));
+    }
+  }
+  /// The resumption of a single run (vegas_with, vegas_continue).
+  vegas_resumption single() {
+    vegas_resumption r;
+    if (from_ != nullptr) r.from = &from_->progress;
+    if (saver_) r.save = saver_->save();
+    return r;
+  }
+  /// The resumption of a vector run (vegas_vector_with).
+  vector_resumption vector() {
+    vector_resumption r;
+    if (from_ != nullptr) r.from = &vector_from_;
+    if (saver_) r.save = saver_->vector_save();
+    return r;
+  }
+  /// The resumption of a batch (vegas_batch_with, vegas_batch_on_devices).
+  batch_resumption batch() {
+    batch_resumption r;
+    if (from_ != nullptr) r.from = &from_->members;
+    if (saver_) r.save = saver_->batch_save();
+    return r;
+  }
+  /// The saver (null without a file): set_team, keep_going_on_failure.
+  checkpoint_saver* saver() noexcept { return saver_ ? &*saver_ : nullptr; }
+
+ private:
+  const checkpoint* from_ = nullptr;
+  vector_progress vector_from_;
+  std::optional<checkpoint_saver> saver_;
+};
 
 }  // namespace mcubes

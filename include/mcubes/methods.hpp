@@ -281,16 +281,8 @@ class integrator {
     return {};
   }
 
-  std::vector<double> region_lower() const {
-    std::vector<double> v;
-    for (int j = 0; j < D; ++j) v.push_back(region_.lower()[j]);
-    return v;
-  }
-  std::vector<double> region_upper() const {
-    std::vector<double> v;
-    for (int j = 0; j < D; ++j) v.push_back(region_.upper()[j]);
-    return v;
-  }
+  std::vector<double> region_lower() const { return bounds_of(region_, true); }
+  std::vector<double> region_upper() const { return bounds_of(region_, false); }
 
  public:
   /// Back to a uniform map at iteration 0, keeping the backend's resources (a resumed
@@ -484,22 +476,53 @@ result vegas(const F& f, const region<D>& reg, const vegas_options& opt = {}, co
 /// seed = batch_seed(opt.seed, k)), whatever K, the other members, the threads or the block size.
 /// With `failures` (non-null), a failing integral leaves the batch instead of ending it
 /// (vegas_batch_with: (*failures)[k] its exception, the others unchanged).
-/// @throws invalid_input for bad options or sizes; batch_error (failure nested) if an integral
-///         fails and `failures` is null; as on_backend.
+/// `checkpoints` (checkpointing): the batch writes its checkpoint (every integral's progress,
+/// checkpoint.hpp) to checkpoints.path at its round boundaries, and continues the batch of
+/// checkpoints.from, whose parameters (each P's bytes as doubles, detail::parameter_values, then
+/// for one region per integral its lower and upper bounds) and problem must be this call's. A
+/// continued batch ends with the bits of the batch never stopped, on any backend, thread count,
+/// block size or device count.
+/// @throws invalid_input for bad options or sizes, or a checkpoint of another problem (naming the
+///         difference); batch_error (failure nested) if an integral fails and `failures` is null;
+///         as on_backend; whatever a checkpoint write throws.
 template <int D, class F, class P>
 std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>& regions, const std::vector<P>& params,
                                 const vegas_options& opt = {}, const batch_callback& on_round = {},
-                                batch_failures* failures = nullptr) {
+                                batch_failures* failures = nullptr, const checkpointing& checkpoints = {}) {
   static_assert(std::is_trivially_copyable_v<P>, "mcubes: the parameters of a batch must be trivially copyable");
   if constexpr (check_integrand_here<D, with_parameters<F, P>>()) {
     validate(opt, D);
     validate_batch(params.size(), regions.size());
+    bool stopped = false;  // by on_round (the end is then written durably)
+    const batch_callback watched = [&](const batch_progress& p) {
+      const run_control c = on_round ? on_round(p) : run_control::proceed;
+      stopped = stopped || c == run_control::stop;
+      return c;
+    };
+    std::optional<call_checkpoints> cps;
+    if (checkpoints.active()) {
+      checkpoint problem{checkpoints.integrand, D, bounds_of(regions[0], true), bounds_of(regions[0], false), opt,
+                         {}, {}, {}, 0, {}};
+      for (std::size_t k = 0; k < params.size(); ++k) {
+        std::vector<double> v = detail::parameter_values(params[k]);
+        if (regions.size() > 1)
+          for (const bool lower : {true, false})
+            for (double b : bounds_of(regions[k], lower)) v.push_back(b);
+        problem.parameters.push_back(std::move(v));
+      }
+      cps.emplace(checkpoints, std::move(problem),
+                  [&] { return stopped || (opt.stop != nullptr && opt.stop->requested()); });
+      if (cps->saver() != nullptr) cps->saver()->set_team(opt.team);
+    }
+    const batch_resumption resume = cps ? cps->batch() : batch_resumption{};
 #if defined(__CUDACC__)
     if (opt.devices.size() > 1 && uses_cuda(opt))
-      return vegas_batch_on_devices<D>(f, regions, params, opt, opt.devices, on_round, failures);
+      return vegas_batch_on_devices<D>(f, regions, params, opt, opt.devices, watched, failures, resume);
 #endif
     expect_devices_on_cuda(opt);
-    return on_backend(opt, [&](auto& backend) { return vegas_batch_with<D>(f, regions, params, opt, backend, on_round, failures); });
+    return on_backend(opt, [&](auto& backend) {
+      return vegas_batch_with<D>(f, regions, params, opt, backend, watched, failures, resume);
+    });
   } else {
     return {};
   }
@@ -509,35 +532,55 @@ std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>
 template <int D, class F, class P>
 std::vector<result> vegas_batch(const F& f, const mcubes::region<D>& reg, const std::vector<P>& params,
                                 const vegas_options& opt = {}, const batch_callback& on_round = {},
-                                batch_failures* failures = nullptr) {
-  return vegas_batch<D>(f, std::vector<mcubes::region<D>>{reg}, params, opt, on_round, failures);
+                                batch_failures* failures = nullptr, const checkpointing& checkpoints = {}) {
+  return vegas_batch<D>(f, std::vector<mcubes::region<D>>{reg}, params, opt, on_round, failures, checkpoints);
 }
 
 /// Integrates the vector-valued f (`mcubes::values<N> operator()(const mcubes::point<D>&) const`,
 /// 1 <= N <= 64) over `reg` with m-Cubes: every component from the same samples, with the N x N
 /// covariance of the estimates and the correlated chi2 (algorithm/vegas_vector.hpp: formulas,
 /// stopping rule, determinism) on the backend of opt.
-/// @throws invalid_input for bad options or backend cuda outside nvcc translation units; as
-///         vegas_vector_with and on_backend. `on_iteration` as vegas's.
+/// `checkpoints` (checkpointing): the run writes its checkpoint (component 0's run and every
+/// iteration's estimates and covariance, checkpoint.hpp) to checkpoints.path at its iteration
+/// boundaries, and continues the vector run of checkpoints.from (of N components and this
+/// problem); a continued run ends with the bits of the run never stopped, on either backend and
+/// any thread count or block size.
+/// @throws invalid_input for bad options, backend cuda outside nvcc translation units, or a
+///         checkpoint of another problem (naming the difference); as vegas_vector_with and
+///         on_backend; whatever a checkpoint write throws. `on_iteration` as vegas's.
 template <int D, class F>
 auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options& opt = {},
-                  const iteration_callback& on_iteration = {}) {
+                  const iteration_callback& on_iteration = {}, const checkpointing& checkpoints = {}) {
   using value_type = std::decay_t<decltype(f(std::declval<const point<D>&>()))>;
   constexpr int N = value_type::size();
   static_assert(std::is_same_v<value_type, values<N>>, "mcubes: a vector integrand returns mcubes::values<N>");
   validate(opt, D);
   const int device = one_device_of(opt, "a vector integrand");
+  bool stopped = false;  // by on_iteration (the end is then written durably)
+  const iteration_callback watched = [&](const iteration_record& rec, const result& so_far) {
+    const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
+    stopped = stopped || c == run_control::stop;
+    return c;
+  };
+  std::optional<call_checkpoints> cps;
+  if (checkpoints.active()) {
+    cps.emplace(checkpoints,
+                checkpoint{checkpoints.integrand, D, bounds_of(reg, true), bounds_of(reg, false), opt, {}, {}, {}, N, {}},
+                [&] { return stopped || (opt.stop != nullptr && opt.stop->requested()); });
+    if (cps->saver() != nullptr) cps->saver()->set_team(opt.team);
+  }
+  const vector_resumption resume = cps ? cps->vector() : vector_resumption{};
 #if defined(__CUDACC__)
   if (uses_cuda(opt)) {
     cuda_backend backend(launch_policy_of(opt), device);
-    return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
+    return vegas_vector_with<D, N>(f, reg, opt, backend, watched, N, resume);
   }
 #else
   (void)uses_cuda(opt);  // backend cuda outside nvcc: invalid_input
   (void)device;
 #endif
   cpu_backend backend(opt.threads, opt.stop, opt.team);
-  return vegas_vector_with<D, N>(f, reg, opt, backend, on_iteration);
+  return vegas_vector_with<D, N>(f, reg, opt, backend, watched, N, resume);
 }
 
 /// The same as vegas (the name the library used first for the entry with the CUDA backend).

@@ -3,6 +3,7 @@
 /// The integration region: a box [a_1,b_1] x ... x [a_D,b_D] with finite a_i < b_i.
 
 #include <array>
+#include <vector>
 #include <cmath>
 
 #include "error.hpp"
@@ -54,5 +55,12 @@ class region {
   std::array<double, D> lower_, upper_;
   double volume_;
 };
+
+/// The lower (`lower` true) or upper bounds of `r` as a vector of D numbers (checkpoints keep them so).
+template <int D>
+std::vector<double> bounds_of(const region<D>& r, bool lower) {
+  const std::array<double, D>& b = lower ? r.lower() : r.upper();
+  return std::vector<double>(b.begin(), b.end());
+}
 
 }  // namespace mcubes

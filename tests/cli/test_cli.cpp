@@ -675,6 +675,69 @@ TEST(Cli, DevicesGiveTheBitsOfOneDevice) {
   }
 }
 
+// Checkpoints across device counts of what the test above leaves out (a CUDA device needed; streams
+// of device 0 stand for several devices): a scan (its integrals split over the devices; every
+// integral's progress as its device last handed it) written on three devices resumes on one and
+// the reverse, and a run compiled at run time (its first device's program saver decides, the
+// others follow) written on two devices resumes on one and the reverse: each to the bits of the
+// call never stopped, continued (the checkpoint's iterations kept, their timings too), not run again.
+TEST(Cli, ScansAndCompiledRunsResumeAcrossDeviceCounts) {
+  const std::string scan = "scan f4 --dim 3 --param a=10:40:7 --calls-per-iter 20000 --seed 9 --backend cuda --rel-tol 1e-12 "
+                           "--skip 0 --min-iterations 1 --json-iterations --json - -q";
+  const cli_run whole = run_cli(scan + " --max-iterations 6");
+  if (whole.exit_code == 3) GTEST_SKIP() << "no CUDA device: " << whole.err;
+  ASSERT_EQ(whole.exit_code, 1) << whole.err;
+  const json w = json::parse(whole.out).at("results");
+  ASSERT_EQ(w.size(), 7u);
+  const std::string ck = "devices_scan_test.ckpt";
+  for (const auto& [first, second] : {std::pair<std::string, std::string>{" --devices 0,0,0", ""},
+                                      std::pair<std::string, std::string>{"", " --devices 0,0,0"},
+                                      std::pair<std::string, std::string>{" --devices 0,0", " --devices 0,0,0"}}) {
+    SCOPED_TRACE("scan:" + first + " then" + second);
+    std::remove(ck.c_str());
+    const cli_run part = run_cli(scan + " --max-iterations 3 --checkpoint " + ck + first);
+    ASSERT_EQ(part.exit_code, 1) << part.err;
+    const json p = json::parse(part.out).at("results");
+    const cli_run rest = run_cli(scan + " --max-iterations 6 --force --resume " + ck + second);
+    ASSERT_EQ(rest.exit_code, 1) << rest.err;
+    const json r = json::parse(rest.out).at("results");
+    ASSERT_EQ(r.size(), w.size());
+    for (std::size_t k = 0; k < w.size(); ++k) {
+      EXPECT_TRUE(same_bits(r[k].at("estimate").get<double>(), w[k].at("estimate").get<double>())) << k;
+      EXPECT_TRUE(same_bits(r[k].at("error").get<double>(), w[k].at("error").get<double>())) << k;
+      ASSERT_EQ(r[k].at("iterations").size(), 6u) << k;
+      for (std::size_t i = 0; i < 3; ++i)  // continued: the part's iterations, timings included
+        EXPECT_EQ(r[k].at("iterations")[i].at("seconds"), p[k].at("iterations")[i].at("seconds")) << k << " " << i;
+    }
+  }
+  std::remove(ck.c_str());
+
+  const std::string expr = "integrate --expr 'exp(-50*((x[0]-0.3)*(x[0]-0.3)+(x[1]-0.6)*(x[1]-0.6)))' --dim 2 "
+                           "--calls-per-iter 1e5 --rel-tol 1e-12 --skip 0 --min-iterations 1 --backend cuda -q --json -";
+  const cli_run e = run_cli(expr + " --max-iterations 8");
+  ASSERT_EQ(e.exit_code, 1) << e.err;
+  const json a = json::parse(e.out);
+  const std::string eck = "devices_expr_test.ckpt";
+  for (const auto& [first, second] : {std::pair<std::string, std::string>{" --devices 0,0", ""},
+                                      std::pair<std::string, std::string>{"", " --devices 0,0"},
+                                      std::pair<std::string, std::string>{" --devices 0,0,0", " --devices 0,0"}}) {
+    SCOPED_TRACE("expr:" + first + " then" + second);
+    std::remove(eck.c_str());
+    const cli_run part = run_cli(expr + " --max-iterations 4 --checkpoint " + eck + first);
+    ASSERT_EQ(part.exit_code, 1) << part.err;
+    const json p = json::parse(part.out);
+    const cli_run rest = run_cli(expr + " --max-iterations 8 --force --resume " + eck + second);
+    ASSERT_EQ(rest.exit_code, 1) << rest.err;
+    const json b = json::parse(rest.out);
+    EXPECT_TRUE(same_bits(b.at("estimate").get<double>(), a.at("estimate").get<double>()));
+    EXPECT_TRUE(same_bits(b.at("error").get<double>(), a.at("error").get<double>()));
+    ASSERT_EQ(b.at("iterations").size(), 8u);
+    for (std::size_t i = 0; i < 4; ++i)
+      EXPECT_EQ(b.at("iterations")[i].at("seconds"), p.at("iterations")[i].at("seconds")) << i;
+  }
+  std::remove(eck.c_str());
+}
+
 TEST(Cli, NotConvergedExitsOneAndStillPrintsTheResult) {
   const cli_run r = run_cli(
       "integrate f4 --calls-per-iter 1000 --max-iterations 2 --skip 0 --min-iterations 1 --rel-tol 1e-12 --seed 5 --quiet");

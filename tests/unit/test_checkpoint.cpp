@@ -494,3 +494,128 @@ TEST(CheckpointVector, AVectorRunResumedFromAnyBoundaryEndsWithTheUninterruptedB
     EXPECT_TRUE(zero_first) << "the test needs a boundary where component 0 met the tolerance before the others";
   }
 }
+
+// The front ends without an integrator object (mcubes::vegas_vector, mcubes::vegas_batch with a
+// checkpointing): a call stopped by its callback after k iterations (rounds) leaves its checkpoint
+// file (the end of a stopped call is written), and a call on another thread count continuing that
+// file ends with the bits of the call never stopped; another integrand, other parameters or options
+// that change the run are refused with a line naming the difference.
+TEST(CheckpointFrontEnds, AVectorCallStoppedThenContinuedFromItsFileHasTheUninterruptedBits) {
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    mcubes::vegas_options o = integrator_options(mode, 2);
+    o.max_iterations = 10;
+    const mcubes::vector_result whole = mcubes::vegas_vector<3>(peak_moments{}, mcubes::region<3>::unit(), o);
+    ASSERT_EQ(whole.run.iterations, 10);
+    const std::string path = temp_path("vector.ckpt");
+    for (int k : {1, 4, 9}) {
+      SCOPED_TRACE(testing::Message() << "stopped after " << k << " iterations");
+      std::remove(path.c_str());
+      mcubes::checkpointing write;
+      write.path = path;
+      write.integrand = "peak moments";
+      const mcubes::vector_result part = mcubes::vegas_vector<3>(
+          peak_moments{}, mcubes::region<3>::unit(), o,
+          [k](const mcubes::iteration_record& rec, const mcubes::result&) {
+            return rec.index + 1 >= k ? mcubes::run_control::stop : mcubes::run_control::proceed;
+          },
+          write);
+      EXPECT_EQ(part.run.status, mcubes::status::interrupted);
+      const mcubes::checkpoint c = mcubes::load_checkpoint(path);
+      EXPECT_EQ(c.components, 3);
+      ASSERT_EQ(c.progress.records.size(), static_cast<std::size_t>(k));
+      mcubes::vegas_options other_threads = o;
+      other_threads.threads = 3;
+      mcubes::checkpointing cont;
+      cont.integrand = "peak moments";
+      cont.from = &c;
+      mcubes_test::expect_same(whole, mcubes::vegas_vector<3>(peak_moments{}, mcubes::region<3>::unit(), other_threads, {}, cont));
+      cont.integrand = "other moments";
+      try {
+        mcubes::vegas_vector<3>(peak_moments{}, mcubes::region<3>::unit(), o, {}, cont);
+        ADD_FAILURE() << "another integrand was continued";
+      } catch (const mcubes::invalid_input& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot continue this call: it is of the integrand 'peak moments', not 'other moments'"),
+                  std::string::npos) << e.what();
+      }
+      cont.integrand = "peak moments";
+      mcubes::vegas_options more = o;
+      more.max_iterations = 11;
+      EXPECT_THROW(mcubes::vegas_vector<3>(peak_moments{}, mcubes::region<3>::unit(), more, {}, cont), mcubes::invalid_input);
+      cont.force = true;  // max_iterations only moves the end: allowed with force, the 10 first iterations unchanged
+      const mcubes::vector_result longer = mcubes::vegas_vector<3>(peak_moments{}, mcubes::region<3>::unit(), more, {}, cont);
+      ASSERT_EQ(longer.iterations.size(), 11u);
+      for (std::size_t i = 0; i < 10; ++i)
+        EXPECT_TRUE(mcubes_test::bits(longer.iterations[i].estimate[1]) == mcubes_test::bits(whole.iterations[i].estimate[1]));
+    }
+    std::remove(path.c_str());
+  }
+}
+
+TEST(CheckpointFrontEnds, ABatchCallStoppedThenContinuedFromItsFileHasTheUninterruptedBits) {
+  const std::vector<peak_at> peaks{{0.31, 1e-5}, {0.5, 0.3}, {0.72, 2e-2}, {0.1, 5e-3}, {0.45, 1.0}};
+  for (auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    mcubes::vegas_options o = integrator_options(mode, 2);
+    o.calls_per_iteration = 20000;
+    o.rel_tol = 3e-4;  // some integrals converge before the others
+    const std::vector<mcubes::result> whole = mcubes::vegas_batch<3>(shifted_peak{}, mcubes::region<3>::unit(), peaks, o);
+    const std::string path = temp_path("batch.ckpt");
+    for (int stop_round : {1, 3, 7}) {
+      SCOPED_TRACE(testing::Message() << "stopped after round " << stop_round);
+      std::remove(path.c_str());
+      mcubes::checkpointing write;
+      write.path = path;
+      write.integrand = "shifted peak";
+      mcubes::vegas_batch<3>(
+          shifted_peak{}, mcubes::region<3>::unit(), peaks, o,
+          [stop_round](const mcubes::batch_progress& p) {
+            return p.round >= stop_round ? mcubes::run_control::stop : mcubes::run_control::proceed;
+          },
+          nullptr, write);
+      const mcubes::checkpoint c = mcubes::load_checkpoint(path);
+      EXPECT_EQ(c.parameters, parameter_rows(peaks));  // a P of doubles: its values
+      ASSERT_EQ(c.members.size(), peaks.size());
+      mcubes::vegas_options other_threads = o;
+      other_threads.threads = 1;
+      mcubes::checkpointing cont;
+      cont.integrand = "shifted peak";
+      cont.from = &c;
+      const std::vector<mcubes::result> resumed =
+          mcubes::vegas_batch<3>(shifted_peak{}, mcubes::region<3>::unit(), peaks, other_threads, {}, nullptr, cont);
+      ASSERT_EQ(resumed.size(), whole.size());
+      for (std::size_t k = 0; k < whole.size(); ++k) mcubes_test::expect_same_result(whole[k], resumed[k]);
+      std::vector<peak_at> moved = peaks;
+      moved[3].w = 6e-3;
+      try {
+        mcubes::vegas_batch<3>(shifted_peak{}, mcubes::region<3>::unit(), moved, o, {}, nullptr, cont);
+        ADD_FAILURE() << "a batch of other parameters was continued";
+      } catch (const mcubes::invalid_input& e) {
+        EXPECT_NE(std::string(e.what()).find("its integral 3 has the parameters (0.10000000000000001, 0.0050000000000000001)"),
+                  std::string::npos) << e.what();
+      }
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// A batch's progress may hold integrals not yet begun (a default vegas_progress: no map edges), as
+// the checkpoint of a batch split over devices does: those start from the beginning, the others
+// continue, and every result is the uninterrupted batch's.
+TEST(CheckpointBatch, IntegralsNotYetBegunStartFromTheBeginning) {
+  const std::vector<peak_at> peaks{{0.31, 1e-5}, {0.5, 0.3}, {0.72, 2e-2}};
+  mcubes::vegas_options o = run_options(mcubes::stratification_mode::adaptive);
+  o.calls_per_iteration = 20000;
+  std::vector<std::vector<mcubes::vegas_progress>> saved;
+  const std::vector<mcubes::result> whole = run_batch(o, peaks, 2, nullptr, &saved);
+  ASSERT_GE(saved.size(), 4u);
+  for (std::size_t not_begun : {0u, 1u, 2u}) {
+    std::vector<mcubes::vegas_progress> from = saved[3];
+    from[not_begun] = mcubes::vegas_progress{};
+    const std::vector<mcubes::result> resumed = run_batch(o, peaks, 3, &from, nullptr);
+    for (std::size_t k = 0; k < whole.size(); ++k) mcubes_test::expect_same_result(whole[k], resumed[k]);
+  }
+  const std::vector<mcubes::vegas_progress> none(peaks.size());
+  const std::vector<mcubes::result> fresh = run_batch(o, peaks, 1, &none, nullptr);
+  for (std::size_t k = 0; k < whole.size(); ++k) mcubes_test::expect_same_result(whole[k], fresh[k]);
+}

@@ -143,22 +143,29 @@ result vegas_on_devices(const F& f, const region<D>& reg, const vegas_options& o
 /// summed over the devices; round: the fewest rounds any device has done); its stop, opt.stop and a
 /// failure (without `failures`) end every device at its next round: each integral then keeps its
 /// completed iterations (status interrupted), as on one device, though the devices may have
-/// stopped after different rounds. `from` (may be null): K progresses to continue
-/// (batch_resumption::from). Checkpoints of a batch on several devices are not written (the
-/// command refuses --checkpoint with several devices).
+/// stopped after different rounds.
+/// `resume` (batch_resumption): `from` (null or K progresses) continues the batch of those
+/// progresses, each device its range; `save` is called, under a lock, from the device whose round
+/// just ended, with the K progresses: that device's taken then (only when the saver calls the
+/// function), every other integral's as its device last handed them (at an earlier write, at its
+/// end, or `from`; a default vegas_progress, i.e. not begun, before any), and `ended` true once,
+/// by the last device to end, when every integral's end has been taken. Every entry is a
+/// boundary of its own integral's run, which is all a continued batch needs: it ends with the bits
+/// of the batch never stopped, on any device count (integrals are independent).
 /// @throws invalid_input for bad options, sizes or device lists; batch_error (failure nested) for
 ///         the lowest-index integral that fails, when `failures` is null; whatever on_round throws.
 template <int D, class F, class P>
 std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
                                            const vegas_options& opt, const std::vector<int>& devices,
                                            const batch_callback& on_round = {}, batch_failures* failures = nullptr,
-                                           const std::vector<vegas_progress>* from = nullptr) {
+                                           const batch_resumption& resume = {}) {
   validate(opt, D);
   validate_batch(params.size(), regions.size());
   detail::check_devices_of(opt, devices, "a batch");
   MCUBES_EXPECTS(opt.team == nullptr, "a batch on several devices does not run under a team of MPI ranks: run it in "
                                       "one process (its integrals are split over the devices)");
   const std::size_t K = params.size();
+  const std::vector<vegas_progress>* from = resume.from;
   MCUBES_EXPECTS(from == nullptr || from->size() == K, "the batch to continue has ", from == nullptr ? 0 : from->size(),
                  " integrals, not ", K);
   const std::size_t G = std::min(devices.size(), K);
@@ -169,6 +176,11 @@ std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<
   std::mutex lock;
   std::atomic<bool> stop_all{false};
   const auto begin = [&](std::size_t g) { return K * g / G; };
+  // Checkpoints: every integral's latest progress handed to the saver, and the devices ended
+  std::vector<vegas_progress> latest_progress;
+  if (resume.save) latest_progress = from != nullptr ? *from : std::vector<vegas_progress>(K);
+  std::size_t devices_ended = 0;
+  std::mutex save_lock;
   std::vector<std::thread> threads;
   for (std::size_t g = 0; g < G; ++g)
     threads.emplace_back([&, g] {
@@ -182,11 +194,29 @@ std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<
                                 : std::vector<region<D>>(regions.begin() + static_cast<std::ptrdiff_t>(k0),
                                                          regions.begin() + static_cast<std::ptrdiff_t>(k1));
         std::vector<vegas_progress> my_from;
-        batch_resumption resume;
+        batch_resumption mine_resume;
         if (from != nullptr) {
           my_from.assign(from->begin() + static_cast<std::ptrdiff_t>(k0), from->begin() + static_cast<std::ptrdiff_t>(k1));
-          resume.from = &my_from;
+          mine_resume.from = &my_from;
         }
+        if (resume.save)
+          mine_resume.save = [&, k0](const std::function<std::vector<vegas_progress>()>& progress, bool ended) {
+            std::lock_guard<std::mutex> hold(save_lock);
+            const auto take_mine = [&] {
+              std::vector<vegas_progress> ps = progress();
+              std::move(ps.begin(), ps.end(), latest_progress.begin() + static_cast<std::ptrdiff_t>(k0));
+            };
+            if (ended) {
+              take_mine();
+              ++devices_ended;
+            }
+            resume.save(
+                [&] {
+                  if (!ended) take_mine();
+                  return latest_progress;
+                },
+                ended && devices_ended == G);
+          };
         const batch_callback each = [&, g](const batch_progress& p) {
           std::lock_guard<std::mutex> hold(lock);
           latest[g] = p;
@@ -209,7 +239,7 @@ std::vector<result> vegas_batch_on_devices(const F& f, const std::vector<region<
           return stop_all.load() ? run_control::stop : run_control::proceed;
         };
         parts[g] = vegas_batch_with<D>(f, my_regions, mine, o, backend, each,
-                                       failures != nullptr ? &part_failures[g] : nullptr, resume, k0);
+                                       failures != nullptr ? &part_failures[g] : nullptr, mine_resume, k0);
       } catch (...) {
         thrown[g] = std::current_exception();
         stop_all = true;

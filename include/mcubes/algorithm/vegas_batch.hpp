@@ -83,7 +83,8 @@ using batch_failures = std::vector<std::exception_ptr>;
 /// by member as vegas_resumption does for one run. `from` (null, or K entries): continue integral
 /// k from the progress from[k] (its map, state, VEGAS+ shares and completed iterations; an
 /// integral whose progress has ended, converged or at max_iterations, ends at once with that
-/// result). `save`: called after every round (a boundary of every integral's runs: an integral in
+/// result; an entry without map edges, a default vegas_progress, starts its integral from the
+/// beginning: how a checkpoint holds integrals not yet begun, e.g. by a batch split over devices). `save`: called after every round (a boundary of every integral's runs: an integral in
 /// the middle of an iteration, between its probe or main pass and the next, is at the boundary
 /// before that iteration, which a resumed run draws again with the same bits) and once when the
 /// batch ends, with a function that returns the K progresses there (it copies the maps and the
@@ -94,6 +95,10 @@ using batch_failures = std::vector<std::exception_ptr>;
 struct batch_resumption {
   const std::vector<vegas_progress>* from = nullptr;
   std::function<void(const std::function<std::vector<vegas_progress>()>& progress, bool ended)> save;
+  /// The progress integral k continues from: null when there is none or it was not begun (no map edges).
+  const vegas_progress* of(std::size_t k) const {
+    return from == nullptr || (*from)[k].edges.empty() ? nullptr : &(*from)[k];
+  }
 };
 
 namespace detail {
@@ -201,7 +206,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
           }
         };
       vegas_resumption one;
-      if (resume.from != nullptr) one.from = &(*resume.from)[0];
+      one.from = resume.of(0);
       if (resume.save)
         one.save = [&](const std::function<vegas_progress()>& progress, bool ended) {
           resume.save([&] { return std::vector<vegas_progress>{progress()}; }, ended);
@@ -241,7 +246,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       try {
         vegas_options o = opt;
         o.seed = batch_seed(opt.seed, first_index + k);
-        const vegas_progress* from = resume.from != nullptr ? &(*resume.from)[k] : nullptr;
+        const vegas_progress* from = resume.of(k);
         if (from != nullptr) states[k] = from->state;
         runs[k] = std::make_unique<vegas_run<D>>(regions[regions.size() == 1 ? 0 : k], o, states[k], backend_name, n_bins,
                                                  0, from);
@@ -257,7 +262,8 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   if (resume.from != nullptr) {  // the shares, unless the integral's grid or beta differs (vegas_continue)
     std::vector<std::pair<std::size_t, const vegas_progress*>> restored;
     for (std::size_t k = 0; k < K; ++k) {
-      const vegas_progress& p = (*resume.from)[k];
+      if (resume.of(k) == nullptr) continue;
+      const vegas_progress& p = *resume.of(k);
       if (!(states[k].cubes.has_shares || states[k].cubes.pending_total)) continue;
       MCUBES_EXPECTS(!p.shares.empty(), "integral ", k,
                      " of the batch to continue has a VEGAS+ allocation but no shares (a damaged checkpoint)");
@@ -302,7 +308,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     lanes.push_back(lane{first, count, backend.template make_batch<D>(params.data() + first, count, n_bins), {}, {}, false});
     lane& L = lanes.back();
     for (std::size_t j = 0; j < count; ++j) {
-      if (resume.from != nullptr) backend.batch_set_map_edges(L.batch, j, (*resume.from)[first + j].edges);
+      if (resume.of(first + j) != nullptr) backend.batch_set_map_edges(L.batch, j, resume.of(first + j)->edges);
       L.active.push_back(first + j);
     }
   }

@@ -318,15 +318,15 @@ result run_method(const F& f, const mcubes_jit_call& call) {
     result r;
 #if defined(__CUDACC__)
     if (v.devices.size() > 1) {  // one host thread and backend per device (algorithm/devices.hpp)
-      MCUBES_EXPECTS(call.on_boundary == nullptr, "checkpoints of a run-time compiled integrand on several devices are "
-                                                  "not written yet: give one device");
       r = run_on_devices(v, v.devices, on_iteration,
                          [&](cuda_backend& backend, const vegas_options& mine, const iteration_callback& watch, int m,
-                             const communicator&) {
+                             const communicator& team) {
                            sampling_density spare;  // the density is gathered on every device, kept by the first
+                           vegas_resumption own;     // checkpoints: the program's saver decides on the first device
+                           own.from = resumption.from;
+                           if (resumption.save) own.save = team_member_save(team, resumption.save);
                            return vegas_with<D>(f, reg, mine, backend, watch,
-                                                call.on_density == nullptr ? nullptr : m == 0 ? &trained : &spare,
-                                                resumption);
+                                                call.on_density == nullptr ? nullptr : m == 0 ? &trained : &spare, own);
                          });
     } else
 #endif
@@ -528,10 +528,8 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
     std::vector<result> rs;
 #if defined(__CUDACC__)
     if (v.devices.size() > 1) {  // the integrals split over the devices (algorithm/devices.hpp)
-      MCUBES_EXPECTS(call->on_boundary == nullptr, "checkpoints of a run-time compiled batch on several devices are "
-                                                   "not written yet: give one device");
       rs = vegas_batch_on_devices<D>(G{}, {region<D>(lo, hi)}, params, v, v.devices, on_round,
-                                     batch->on_failure != nullptr ? &failures : nullptr, resumption.from);
+                                     batch->on_failure != nullptr ? &failures : nullptr, resumption);
     } else
 #endif
     {
