@@ -267,6 +267,8 @@ class integrator {
           checkpoint_schedule_, [&] { return stopped || (opt.stop != nullptr && opt.stop->requested()); });
       saver->set_team(opt.team);  // under a team: rank 0 writes (checkpoint_saver::set_team)
       resumption.save = saver->save();
+    } else if (progress_hook_) {
+      resumption.save = progress_hook_;  // checkpoint_with
     }
 #if defined(__CUDACC__)
     if (cuda_) {
@@ -368,6 +370,16 @@ class integrator {
     checkpoint_schedule_ = schedule;
   }
 
+  /// Every later integrate() made while no checkpoint_to path is set hands its progress to `save`
+  /// (vegas_resumption::save: at each iteration boundary and at the call's end, with a function
+  /// that takes the progress, to be called only when needed) instead of writing a file of its own:
+  /// how a larger checkpoint holds this call's progress, e.g. one integral's of a parameter batch
+  /// run one integral after the other (the Python module's vegas_batch). Empty: none. Changes no
+  /// number of the calls.
+  void checkpoint_with(std::function<void(const std::function<vegas_progress()>&, bool)> save) {
+    progress_hook_ = std::move(save);
+  }
+
   /// The map's edges: D rows of n_bins + 1 unit coordinates, axis-major (adaptive_map's layout).
   std::vector<double> edges() const {
 #if defined(__CUDACC__)
@@ -437,6 +449,7 @@ class integrator {
   std::optional<checkpoint> pending_;       // resume(): taken by the next integrate()
   std::string checkpoint_path_, checkpoint_integrand_;
   checkpoint_schedule checkpoint_schedule_;
+  std::function<void(const std::function<vegas_progress()>&, bool)> progress_hook_;  // checkpoint_with
   std::unique_ptr<cpu_backend> cpu_;
   std::unique_ptr<adaptive_map<D>> cpu_map_;
   cube_shares<cpu_backend> cpu_shares_;  // VEGAS+: the allocation's arrays, kept with state_

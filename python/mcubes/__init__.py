@@ -203,10 +203,20 @@ def _checkpoint_files(checkpoint, resume):
         return path, fh.read(), f"checkpoint '{source}'"
 
 
+def _every(checkpoint_every):
+    """checkpoint_every as seconds (ValueError for a negative or non-numeric value)."""
+    every = float(checkpoint_every)
+    if not every >= 0:
+        raise ValueError(f"checkpoint_every must be a non-negative number of seconds, got {checkpoint_every!r}")
+    return every
+
+
 def read_checkpoint(path):
     """What the checkpoint file at path holds: a dict with 'integrand' (the fingerprint), 'lower',
     'upper', 'options' (the run's options, execution options aside), 'completed_iterations' (of a call
-    under way; 0 between calls) and 'next_iteration'. Raises OSError for a file that cannot be read and
+    under way; 0 between calls), 'next_iteration', 'components' (a vector integrand's; 0 for a scalar
+    one), 'integrals' (a batch's or a scan's; 0 for one run) and 'integrals_completed_iterations'
+    (each integral's). Raises OSError for a file that cannot be read and
     ValueError for one that is not a checkpoint, truncated, damaged (CRC-32) or of a newer format."""
     with open(path, "rb") as fh:
         data = fh.read()
@@ -413,12 +423,9 @@ def vegas(f, region, *, callback=None, checkpoint=None, resume=False, checkpoint
         if tag is not None:
             raise ValueError("tag= names a callable in checkpoints; an expression's fingerprint is its text")
         path, data, what = _checkpoint_files(checkpoint, resume)
-        every = float(checkpoint_every)
-        if not every >= 0:
-            raise ValueError(f"checkpoint_every must be a non-negative number of seconds, got {checkpoint_every!r}")
         return _finished(_mcubes.expression(g, "vegas", lower, upper, _without_device(opts), 0, _include_dir(), callback,
                                             checkpoint=path or "", resume=data, resume_what=what,
-                                            checkpoint_every=every))
+                                            checkpoint_every=_every(checkpoint_every)))
     if kind == "expression":
         return Result(_mcubes.expression(g, "vegas", lower, upper, _without_device(opts), 0, _include_dir(), callback))
     if kind == "device_callable":
@@ -459,7 +466,8 @@ def midpoint(f, region, n_per_axis, *, comm=None, **options):
     return Result(_mcubes.midpoint(g, lower, upper, n_per_axis, _cpu_for_callable(opts), comm))
 
 
-def vegas_batch(f, region, params, *, callback=None, **options):
+def vegas_batch(f, region, params, *, callback=None, checkpoint=None, resume=False, checkpoint_every=0.0, tag=None,
+                **options):
     """A parameter scan: integral k is f(x, params[k]) over region, k = 0 .. K-1, by m-Cubes.
 
     f(x, p): a vectorised callable (x of shape (n, d), p one element of params). Integral k uses the
@@ -468,6 +476,18 @@ def vegas_batch(f, region, params, *, callback=None, **options):
     map, iterations and stopping test. The integrals run one after the other on the CPU threads (the
     C++ batch's shared rounds are for C++ integrands). callback(k, info) as vegas's, per integral.
     Returns the K Results in order.
+
+    checkpoint, resume, checkpoint_every, tag: the batch's checkpoint file, as vegas takes them: one
+    file for the whole batch (the format of the C++ batch's and of `mcubes scan`'s: every
+    integral's progress, its parameter values and the batch's options and seed), written at the
+    integrals' iteration boundaries (at most 2 % of the time, checkpoint_every seconds apart at
+    least) and when Ctrl-C stops the batch (Interrupted, carrying the interrupted integral's result;
+    .results holds the integrals completed before it). A continued batch ends every finished
+    integral at once with its result, continues the one under way and runs the rest: the bits of the
+    batch never stopped. The parameters must then be numbers or arrays of numbers (their float64
+    values are the batch's fingerprint with tag, default 'python MODULE.QUALNAME' of f; TypeError
+    otherwise); a checkpoint of other parameters, region or options is refused with ValueError
+    naming the difference.
 
     A failing integral k names itself, as the C++ batch_error does: an error of mcubes (ValueError,
     TypeError, NonFiniteIntegrand, NumericalError, RuntimeError) is raised again, of the same type and
@@ -484,6 +504,15 @@ def vegas_batch(f, region, params, *, callback=None, **options):
     if not params:
         raise ValueError("a parameter batch needs at least one parameter value")
     seed = opts.pop("seed", 20211231)
+    batch = None
+    tag = _fingerprint(f) if tag is None else str(tag)
+    if checkpoint is not None or resume is not False:
+        path, data, what = _checkpoint_files(checkpoint, resume)
+        problem = _cpu_for_callable(dict(opts, seed=seed))
+        problem.pop("array_module", None)
+        batch = _mcubes.BatchCheckpoints(path or "", tag, lower, upper, problem,
+                                         [_parameter_values(k, p) for k, p in enumerate(params)], data, what,
+                                         _every(checkpoint_every))
     results = []
     for k, p in enumerate(params):
         cb = None if callback is None else (lambda info, k=k: callback(k, info))
@@ -497,10 +526,37 @@ def vegas_batch(f, region, params, *, callback=None, **options):
                 raise
 
         try:
-            results.append(vegas(member, list(zip(lower, upper)), callback=cb, seed=_mcubes.batch_seed(seed, k), **opts))
+            if batch is None:
+                results.append(vegas(member, list(zip(lower, upper)), callback=cb, seed=_mcubes.batch_seed(seed, k),
+                                     **opts))
+                continue
+            integ = Integrator(list(zip(lower, upper)), seed=_mcubes.batch_seed(seed, k), **opts)
+            single = batch.member(k)
+            if single is not None:
+                integ._native.resume(single, tag, f"integral {k} of the batch's checkpoint")
+            integ._native.checkpoint_with(batch, k)
+            results.append(integ.integrate(member, callback=cb, tag=tag))
+            integ._native.checkpoint_with(None, 0)
+        except Interrupted as e:
+            if batch is not None:
+                batch.finish(True)
+            e.results = results
+            raise
         except Exception as e:
             raise _batch_failure(e, k, p, any(e is x for x in raised_by_f)) from None
+    if batch is not None:
+        batch.finish(False)
     return results
+
+
+def _parameter_values(k, p):
+    """params[k] as the float64 values that fingerprint a checkpointed batch (vegas_batch)."""
+    try:
+        v = np.asarray(p, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"vegas_batch: a checkpointed batch needs numeric parameters (numbers or arrays of numbers: "
+                        f"their values fingerprint the batch); params[{k}] is {type(p).__name__}") from None
+    return [float(x) for x in v]
 
 
 def _batch_failure(e, k, p, raised_by_f):
@@ -523,7 +579,8 @@ def _batch_failure(e, k, p, raised_by_f):
 max_components = _mcubes.max_components
 
 
-def vegas_vector(f, region, *, components=None, callback=None, **options):
+def vegas_vector(f, region, *, components=None, callback=None, checkpoint=None, resume=False, checkpoint_every=0.0,
+                 tag=None, **options):
     """Integrates the vector-valued f over region with m-Cubes: every component from the same samples.
 
     f: a vectorised callable, x of shape (n, d) -> values of shape (n, N), 1 <= N <= max_components
@@ -540,6 +597,11 @@ def vegas_vector(f, region, *, components=None, callback=None, **options):
     native instantiation of that count (bitwise C++ vegas_vector of values<N>); 9 to 64 in the
     instantiation of 16, 32 or 64 components with the extra ones 0 (the same estimates' statistics,
     the chunking of the wider run, so not bitwise a C++ run of exactly N). Raises as vegas().
+
+    checkpoint, resume, checkpoint_every, tag: the run's checkpoint file, as vegas takes them (the
+    file also holds every iteration's estimates and covariance; a scalar run's checkpoint is refused
+    and the reverse); Ctrl-C then raises Interrupted, the file written. A continued run ends with
+    the bits of the run never stopped, whatever the threads.
     """
     opts = _options("vegas_vector", _INTEGRATOR_OPTIONS, options)
     lower, upper = _region(region)
@@ -557,7 +619,11 @@ def vegas_vector(f, region, *, components=None, callback=None, **options):
                              f"{centre.shape} it returned shape {v.shape}")
         components = v.shape[1]
     components = _mcubes.integer("components", components, 1, max_components)
-    return _finished(_mcubes.vegas_vector(f, lower, upper, components, _cpu_for_callable(opts), callback), VectorResult)
+    path, data, what = _checkpoint_files(checkpoint, resume)
+    return _finished(_mcubes.vegas_vector(f, lower, upper, components, _cpu_for_callable(opts), callback,
+                                          checkpoint=path or "", resume=data, resume_what=what,
+                                          checkpoint_every=_every(checkpoint_every),
+                                          tag=_fingerprint(f) if tag is None else str(tag)), VectorResult)
 
 
 def _real_values(r):
@@ -656,10 +722,7 @@ class Integrator:
                 self._resume_file(checkpoint, tag)
         elif resume is not False and resume is not None:
             self._resume_file(os.fspath(resume), tag)
-        every = float(checkpoint_every)
-        if not every >= 0:
-            raise ValueError(f"checkpoint_every must be a non-negative number of seconds, got {checkpoint_every!r}")
-        self._native.checkpoint_to(checkpoint or "", tag, every)
+        self._native.checkpoint_to(checkpoint or "", tag, _every(checkpoint_every))
         self._tag = tag
         try:
             if kind == "device_callable":

@@ -90,7 +90,7 @@ constexpr int vector_width_for(int n) {
 /// mcubes::vegas_vector_with for a callable of `components` = n values in the width-N
 /// instantiation (table[D][N], N = vector_width_for(n)).
 using vector_entry = vector_result (*)(const py_callable&, const box&, const vegas_options&, const iteration_callback&,
-                                       int components);
+                                       int components, const vector_resumption& resume);
 
 /// Fill table[D][N] for the dimensions of each translation unit (vector_dims_*.cpp).
 void register_vector_dims_a(vector_entry (*table)[max_components + 1]);

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -59,6 +60,7 @@ class integrator_base {
   virtual checkpoint checkpoint_of(const std::string& integrand) const = 0;
   virtual void resume(const checkpoint& c, const std::string& integrand) = 0;
   virtual void checkpoint_to(const std::string& path, const std::string& integrand, const checkpoint_schedule& s) = 0;
+  virtual void checkpoint_with(std::function<void(const std::function<vegas_progress()>&, bool)> save) = 0;
 };
 
 // integrator<D> is a different class in a translation unit compiled by nvcc (methods.hpp's inline
@@ -85,6 +87,9 @@ class integrator_holder : public integrator_base {
   void resume(const checkpoint& c, const std::string& integrand) override { integ_.resume(c, integrand); }
   void checkpoint_to(const std::string& path, const std::string& integrand, const checkpoint_schedule& s) override {
     integ_.checkpoint_to(path, integrand, s);
+  }
+  void checkpoint_with(std::function<void(const std::function<vegas_progress()>&, bool)> save) override {
+    integ_.checkpoint_with(std::move(save));
   }
 
  protected:

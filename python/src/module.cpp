@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -651,8 +652,35 @@ py::array_t<double> vector_array(const std::vector<double>& v, py::ssize_t rows,
   return a;
 }
 
+/// The checkpoints of one call of the module's functions without an integrator object
+/// (call_checkpoints for `problem`): `path` ("" none) is written at the call's boundaries,
+/// `every_seconds` apart at least; `resume_data` (a checkpoint's bytes, or None; `resume_what`
+/// names them) is the call to continue. `stopped()`: whether the call was stopped (its end is then
+/// written durably). @throws invalid_input for damaged bytes or a checkpoint of another problem.
+struct py_call_checkpoints {
+  py_call_checkpoints(const std::string& path, const py::object& resume_data, const std::string& resume_what,
+                      double every_seconds, checkpoint problem, std::function<bool()> stopped) {
+    checkpointing cp;
+    cp.path = path;
+    cp.integrand = problem.integrand;
+    cp.schedule.every_seconds = every_seconds;
+    if (!resume_data.is_none()) {
+      from = decode_checkpoint(std::string(py::cast<py::bytes>(resume_data)), resume_what);
+      cp.from = &*from;
+    }
+    calls.emplace(cp, std::move(problem), std::move(stopped), resume_what);
+  }
+  std::optional<checkpoint> from;
+  std::optional<call_checkpoints> calls;
+};
+
+/// A vector-valued callable's run (mcubes.vegas_vector). With `checkpoint` (a path, "" none) the
+/// run writes its checkpoints there (`checkpoint_every` seconds apart at least), with `resume_data`
+/// (bytes, None none) it continues that run bitwise; `tag`: the fingerprint.
 py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const std::vector<double>& upper,
-                          int components, const py::dict& options, py::object callback) {
+                          int components, const py::dict& options, py::object callback, const std::string& checkpoint_path,
+                          py::object resume_data, const std::string& resume_what, double checkpoint_every,
+                          const std::string& tag) {
   const box b = make_box(lower, upper);
   vegas_options opt = vegas_options_of(options);
   interrupt_watch watch;
@@ -664,11 +692,23 @@ py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const 
   fn.components = components;
   fn.width = vector_width_for(components);
   fn.watch = &watch;
-  const iteration_callback cb = make_callback(std::move(callback), &watch);
+  const iteration_callback user_cb = make_callback(std::move(callback), &watch);
+  bool stopped = false;
+  const iteration_callback cb = [&](const iteration_record& rec, const result& so_far) {
+    const run_control c = user_cb(rec, so_far);
+    stopped = stopped || c == run_control::stop;
+    return c;
+  };
+  std::optional<py_call_checkpoints> cps;
+  if (!checkpoint_path.empty() || !resume_data.is_none())
+    cps.emplace(checkpoint_path, resume_data, resume_what, checkpoint_every,
+                checkpoint{tag, b.dim(), b.lower, b.upper, opt, {}, {}, {}, components, {}},
+                [&] { return stopped || watch.stop.requested(); });
+  const vector_resumption resume = cps ? cps->calls->vector() : vector_resumption{};
   vector_result r;
   {
     py::gil_scoped_release release;
-    r = vector_dims[b.dim()][fn.width](fn, b, opt, cb, components);
+    r = vector_dims[b.dim()][fn.width](fn, b, opt, cb, components, resume);
   }
   const auto n = static_cast<py::ssize_t>(components);
   py::dict d = to_dict(r.run);  // status, iterations, n_eval, seed, ..., component 0's records
@@ -772,6 +812,77 @@ py::dict run_vegas_device(py::object adapter, const std::vector<double>& lower, 
 }
 #endif
 
+/// The checkpoint of mcubes.vegas_batch, which runs its integrals one after the other, each in an
+/// Integrator (mcubes/__init__.py): one file in the format of a C++ batch's (checkpoint.hpp: the
+/// fingerprint, region, options with the batch's seed, every integral's parameter values and
+/// progress), written by a checkpoint_saver in batch mode. Integral k's call hands its progress
+/// through integrator::checkpoint_with (attach); its end progress is kept, so a continued batch
+/// ends a finished integral at once with its result and continues the one under way bitwise.
+class py_batch_checkpoints {
+ public:
+  /// `path` ("" none) written at least `every_seconds` apart; `resume_data` (bytes or None,
+  /// `resume_what` names them): the batch to continue. @throws invalid_input for damaged bytes or a
+  /// checkpoint of another batch (naming the difference).
+  py_batch_checkpoints(const std::string& path, const std::string& tag, const std::vector<double>& lower,
+                       const std::vector<double>& upper, const py::dict& options,
+                       const std::vector<std::vector<double>>& parameters, const py::object& resume_data,
+                       const std::string& resume_what, double every_seconds) {
+    const box b = make_box(lower, upper);
+    problem_ = checkpoint{tag, b.dim(), b.lower, b.upper, vegas_options_of(options), {}, parameters, {}, 0, {}};
+    MCUBES_EXPECTS(!parameters.empty(), "a parameter batch needs at least one parameter value");
+    members_.assign(parameters.size(), vegas_progress{});
+    if (!resume_data.is_none()) {
+      const checkpoint c = decode_checkpoint(std::string(py::cast<py::bytes>(resume_data)), resume_what);
+      const std::string diff = checkpoint_difference(c, tag, b.dim(), b.lower, b.upper, problem_.options, false, &parameters);
+      MCUBES_EXPECTS(diff.empty(), resume_what, ": cannot continue this call: ", diff);
+      members_ = c.members;
+    }
+    if (!path.empty()) {
+      checkpoint_schedule schedule;
+      schedule.every_seconds = every_seconds;
+      saver_.emplace(
+          problem_, [path](const std::string& bytes, bool durable) { write_file_atomically(path, bytes, durable); },
+          schedule, [this] { return stopped_; });
+    }
+  }
+  /// Integral k's checkpoint as one run's (its seed batch_seed(seed, k)), or None when it was not begun.
+  py::object member(std::size_t k) const {
+    MCUBES_EXPECTS(k < members_.size(), "integral ", k, " of a batch of ", members_.size());
+    if (members_[k].edges.empty()) return py::none();
+    checkpoint c{problem_.integrand, problem_.dim, problem_.lower, problem_.upper, problem_.options,
+                 members_[k], {}, {}, 0, {}};
+    c.options.seed = batch_seed(problem_.options.seed, k);
+    return py::bytes(encode_checkpoint(c));
+  }
+  /// The save function of integral k's call: the batch's file with its progress (its end kept).
+  std::function<void(const std::function<vegas_progress()>&, bool)> save_of(std::size_t k) {
+    MCUBES_EXPECTS(k < members_.size(), "integral ", k, " of a batch of ", members_.size());
+    return [this, k](const std::function<vegas_progress()>& progress, bool ended) {
+      if (ended) members_[k] = progress();  // the next integral's writes hold it
+      if (saver_)
+        saver_->batch(
+            [&] {
+              if (!ended) members_[k] = progress();
+              return members_;
+            },
+            false);
+    };
+  }
+  /// The batch's end (every integral done, or `stopped` by Ctrl-C): written as a run's end is
+  /// (checkpoint_saver: durably when stopped).
+  void finish(bool stopped) {
+    stopped_ = stopped;
+    if (saver_) saver_->batch([&] { return members_; }, true);
+  }
+
+ private:
+  checkpoint problem_;
+  std::vector<vegas_progress> members_;
+  std::optional<checkpoint_saver> saver_;
+  bool stopped_ = false;
+};
+
+
 /// mcubes.Integrator's native part: an integrator<D> for the box's dimension.
 ///
 /// One call at a time: the integrator's map and iteration index are the state of a run, and a run
@@ -867,6 +978,13 @@ class py_integrator {
   void resume(const py::bytes& bytes, const std::string& integrand, const std::string& what) {
     const one_call guard(busy_, "resume");
     integ_->resume(decode_checkpoint(std::string(bytes), what), integrand);
+  }
+  /// Every later integrate() hands its progress to integral k of `batch` (integrator::checkpoint_with);
+  /// `batch` None: to nothing.
+  void checkpoint_with(py::object batch, std::size_t k) {
+    const one_call guard(busy_, "checkpoint_with");
+    if (batch.is_none()) return integ_->checkpoint_with(nullptr);
+    integ_->checkpoint_with(batch.cast<py_batch_checkpoints&>().save_of(k));
   }
   /// Every later integrate() writes its checkpoint to `path` ("" stops) at least every_seconds apart.
   void checkpoint_to(const std::string& path, const std::string& integrand, double every_seconds) {
@@ -964,31 +1082,11 @@ py::dict run_expression(const std::string& text, const std::string& method, cons
       stopped = stopped || c == run_control::stop;
       return c;
     };
-    const std::string fingerprint = "expr " + text;
-    std::optional<checkpoint> resumed;
-    vegas_resumption resume;
-    if (!resume_data.is_none()) {
-      resumed = decode_checkpoint(std::string(py::cast<py::bytes>(resume_data)), resume_what);
-      const std::string diff = checkpoint_difference(*resumed, fingerprint, b.dim(), b.lower, b.upper, opt, false);
-      MCUBES_EXPECTS(diff.empty(), resume_what, ": cannot continue this run: ", diff);
-      resume.from = &resumed->progress;
-    }
-    std::optional<checkpoint_saver> saver;
-    if (!checkpoint_path.empty()) {
-      checkpoint problem;
-      problem.integrand = fingerprint;
-      problem.dim = b.dim();
-      problem.lower = b.lower;
-      problem.upper = b.upper;
-      problem.options = opt;
-      checkpoint_schedule schedule;
-      schedule.every_seconds = checkpoint_every;
-      saver.emplace(
-          std::move(problem),
-          [checkpoint_path](const std::string& bytes, bool durable) { write_file_atomically(checkpoint_path, bytes, durable); },
-          schedule, [&] { return stopped; });
-      resume.save = saver->save();
-    }
+    std::optional<py_call_checkpoints> cps;
+    if (checkpoints)
+      cps.emplace(checkpoint_path, resume_data, resume_what, checkpoint_every,
+                  checkpoint{"expr " + text, b.dim(), b.lower, b.upper, opt, {}, {}, {}, 0, {}}, [&] { return stopped; });
+    const vegas_resumption resume = cps ? cps->calls->single() : vegas_resumption{};
     {
       py::gil_scoped_release release;
       r = jit::compile(jit::expression(text, b.dim()), m, opt.backend, copt, opt.device).vegas(jb, opt, cb, {}, nullptr, resume);
@@ -1026,6 +1124,11 @@ py::dict read_checkpoint_dict(const py::bytes& data, const std::string& what) {
   d["options"] = o;
   d["completed_iterations"] = c.progress.records.size();
   d["next_iteration"] = c.progress.state.next_iteration;
+  d["components"] = c.components;  // 0: a scalar integrand
+  d["integrals"] = c.members.size();  // 0: one run
+  py::list done;  // a batch's: each integral's completed iterations
+  for (const vegas_progress& p : c.members) done.append(p.records.size());
+  d["integrals_completed_iterations"] = done;
   return d;
 }
 
@@ -1122,7 +1225,9 @@ PYBIND11_MODULE(_mcubes, m) {
         py::arg("callback") = py::none(), py::arg("comm") = py::none());
   m.attr("max_components") = max_components;
   m.def("vegas_vector", &run_vegas_vector, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("components"),
-        py::arg("options"), py::arg("callback") = py::none());
+        py::arg("options"), py::arg("callback") = py::none(), py::arg("checkpoint") = std::string(),
+        py::arg("resume") = py::none(), py::arg("resume_what") = std::string(), py::arg("checkpoint_every") = 0.0,
+        py::arg("tag") = std::string());
   m.def("plain_mc", &run_plain_mc, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("options"),
         py::arg("comm") = py::none());
   m.def("midpoint", &run_midpoint, py::arg("f"), py::arg("lower"), py::arg("upper"), py::arg("n_per_axis"),
@@ -1133,6 +1238,14 @@ PYBIND11_MODULE(_mcubes, m) {
         py::arg("checkpoint") = std::string(), py::arg("resume") = py::none(), py::arg("resume_what") = std::string(),
         py::arg("checkpoint_every") = 0.0);
 #endif
+  py::class_<py_batch_checkpoints>(m, "BatchCheckpoints")
+      .def(py::init<const std::string&, const std::string&, const std::vector<double>&, const std::vector<double>&,
+                    const py::dict&, const std::vector<std::vector<double>>&, const py::object&, const std::string&,
+                    double>(),
+           py::arg("path"), py::arg("tag"), py::arg("lower"), py::arg("upper"), py::arg("options"),
+           py::arg("parameters"), py::arg("resume"), py::arg("resume_what"), py::arg("every_seconds"))
+      .def("member", &py_batch_checkpoints::member, py::arg("k"))
+      .def("finish", &py_batch_checkpoints::finish, py::arg("stopped"));
   py::class_<py_integrator>(m, "Integrator")
       .def(py::init<const std::vector<double>&, const std::vector<double>&, const py::dict&>())
       .def("integrate", &py_integrator::integrate, py::arg("f"), py::arg("options"), py::arg("callback") = py::none())
@@ -1149,6 +1262,7 @@ PYBIND11_MODULE(_mcubes, m) {
       .def("resume", &py_integrator::resume, py::arg("data"), py::arg("integrand"), py::arg("what"))
       .def("checkpoint_to", &py_integrator::checkpoint_to, py::arg("path"), py::arg("integrand"),
            py::arg("every_seconds"))
+      .def("checkpoint_with", &py_integrator::checkpoint_with, py::arg("batch"), py::arg("k"))
       .def_property_readonly("next_iteration", &py_integrator::next_iteration)
       .def_property_readonly("dim", &py_integrator::dim);
   // Weighted points of a trained integrator (core/weighted_sample.hpp): points(first, count) gives

@@ -14,13 +14,13 @@ namespace mcubes::python {
 
 template <int D, int N>
 vector_result vector_vegas(const py_callable& f, const box& b, const vegas_options& opt, const iteration_callback& cb,
-                           int components) {
+                           int components, const vector_resumption& resume) {
   validate(opt, D);
   (void)uses_cuda(opt);  // backend cuda: invalid_input (NumPy callables run on the CPU)
   (void)one_device_of(opt, "a vector integrand");  // several devices: invalid_input
   cpu_backend backend(opt.threads, opt.stop);
   return mcubes::vegas_vector_with<D, N>(vector_array_function<D, N, py_callable>{f}, b.to_region<D>(), opt, backend, cb,
-                                         components);
+                                         components, resume);
 }
 
 template <int D, int... I>

@@ -165,3 +165,103 @@ def test_an_expression_run_stopped_then_resumed_has_the_uninterrupted_bits(tmp_p
         mcubes.vegas("x[0] * x[1] * x[2]", [(0, 1)] * 3, resume=path, **BASE)
     with pytest.raises(ValueError, match="tag= names a callable"):
         mcubes.vegas(text, [(0, 1)] * 3, checkpoint=path, tag="mine", **BASE)
+
+
+def assert_same_vector(a, b):
+    """Every number of two VectorResults, bit for bit (the iterations' estimates and covariances too)."""
+    for k in ("estimate", "error", "covariance", "chi2_dof", "iteration_estimates", "iteration_covariances"):
+        assert same_bits(getattr(a, k), getattr(b, k)), k
+    assert same_bits(a.chi2_dof_vector, b.chi2_dof_vector) and (a.status, a.iterations) == (b.status, b.iterations)
+
+
+def moments(x):
+    v = poly(x)
+    return np.stack([v, v * x[:, 0], v * (x[:, 1] - 0.3)], axis=1)
+
+
+def test_a_vector_run_stopped_then_resumed_has_the_uninterrupted_bits(tmp_path):
+    whole = mcubes.vegas_vector(moments, [(0, 1)] * 3, threads=2, **BASE)
+    assert whole.iterations == 8
+    for k in (1, 4):
+        path = tmp_path / f"vector{k}.ckpt"
+        part = mcubes.vegas_vector(moments, [(0, 1)] * 3, threads=1, checkpoint=path, callback=stop_after(k), **BASE)
+        assert part.status == "interrupted" and part.iterations == k
+        info = mcubes.read_checkpoint(path)
+        assert info["completed_iterations"] == k and info["integrand"] == "python test_checkpoint.moments"
+        resumed = mcubes.vegas_vector(moments, [(0, 1)] * 3, threads=3, checkpoint=path, resume=True, **BASE)
+        assert_same_vector(resumed, whole)
+    # a scalar run's checkpoint is not a vector run's, nor the reverse
+    scalar = tmp_path / "scalar.ckpt"
+    mcubes.vegas(poly, [(0, 1)] * 3, checkpoint=scalar, callback=stop_after(2), **BASE)
+    with pytest.raises(ValueError, match="of a scalar integrand, not of one of 3 components"):
+        mcubes.vegas_vector(moments, [(0, 1)] * 3, resume=scalar, tag="python conftest.poly", **BASE)
+    with pytest.raises(ValueError, match="vector integrand of 3 components, not of a scalar one"):
+        mcubes.vegas(poly, [(0, 1)] * 3, resume=tmp_path / "vector4.ckpt", tag="python test_checkpoint.moments",
+                     **BASE)
+
+
+def peak(x, p):
+    c, w = p
+    r2 = w + ((x - c) ** 2).sum(axis=1)
+    return w / r2
+
+
+PEAKS = [(0.31, 1e-3), (0.5, 0.3), (0.72, 2e-2), (0.1, 5e-3)]
+BATCH = dict(calls_per_iteration=10000, seed=4, rel_tol=1e-12, adapt_iterations=4, skip=1, min_iterations=1)
+
+
+def assert_same_batch(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert_same_result(x, y)
+
+
+def test_a_batch_continued_from_its_checkpoint_has_the_uninterrupted_bits(tmp_path):
+    whole = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, threads=2, **BATCH)
+    path = tmp_path / "batch.ckpt"
+    short = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=3, threads=1, checkpoint=path, **BATCH)
+    assert [r.iterations for r in short] == [3] * 4
+    info = mcubes.read_checkpoint(path)
+    assert info["integrand"] == "python test_checkpoint.peak" and info["integrals"] == 4
+    # what only moves the end may change: every integral continues its 3 iterations to 6
+    longer = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, threads=3, checkpoint=path, resume=True,
+                                **BATCH)
+    assert_same_batch(longer, whole)
+    assert_same_batch(mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, resume=path, **BATCH), whole)
+    moved = list(PEAKS)
+    moved[1] = (0.5, 0.31)
+    with pytest.raises(ValueError, match=r"its integral 1 has the parameters \(0.5, 0.2999"):
+        mcubes.vegas_batch(peak, [(0, 1)] * 3, moved, max_iterations=6, resume=path, **BATCH)
+    with pytest.raises(ValueError, match="batch of 4 integrals, not 3"):
+        mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS[:3], max_iterations=6, resume=path, **BATCH)
+    with pytest.raises(ValueError, match="calls_per_iteration is 10000, not 20000"):
+        mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, resume=path,
+                           **dict(BATCH, calls_per_iteration=20000))
+    with pytest.raises(ValueError, match="not of one run"):
+        mcubes.vegas(poly, [(0, 1)] * 3, resume=path, tag="python test_checkpoint.peak", **BASE)
+    with pytest.raises(TypeError, match=r"numeric parameters .* params\[0\] is dict"):
+        mcubes.vegas_batch(lambda x, p: x[:, 0], [(0, 1)] * 3, [{"a": 1}], checkpoint=tmp_path / "d.ckpt")
+
+
+def test_ctrl_c_stops_a_batch_and_a_resume_continues_it_bitwise(tmp_path):
+    def slow_peak(x, p):
+        time.sleep(0.002)
+        return peak(x, p)
+
+    opts = dict(BATCH, calls_per_iteration=40000, max_iterations=8, threads=2)
+    params = PEAKS * 3
+    path = tmp_path / "stopped.ckpt"
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(mcubes.Interrupted) as caught:
+            mcubes.vegas_batch(slow_peak, [(0, 1)] * 3, params, checkpoint=path, **opts)
+    finally:
+        timer.cancel()
+    done = len(caught.value.results)
+    assert done < len(params) and caught.value.result.status == "interrupted"
+    resumed = mcubes.vegas_batch(slow_peak, [(0, 1)] * 3, params, checkpoint=path, resume=True, **opts)
+    whole = mcubes.vegas_batch(slow_peak, [(0, 1)] * 3, params, **opts)
+    assert_same_batch(resumed, whole)
+    for a, b in zip(caught.value.results, whole[:done]):  # the integrals completed before the stop
+        assert_same_result(a, b)
