@@ -833,7 +833,8 @@ class py_batch_checkpoints {
     members_.assign(parameters.size(), vegas_progress{});
     if (!resume_data.is_none()) {
       const checkpoint c = decode_checkpoint(std::string(py::cast<py::bytes>(resume_data)), resume_what);
-      const std::string diff = checkpoint_difference(c, tag, b.dim(), b.lower, b.upper, problem_.options, false, &parameters);
+      // the options that only move the end may change (as a single run's resume from Python)
+      const std::string diff = checkpoint_difference(c, tag, b.dim(), b.lower, b.upper, problem_.options, true, &parameters);
       MCUBES_EXPECTS(diff.empty(), resume_what, ": cannot continue this call: ", diff);
       members_ = c.members;
     }

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mcubes
-from conftest import assert_same_result, poly
+from conftest import assert_same_result, poly, same_bits
 
 BASE = dict(calls_per_iteration=20000, seed=12, rel_tol=1e-12, max_iterations=8, adapt_iterations=5, skip=2,
             min_iterations=2)
@@ -219,14 +219,19 @@ def assert_same_batch(a, b):
 def test_a_batch_continued_from_its_checkpoint_has_the_uninterrupted_bits(tmp_path):
     whole = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, threads=2, **BATCH)
     path = tmp_path / "batch.ckpt"
-    short = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=3, threads=1, checkpoint=path, **BATCH)
+    # (checkpoint_every: no write before the end, which then holds every integral's 3 iterations)
+    short = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=3, threads=1, checkpoint=path,
+                               checkpoint_every=1000, **BATCH)
     assert [r.iterations for r in short] == [3] * 4
     info = mcubes.read_checkpoint(path)
     assert info["integrand"] == "python test_checkpoint.peak" and info["integrals"] == 4
+    assert info["integrals_completed_iterations"] == [3] * 4
     # what only moves the end may change: every integral continues its 3 iterations to 6
     longer = mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, threads=3, checkpoint=path, resume=True,
                                 **BATCH)
     assert_same_batch(longer, whole)
+    for a, b in zip(longer, short):  # continued, not run again: the first 3 iterations' timings are the file's
+        assert list(a.records.seconds[:3]) == list(b.records.seconds)
     assert_same_batch(mcubes.vegas_batch(peak, [(0, 1)] * 3, PEAKS, max_iterations=6, resume=path, **BATCH), whole)
     moved = list(PEAKS)
     moved[1] = (0.5, 0.31)
@@ -245,13 +250,13 @@ def test_a_batch_continued_from_its_checkpoint_has_the_uninterrupted_bits(tmp_pa
 
 def test_ctrl_c_stops_a_batch_and_a_resume_continues_it_bitwise(tmp_path):
     def slow_peak(x, p):
-        time.sleep(0.002)
+        time.sleep(0.01)
         return peak(x, p)
 
     opts = dict(BATCH, calls_per_iteration=40000, max_iterations=8, threads=2)
     params = PEAKS * 3
     path = tmp_path / "stopped.ckpt"
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer = threading.Timer(0.7, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(mcubes.Interrupted) as caught:
