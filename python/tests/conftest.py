@@ -44,8 +44,8 @@ def assert_same_result(a, b):
 
 @pytest.fixture
 def small_vegas():
-    """Options of a short Vegas run (every iteration runs: rel_tol unreachable). Uniform: what a NumPy
-    callable (an array integrand) samples, so that the C++ one-point references compare with it."""
+    """Options of a short Vegas run (every iteration runs: rel_tol unreachable), on the uniform grid (the
+    tests that need VEGAS+ ask for it)."""
     return dict(calls_per_iteration=20000, max_iterations=6, adapt_iterations=3, skip=1, min_iterations=1,
                 rel_tol=1e-12, seed=3, stratification="uniform")
 

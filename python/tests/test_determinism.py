@@ -13,8 +13,10 @@ def reference(method, d, options, n=0):
     return mcubes.Result(mcubes._mcubes.reference(method, "poly", [0.0] * d, [1.0] * d, options, n))
 
 
+@pytest.mark.parametrize("stratification", ["uniform", "adaptive"])
 @pytest.mark.parametrize("d", [1, 3, 8])
-def test_vegas_bitwise_the_cpp_functor(d, small_vegas):
+def test_vegas_bitwise_the_cpp_functor(d, stratification, small_vegas):
+    small_vegas = dict(small_vegas, stratification=stratification)
     ref = reference("vegas", d, dict(small_vegas, threads=1))
     assert ref.iterations == small_vegas["max_iterations"]
     for threads in (1, 2, 3):
@@ -83,9 +85,17 @@ def test_parameter_scan_bitwise_the_cpp_batch(small_vegas):
         assert_same_result(a, b)
 
 
-def test_a_numpy_callable_samples_the_uniform_grid_and_says_so():
-    """NumPy callables are array integrands: VEGAS+ (the default stratification) needs one-point calls,
-    so they sample the uniform m-Cubes grid, and the result's options say so."""
-    r = mcubes.vegas(poly, [(0, 1)] * 2, calls_per_iteration=5000, max_iterations=3, skip=0, min_iterations=1,
-                     rel_tol=1e-12)
-    assert r.stratification == "uniform"
+def test_a_numpy_callable_samples_vegas_plus_by_default_and_says_so():
+    """NumPy callables (array integrands) sample the default VEGAS+ stratification, in calls of thousands
+    of points, bitwise the C++ one-point functor's run, and the result's options say so."""
+    opts = dict(calls_per_iteration=20000, max_iterations=4, skip=0, min_iterations=1, rel_tol=1e-12, seed=8)
+    calls = []
+
+    def counted(x):
+        calls.append(x.shape[0])
+        return poly(x)
+
+    r = mcubes.vegas(counted, [(0, 1)] * 2, **opts)
+    assert r.stratification == "adaptive"
+    assert_same_result(reference("vegas", 2, opts), r)
+    assert max(calls) >= 1000

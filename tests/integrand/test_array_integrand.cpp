@@ -1,6 +1,7 @@
 // Array integrands (integrand.hpp, backend/cpu/array_path.hpp): an integrand that evaluates many
 // points per call gives bitwise the result of the one-point functor computing the same values, on
-// every method (Vegas through the CPU backend's array path, plain Monte Carlo and the midpoint rule
+// every method (Vegas through the CPU backend's array path, either stratification: VEGAS+ counts or
+// the uniform grid; plain Monte Carlo and the midpoint rule
 // through groups of chunks), for any number of threads, with the probe pass (stride > 1), the
 // No-Adjust passes, a chunk of many sub-cubes and the serial reference sampler; failures name the
 // same sample; exceptions of the array call propagate.
@@ -69,10 +70,11 @@ static_assert(mcubes::is_array_integrand_v<poly_array<3>, 3>);
 static_assert(!mcubes::is_array_integrand_v<poly_scalar<3>, 3>);
 static_assert(mcubes::is_integrand_v<poly_array<3>, 3>);
 
-template <int D>
-void check_vegas(std::uint64_t calls, int iterations) {
+template <int D, class Scalar = poly_scalar<D>, class Array = poly_array<D>>
+void check_vegas(std::uint64_t calls, int iterations,
+                 mcubes::stratification_mode mode = mcubes::stratification_mode::uniform) {
   mcubes::vegas_options opt;
-  opt.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
+  opt.stratification = mode;
   opt.calls_per_iteration = calls;
   opt.max_iterations = iterations;
   opt.adapt_iterations = iterations / 2;  // V-Sample (with the probe) and No-Adjust passes
@@ -81,12 +83,13 @@ void check_vegas(std::uint64_t calls, int iterations) {
   opt.rel_tol = 1e-12;  // runs every iteration
   opt.seed = 11;
   opt.threads = 1;
-  const mcubes::result ref = mcubes::vegas(poly_scalar<D>{}, mcubes::region<D>::unit(), opt);
+  const mcubes::result ref = mcubes::vegas(Scalar{}, mcubes::region<D>::unit(), opt);
   ASSERT_EQ(ref.iterations, iterations);
+  EXPECT_EQ(ref.options.stratification, mode);
   for (int threads : {1, 2, 3}) {
     opt.threads = threads;
     std::atomic<std::uint64_t> n_calls{0}, n_points{0};
-    const mcubes::result r = mcubes::vegas(poly_array<D>{&n_calls, &n_points}, mcubes::region<D>::unit(), opt);
+    const mcubes::result r = mcubes::vegas(Array{&n_calls, &n_points}, mcubes::region<D>::unit(), opt);
     expect_identical(ref, r, "D = " + std::to_string(D) + ", threads = " + std::to_string(threads));
     // every sample once per pass, in calls of thousands of points
     EXPECT_GE(n_points.load(), ref.n_eval);
@@ -99,6 +102,43 @@ TEST(ArrayIntegrand, VegasBitwiseTheOnePointFunctor3D) { check_vegas<3>(200000, 
 TEST(ArrayIntegrand, VegasBitwiseTheOnePointFunctor8D) { check_vegas<8>(1000000, 4); }
 // More than 2^20 sub-cubes: chunks of several sub-cubes.
 TEST(ArrayIntegrand, VegasBitwiseWithChunksOfManySubCubes) { check_vegas<2>(5000000, 3); }
+
+// VEGAS+ (the default stratification): the per-sub-cube counts change every adapting iteration.
+constexpr auto adaptive = mcubes::stratification_mode::adaptive;
+TEST(ArrayIntegrand, VegasPlusBitwiseTheOnePointFunctor1D) { check_vegas<1>(100000, 6, adaptive); }
+TEST(ArrayIntegrand, VegasPlusBitwiseTheOnePointFunctor3D) { check_vegas<3>(200000, 6, adaptive); }
+TEST(ArrayIntegrand, VegasPlusBitwiseTheOnePointFunctor8D) { check_vegas<8>(1000000, 4, adaptive); }
+
+// A narrow peak off the grid (width 1e-3 at (0.3141, 0.2718)): VEGAS+ gives its sub-cubes tens of
+// thousands of samples each, so a sub-cube's samples run over several segments and calls (slices of
+// 32768 points end inside a sub-cube).
+template <int D>
+double narrow_peak(const double* x) {
+  double r2 = 1e-6;
+  for (int i = 0; i < D; ++i) {
+    const double c = i == 0 ? 0.3141 : 0.2718;
+    r2 += (x[i] - c) * (x[i] - c);
+  }
+  return 1e-6 / r2;
+}
+template <int D>
+struct narrow_scalar {
+  double operator()(const mcubes::point<D>& x) const { return narrow_peak<D>(x.x); }
+};
+template <int D>
+struct narrow_array {
+  static constexpr bool array_integrand = true;
+  std::atomic<std::uint64_t>* calls = nullptr;
+  std::atomic<std::uint64_t>* points = nullptr;
+  void operator()(const double* x, std::size_t n, double* values) const {
+    if (calls) ++*calls, *points += n;
+    for (std::size_t i = 0; i < n; ++i) values[i] = narrow_peak<D>(x + i * D);
+  }
+  double operator()(const mcubes::point<D>& x) const { return narrow_peak<D>(x.x); }
+};
+TEST(ArrayIntegrand, VegasPlusBitwiseWithSubCubesOverSeveralCalls) {
+  check_vegas<2, narrow_scalar<2>, narrow_array<2>>(2000000, 6, adaptive);
+}
 
 TEST(ArrayIntegrand, SerialSamplerAndRegionBitwise) {
   mcubes::vegas_options opt;
@@ -116,9 +156,9 @@ TEST(ArrayIntegrand, SerialSamplerAndRegionBitwise) {
   expect_identical(ref, mcubes::vegas(poly_array<4>{}, reg, opt), "array path");
 }
 
-// Array integrands are called on slices of points laid out by sample index: they sample the
-// uniform m-Cubes grid whatever the options ask, and their result's options say so.
-TEST(ArrayIntegrand, SamplesTheUniformGridAndSaysSo) {
+// Array integrands of one value sample the stratification the options ask (VEGAS+ by default) and
+// their result's options say which; an integrator continues such a run bitwise.
+TEST(ArrayIntegrand, SamplesTheDefaultVegasPlusAndSaysSo) {
   mcubes::vegas_options opt;
   opt.calls_per_iteration = 30000;
   opt.max_iterations = 3;
@@ -127,9 +167,19 @@ TEST(ArrayIntegrand, SamplesTheUniformGridAndSaysSo) {
   opt.rel_tol = 1e-12;
   ASSERT_EQ(opt.stratification, mcubes::stratification_mode::adaptive);  // the default
   const mcubes::result r = mcubes::vegas(poly_array<3>{}, mcubes::region<3>::unit(), opt);
-  EXPECT_EQ(r.options.stratification, mcubes::stratification_mode::uniform);
+  EXPECT_EQ(r.options.stratification, mcubes::stratification_mode::adaptive);
+  expect_identical(mcubes::vegas(poly_scalar<3>{}, mcubes::region<3>::unit(), opt), r, "the VEGAS+ one-point run");
   opt.stratification = mcubes::stratification_mode::uniform;
-  expect_identical(mcubes::vegas(poly_scalar<3>{}, mcubes::region<3>::unit(), opt), r, "the uniform one-point run");
+  const mcubes::result u = mcubes::vegas(poly_array<3>{}, mcubes::region<3>::unit(), opt);
+  EXPECT_EQ(u.options.stratification, mcubes::stratification_mode::uniform);
+  expect_identical(mcubes::vegas(poly_scalar<3>{}, mcubes::region<3>::unit(), opt), u, "the uniform one-point run");
+  // train then measure with an integrator: the VEGAS+ allocation continues, bitwise the one-point runs
+  opt.stratification = mcubes::stratification_mode::adaptive;
+  opt.threads = 2;
+  mcubes::integrator<3> a(mcubes::region<3>::unit(), opt), s(mcubes::region<3>::unit(), opt);
+  a.integrate(poly_array<3>{});
+  s.integrate(poly_scalar<3>{});
+  expect_identical(s.integrate(poly_scalar<3>{}), a.integrate(poly_array<3>{}), "the integrator's second call");
 }
 
 TEST(ArrayIntegrand, ArrayFunctionAdaptor) {

@@ -81,13 +81,15 @@ template <int D, class F>
   throw_non_finite<D>(f, iteration, index, x, value);
 }
 
-/// The options a run of F samples with: VEGAS+ needs the integrand's value at each point by itself
-/// (sample_chunk); array integrands (integrand.hpp: is_array_integrand_v, device array
-/// integrands), which are called on whole slices of points laid out by sample index, sample the
-/// uniform m-Cubes grid (their result's options say so).
+/// The options a run of F samples with: array integrands of one value (integrand.hpp:
+/// is_array_integrand_v, run by the CPU backend) sample either stratification
+/// (backend/cpu/array_path.hpp); device array integrands (the CUDA backend's array path) and
+/// vector-valued array integrands (the CPU's vector pass), whose slices of points are laid out by
+/// the uniform grid's sample index, sample the uniform m-Cubes grid (their result's options say so).
 template <int D, class F>
 vegas_options stratification_for(vegas_options opt) {
-  if constexpr (declares_array_integrand_v<F> || is_device_array_integrand_v<F>) opt.stratification = stratification_mode::uniform;
+  if constexpr (is_device_array_integrand_v<F> || (declares_array_integrand_v<F> && !returns_double_v<F, D>))
+    opt.stratification = stratification_mode::uniform;
   return opt;
 }
 

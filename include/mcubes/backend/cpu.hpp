@@ -215,17 +215,17 @@ class cpu_backend {
           const auto& f = integrand(i);
           const sampling_params<D>& sp = *ps.sp;
           const bool serial = serial_sampler;
-          if (!serial && sp.counts.per_cube()) {  // VEGAS+ counts: their fast path (the same bits)
+          if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
+                                                              ps.adapt, est.data(), var.data(), wp.flags, sink, buffers,
+                                                              stop)) {
+            // an array integrand: its points evaluated in slices (same bits), VEGAS+ counts or not
+          } else if (!serial && sp.counts.per_cube()) {  // VEGAS+ counts: their fast path (the same bits)
             if (ps.adapt)
               cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
                                                   sink, stop);
             else
               cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
                                                   none, stop);
-          } else if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
-                                                                     ps.adapt, est.data(), var.data(), wp.flags, sink,
-                                                                     buffers)) {
-            // an array integrand: its points evaluated in slices (same bits)
           } else if (ps.stride == 1 && !serial) {  // the batched fast path (same bits)
             if (ps.adapt)
               cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,

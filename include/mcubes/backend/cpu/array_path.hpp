@@ -11,6 +11,8 @@
 ///     (sample_accumulator: per sub-cube s1, s2, the flags and the bin terms of sample_chunk).
 /// Hence an array integrand gives bitwise the result of the scalar functor that computes the same
 /// values (tests/integrand/test_array_integrand.cpp), for any number of threads and any slice size.
+/// A pass with VEGAS+ counts does the same over counts_batches' samples (sample_chunks_counts_array):
+/// VEGAS+ for array integrands, bitwise the one-point calls.
 ///
 /// Tiles: an array integrand's tiles hold tile_chunks() chunks, enough for one call of about
 /// array_slice_samples samples (a call from the CPU backend into Python costs microseconds, so it
@@ -66,7 +68,63 @@ struct array_workspace {
     std::uint64_t index;
   };
   std::vector<segment> segments;
+  /// VEGAS+ passes (sample_chunks_counts_array): row i's sample index, sub-cube, its count and ends.
+  std::vector<std::uint64_t> index, cube;
+  std::vector<double> pd;
+  std::vector<unsigned char> ends;
 };
+
+/// The Vegas pass with VEGAS+ counts (sp.counts.per_cube()) over chunks (first + c) stride, c <
+/// count, for an array integrand: the samples of counts_batches (fast_path.hpp: bitwise
+/// sample_cubes' points, sub-cube by sub-cube) are stored row by row in sample-index order, f is
+/// called once per slice of up to array_slice_samples rows, and the values are added in row order
+/// by counts_sums (the segment rule, finish_cube, the bin terms): bitwise sample_chunks_counts
+/// with the one-point calls, i.e. sample_chunk chunk by chunk. `stop` is looked at before each
+/// batch of 64 samples (the sums are then incomplete: the caller abandons the pass).
+/// @throws whatever f throws (the pass stops there).
+template <int D, class F, class Bins>
+void sample_chunks_counts_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
+                                std::uint64_t count, std::uint64_t stride, double* est, double* var, chunk_partial& flags,
+                                Bins& bins, array_workspace<D>& ws, const stop_request* stop) {
+  static_assert(array_slice_samples % batch == 0, "the slice must hold whole batches");
+  const std::size_t cap = static_cast<std::size_t>(array_slice_samples);
+  if (ws.x.size() < cap) {
+    ws.x.resize(cap);
+    ws.jac.resize(cap);
+    ws.values.resize(cap);
+  }
+  if (Bins::enabled && ws.bins.size() < cap * D) ws.bins.resize(cap * D);
+  if (ws.index.size() < cap) {
+    ws.index.resize(cap);
+    ws.cube.resize(cap);
+    ws.pd.resize(cap);
+    ws.ends.resize(cap);
+  }
+  counts_sums<D, Bins> sums{sp, est, var, flags, bins};
+  std::size_t rows = 0;
+  const auto flush = [&] {  // one call for the slice, then its sums in row (= sample-index) order
+    if (rows == 0) return;
+    f(ws.x.data()->x, rows, ws.values.data());
+    for (std::size_t r = 0; r < rows; ++r)
+      sums.add(ws.values[r], ws.jac[r], ws.index[r], ws.pd[r], ws.cube[r], ws.ends[r],
+               [&](int j) { return Bins::enabled ? ws.bins[r * D + static_cast<std::size_t>(j)] : 0; });
+    rows = 0;
+  };
+  const bool whole = counts_batches<D>(sp, map, first, count, stride, stop, [&](const counts_batch<D>& b) {
+    for (int i = 0; i < b.n; ++i, ++rows) {
+      ws.x[rows] = b.xs[i];
+      ws.jac[rows] = b.jac[i];
+      ws.index[rows] = b.index[i];
+      ws.cube[rows] = b.cube_of[i];
+      ws.pd[rows] = b.pd_of[i];
+      ws.ends[rows] = b.ends[i];
+      if constexpr (Bins::enabled)
+        for (int j = 0; j < D; ++j) ws.bins[rows * D + static_cast<std::size_t>(j)] = b.bin[j][i];
+    }
+    if (rows + batch > cap) flush();
+  });
+  if (whole) flush();
+}
 
 /// The Vegas pass over chunks first*stride, (first+1)*stride, ..., (first+count-1)*stride for an
 /// array integrand (file comment): stores chunk c's estimate and variance in est[c - first] and
@@ -143,15 +201,25 @@ void sample_chunks_array(const F& f, const sampling_params<D>& sp, const map_vie
   }
 }
 
-/// The hook of cpu_backend::sample_passes: runs the tile through sample_chunks_array and returns
-/// true if F is an array integrand of dimension D (V-Sample when `adapt`, with `sink`; else
-/// No-Adjust), returns false at once otherwise (the scalar paths run).
+/// The hook of cpu_backend::sample_passes: runs the tile through sample_chunks_counts_array (a pass
+/// with VEGAS+ counts; `stop` looked at every 64 samples) or sample_chunks_array (the uniform grid)
+/// and returns true if F is an array integrand of dimension D (V-Sample when `adapt`, with `sink`;
+/// else No-Adjust), returns false at once otherwise (the scalar paths run).
 template <int D, class F, class Sink>
 bool sample_tile_if_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                           const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
                           std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
-                          Sink& sink, array_workspace<D>& ws) {
+                          Sink& sink, array_workspace<D>& ws, const stop_request* stop = nullptr) {
   if constexpr (is_array_integrand_v<F, D>) {
+    if (sp.counts.per_cube()) {  // VEGAS+ counts
+      if (adapt) {
+        sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, sink, ws, stop);
+      } else {
+        no_bins none;
+        sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, none, ws, stop);
+      }
+      return true;
+    }
     if (adapt) {
       sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, sink, ws);
     } else {
@@ -161,7 +229,7 @@ bool sample_tile_if_array(const F& f, const sampling_params<D>& sp, const map_vi
     return true;
   } else {
     (void)f, (void)sp, (void)map, (void)tables, (void)first, (void)count, (void)stride, (void)adapt, (void)est,
-        (void)var, (void)flags, (void)sink, (void)ws;
+        (void)var, (void)flags, (void)sink, (void)ws, (void)stop;
     return false;
   }
 }

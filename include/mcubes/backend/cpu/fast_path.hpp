@@ -269,69 +269,98 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   }
 }
 
-/// The CPU fast path of sample_chunk (core/sampler.hpp) for a pass with VEGAS+ counts
-/// (sp.counts.per_cube(), core/cube_counts.hpp): the chunks (first + c) stride, c < count, their
-/// sub-cubes in order and sub-cube c's samples c p + k, k < n_c, filled into batches of 64 that
-/// run across sub-cubes (listed sample indices and per-sample sub-cube coordinates); Philox and the
-/// map vectorised over the batch (uniform_batch_of, map_axis), then f and the sums sample by sample
-/// in index order with sample_cubes' arithmetic: the segment rule, finish_cube (the shares too),
-/// the bin term (f J)^2 bin_scale / n_c. Stores each chunk's sums in est[c], var[c] and merges the
-/// flags into `flags`: bitwise sample_chunk's, chunk by chunk. `stop` is looked at before each batch.
-template <int D, class F, class Bins>
-inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
-                                 std::uint64_t count, std::uint64_t stride, double* est, double* var, chunk_partial& flags,
-                                 Bins& bins, const stop_request* stop = nullptr) {
-  const philox_round_keys key = make_philox_round_keys(sp.seed, stream_id::vegas);
-#if MCUBES_CPU_AVX2_DISPATCH
-  const bool avx2 = cpu_has_avx2();
-#endif
+/// The sums of a pass with VEGAS+ counts (sample_cubes' arithmetic, core/sampler.hpp) over samples
+/// given one at a time in sample-index order: sample_segment's body (add_sample, with the bin
+/// term (f J)^2 bin_scale / n_c), then at the ends the sample carries the segment's sums into its
+/// sub-cube's, the sub-cube's estimate (finish_cube, the shares too) into its chunk's, and the
+/// chunk's into est[out], var[out]. Bitwise sample_chunk's, chunk by chunk.
+template <int D, class Bins>
+struct counts_sums {
   enum : unsigned char { end_segment = 1, end_cube = 2, end_chunk = 4 };
+  const sampling_params<D>& sp;
+  double* est;
+  double* var;
+  chunk_partial& flags;
+  Bins& bins;
+  double t1 = 0, t2 = 0, s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
+  std::uint64_t out = 0;
+  /// Adds sample `index` of sub-cube `cube` (n_c = pd samples) with value v and jacobian jac;
+  /// `ends`: which ends it is the last sample of; bin_of(j): its bin on axis j.
+  template <class BinOf>
+  MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, double pd, std::uint64_t cube, unsigned char ends,
+                             const BinOf& bin_of) {
+    add_sample<D>(v, jac, index, sp.bin_scale / pd, bins, bin_of, flags, t1, t2);
+    if (ends & end_segment) {
+      s1 += t1;
+      s2 += t2;
+      t1 = t2 = 0;
+    }
+    if (ends & end_cube) {
+      const cube_estimate ce = finish_cube(s1, s2, pd, sp.counts, cube);
+      chunk_est += ce.mean;
+      chunk_var += ce.var;
+      s1 = s2 = 0;
+    }
+    if (ends & end_chunk) {
+      est[out] = chunk_est;
+      var[out] = chunk_var;
+      chunk_est = chunk_var = 0;
+      ++out;
+    }
+  }
+};
+
+/// One batch of up to 64 samples of a pass with VEGAS+ counts, as counts_batches hands it on:
+/// for i < n, sample index[i] of sub-cube cube_of[i] (n_c = pd_of[i]) at point xs[i] with jacobian
+/// jac[i], bins bin[j][i] and ends[i] (counts_sums' flags).
+template <int D>
+struct counts_batch {
+  int n = 0;
   std::uint64_t index[batch], cube_of[batch];
   double cb[D][batch], u[D][batch], jac[batch], pd_of[batch];
   int bin[D][batch];
   unsigned char ends[batch];
   point<D> xs[batch];
-  int n = 0;
-  double t1 = 0, t2 = 0, s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
-  std::uint64_t out = 0;
+};
+
+/// The samples of the chunks (first + c) stride, c < count, of a pass with VEGAS+ counts
+/// (sp.counts.per_cube(), core/cube_counts.hpp), in sample-index order: their sub-cubes in order
+/// and sub-cube c's samples c p + k, k < n_c, filled into batches of 64 that run across sub-cubes
+/// (listed sample indices and per-sample sub-cube coordinates); Philox and the map vectorised over
+/// the batch (uniform_batch_of, map_axis: bitwise make_sample's points). Calls take(b) for each
+/// full batch and the last one. `stop` is looked at before each batch: returns false once it is
+/// requested (the caller abandons the pass), true when every sample was handed on.
+template <int D, class Take>
+inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first, std::uint64_t count,
+                           std::uint64_t stride, const stop_request* stop, const Take& take) {
+  using ends_t = counts_sums<D, no_bins>;
+  const philox_round_keys key = make_philox_round_keys(sp.seed, stream_id::vegas);
+#if MCUBES_CPU_AVX2_DISPATCH
+  const bool avx2 = cpu_has_avx2();
+#endif
+  counts_batch<D> b;
   const auto run_batch = [&] {
+    const int n = b.n;
     for (int i = n; i < batch; ++i) {  // padded lanes: a valid index and coordinate, results unused
-      index[i] = index[0];
-      for (int j = 0; j < D; ++j) cb[j][i] = cb[j][0];
+      b.index[i] = b.index[0];
+      for (int j = 0; j < D; ++j) b.cb[j][i] = b.cb[j][0];
     }
 #if MCUBES_CPU_AVX2_DISPATCH
     if (avx2) {
-      uniform_batch_of_avx2<D>(key, sp.iteration, listed_indices{index}, u);
-      map_axis_avx2<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, cb[0], u[0], jac, bin[0], xs);
-      for (int j = 1; j < D; ++j) map_axis_avx2<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, cb[j], u[j], jac, bin[j], xs);
+      uniform_batch_of_avx2<D>(key, sp.iteration, listed_indices{b.index}, b.u);
+      map_axis_avx2<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, b.cb[0], b.u[0], b.jac, b.bin[0], b.xs);
+      for (int j = 1; j < D; ++j)
+        map_axis_avx2<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, b.cb[j], b.u[j], b.jac, b.bin[j], b.xs);
     } else
 #endif
     {
-      uniform_batch_of<D>(key, sp.iteration, listed_indices{index}, u);
-      map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, cb[0], u[0], jac, bin[0], xs);
-      for (int j = 1; j < D; ++j) map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, cb[j], u[j], jac, bin[j], xs);
+      uniform_batch_of<D>(key, sp.iteration, listed_indices{b.index}, b.u);
+      map_axis<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, b.cb[0], b.u[0], b.jac, b.bin[0], b.xs);
+      for (int j = 1; j < D; ++j)
+        map_axis<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, b.cb[j], b.u[j], b.jac, b.bin[j], b.xs);
     }
-    for (int i = 0; i < n; ++i) {  // sample_segment's body, then the segment, sub-cube and chunk ends
-      add_sample<D>(f(xs[i]), jac[i], index[i], sp.bin_scale / pd_of[i], bins, [&](int j) { return bin[j][i]; }, flags, t1, t2);
-      if (ends[i] & end_segment) {
-        s1 += t1;
-        s2 += t2;
-        t1 = t2 = 0;
-      }
-      if (ends[i] & end_cube) {
-        const cube_estimate ce = finish_cube(s1, s2, pd_of[i], sp.counts, cube_of[i]);
-        chunk_est += ce.mean;
-        chunk_var += ce.var;
-        s1 = s2 = 0;
-      }
-      if (ends[i] & end_chunk) {
-        est[out] = chunk_est;
-        var[out] = chunk_var;
-        chunk_est = chunk_var = 0;
-        ++out;
-      }
-    }
-    n = 0;
+    take(static_cast<const counts_batch<D>&>(b));
+    b.n = 0;
   };
   const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
   for (std::uint64_t c = 0; c < count; ++c) {
@@ -347,15 +376,17 @@ inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const
       double cd[D];
       for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
       for (std::uint64_t k = 0; k < n_c; ++k) {
-        index[n] = cube * sp.p + k;
-        for (int j = 0; j < D; ++j) cb[j][n] = cd[j];
-        cube_of[n] = cube;
-        pd_of[n] = pd;
+        const int n = b.n;
+        b.index[n] = cube * sp.p + k;
+        for (int j = 0; j < D; ++j) b.cb[j][n] = cd[j];
+        b.cube_of[n] = cube;
+        b.pd_of[n] = pd;
         const bool last = k + 1 == n_c;
-        ends[n] = static_cast<unsigned char>(((k + 1) % seg == 0 || last ? end_segment : 0) | (last ? end_cube : 0) |
-                                             (last && cube + 1 == end ? end_chunk : 0));
-        if (++n == batch) {
-          if (stop != nullptr && stop->requested()) return;  // abandoned: the caller discards the pass
+        b.ends[n] = static_cast<unsigned char>(((k + 1) % seg == 0 || last ? ends_t::end_segment : 0) |
+                                               (last ? ends_t::end_cube : 0) |
+                                               (last && cube + 1 == end ? ends_t::end_chunk : 0));
+        if (++b.n == batch) {
+          if (stop != nullptr && stop->requested()) return false;  // abandoned: the caller discards the pass
           run_batch();
         }
       }
@@ -366,7 +397,25 @@ inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const
       }
     }
   }
-  if (n > 0 && !(stop != nullptr && stop->requested())) run_batch();
+  if (stop != nullptr && stop->requested()) return false;
+  if (b.n > 0) run_batch();
+  return true;
+}
+
+/// The CPU fast path of sample_chunk (core/sampler.hpp) for a pass with VEGAS+ counts
+/// (sp.counts.per_cube(), core/cube_counts.hpp): the chunks (first + c) stride, c < count, their
+/// samples in batches (counts_batches), f and the sums sample by sample in index order
+/// (counts_sums). Stores each chunk's sums in est[c], var[c] and merges the flags into `flags`:
+/// bitwise sample_chunk's, chunk by chunk. `stop` is looked at before each batch.
+template <int D, class F, class Bins>
+inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
+                                 std::uint64_t count, std::uint64_t stride, double* est, double* var, chunk_partial& flags,
+                                 Bins& bins, const stop_request* stop = nullptr) {
+  counts_sums<D, Bins> sums{sp, est, var, flags, bins};
+  counts_batches<D>(sp, map, first, count, stride, stop, [&](const counts_batch<D>& b) {
+    for (int i = 0; i < b.n; ++i)
+      sums.add(f(b.xs[i]), b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], [&](int j) { return b.bin[j][i]; });
+  });
 }
 
 }  // namespace cpu_detail
