@@ -95,7 +95,7 @@ def test_a_numpy_callable_samples_vegas_plus_by_default_and_says_so():
         calls.append(x.shape[0])
         return poly(x)
 
-    r = mcubes.vegas(counted, [(0, 1)] * 2, **opts)
+    r = mcubes.vegas(counted, [(0, 1)] * 3, **opts)
     assert r.stratification == "adaptive"
-    assert_same_result(reference("vegas", 2, opts), r)
+    assert_same_result(reference("vegas", 3, opts), r)
     assert max(calls) >= 1000

@@ -159,7 +159,9 @@ def test_string_values_are_refused_and_real_kinds_taken():
     ind = mcubes.vegas(lambda x: (x * x).sum(axis=1) < 1, [(0, 1)] * 2, **opts)
     same = mcubes.vegas(lambda x: ((x * x).sum(axis=1) < 1).astype(np.float64), [(0, 1)] * 2, **opts)
     assert ind.estimate == same.estimate and abs(ind.estimate - np.pi / 4) < 5 * ind.error
-    assert mcubes.vegas(lambda x: np.ones(x.shape[0], dtype=np.int32), [(0, 1)], **opts).estimate == 1.0
+    ones = mcubes.vegas(lambda x: np.ones(x.shape[0], dtype=np.int32), [(0, 1)], **opts)
+    assert ones.estimate == mcubes.vegas(lambda x: np.ones(x.shape[0]), [(0, 1)], **opts).estimate
+    assert abs(ones.estimate - 1) <= 5 * ones.error
 
 
 def batch_poly(x, p):

@@ -75,8 +75,8 @@ def test_callback_sees_every_iteration_and_can_stop():
 def test_options_by_name_and_integral_floats():
     r = mcubes.vegas(poly, [(0, 1)] * 2, calls_per_iteration=1e4, max_iterations=3.0, min_iterations=1, skip=0,
                      n_bins=50, alpha=0.5, symmetric_map=False, threads=1, backend="auto", max_chi2_dof=3,
-                     abs_tol=0, rel_tol=1e-12)
-    assert r.iterations == 3 and r.n_eval == 3 * 2 * 70 ** 2 and r.backend == "cpu"
+                     abs_tol=0, rel_tol=1e-12, stratification="uniform")
+    assert r.iterations == 3 and r.n_eval == 3 * 2 * 70 ** 2 and r.backend == "cpu"  # the uniform grid's count
     assert set(mcubes.VEGAS_OPTIONS) >= {"rel_tol", "abs_tol", "calls_per_iteration", "max_iterations",
                                          "adapt_iterations", "skip", "n_bins", "alpha", "seed", "backend"}
 
@@ -97,10 +97,11 @@ def _ball(x):
 
 
 def test_warnings_and_the_inverse_variance_average():
-    # a 3-D ball indicator at 1e4 calls: the iterations' errors fall with their estimates, so
-    # Lepage's inverse-variance average is biased low while the estimate (predictable weights) holds
+    # a 3-D ball indicator at 1e4 calls on the uniform grid: the iterations' errors fall with their
+    # estimates, so Lepage's inverse-variance average is biased low while the estimate (predictable
+    # weights) holds
     exact = 4 / 3 * math.pi * 0.3 ** 3
-    r = mcubes.vegas(_ball, [(0, 1)] * 3, calls_per_iteration=10000, rel_tol=1e-9, seed=3)
+    r = mcubes.vegas(_ball, [(0, 1)] * 3, calls_per_iteration=10000, rel_tol=1e-9, seed=3, stratification="uniform")
     assert r.status == "not converged"
     assert "weighted disagreement" in r.warnings
     assert abs(r.estimate - exact) <= SIGMA_TOLERANCE * r.error
