@@ -253,11 +253,7 @@ class integrator {
     // Checkpoints of this call (checkpoint_to): written at its boundaries by the schedule, and at
     // its end when it was stopped (opt.stop, or on_iteration returned stop) or none was written.
     bool stopped = false;
-    const iteration_callback watched = [&](const iteration_record& rec, const result& so_far) {
-      const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
-      stopped = stopped || c == run_control::stop;
-      return c;
-    };
+    const iteration_callback watched = watching_stops(on_iteration, &stopped);
     std::optional<checkpoint_saver> saver;
     if (!checkpoint_path_.empty()) {
       checkpoint problem{checkpoint_integrand_, D, region_lower(), region_upper(), opt, {}, {}, {}, 0, {}};
@@ -507,11 +503,7 @@ std::vector<result> vegas_batch(const F& f, const std::vector<mcubes::region<D>>
     validate(opt, D);
     validate_batch(params.size(), regions.size());
     bool stopped = false;  // by on_round (the end is then written durably)
-    const batch_callback watched = [&](const batch_progress& p) {
-      const run_control c = on_round ? on_round(p) : run_control::proceed;
-      stopped = stopped || c == run_control::stop;
-      return c;
-    };
+    const batch_callback watched = watching_stops(on_round, &stopped);
     std::optional<call_checkpoints> cps;
     if (checkpoints.active()) {
       checkpoint problem{checkpoints.integrand, D, bounds_of(regions[0], true), bounds_of(regions[0], false), opt,
@@ -570,11 +562,7 @@ auto vegas_vector(const F& f, const mcubes::region<D>& reg, const vegas_options&
   validate(opt, D);
   const int device = one_device_of(opt, "a vector integrand");
   bool stopped = false;  // by on_iteration (the end is then written durably)
-  const iteration_callback watched = [&](const iteration_record& rec, const result& so_far) {
-    const run_control c = on_iteration ? on_iteration(rec, so_far) : run_control::proceed;
-    stopped = stopped || c == run_control::stop;
-    return c;
-  };
+  const iteration_callback watched = watching_stops(on_iteration, &stopped);
   std::optional<call_checkpoints> cps;
   if (checkpoints.active()) {
     cps.emplace(checkpoints,

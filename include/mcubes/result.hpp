@@ -160,4 +160,17 @@ enum class run_control { proceed, stop };
 /// thrown by the callback propagates out of the integrator. Never changes the numbers of the run.
 using iteration_callback = std::function<run_control(const iteration_record&, const result&)>;
 
+/// `inner` (may be empty: proceed) as a callback that also sets *stopped once it returns stop: how
+/// a caller learns that the run ended by its callback (a checkpoint then writes the end durably).
+/// `stopped` must outlive the run. Callback is iteration_callback or batch_callback (any
+/// std::function returning run_control).
+template <class Callback>
+Callback watching_stops(Callback inner, bool* stopped) {
+  return [inner = std::move(inner), stopped](const auto& first, const auto&... rest) {
+    const run_control c = inner ? inner(first, rest...) : run_control::proceed;
+    *stopped = *stopped || c == run_control::stop;
+    return c;
+  };
+}
+
 }  // namespace mcubes

@@ -692,13 +692,8 @@ py::dict run_vegas_vector(py::object f, const std::vector<double>& lower, const 
   fn.components = components;
   fn.width = vector_width_for(components);
   fn.watch = &watch;
-  const iteration_callback user_cb = make_callback(std::move(callback), &watch);
   bool stopped = false;
-  const iteration_callback cb = [&](const iteration_record& rec, const result& so_far) {
-    const run_control c = user_cb(rec, so_far);
-    stopped = stopped || c == run_control::stop;
-    return c;
-  };
+  const iteration_callback cb = watching_stops(make_callback(std::move(callback), &watch), &stopped);
   std::optional<py_call_checkpoints> cps;
   if (!checkpoint_path.empty() || !resume_data.is_none())
     cps.emplace(checkpoint_path, resume_data, resume_what, checkpoint_every,
@@ -1076,13 +1071,9 @@ py::dict run_expression(const std::string& text, const std::string& method, cons
     const vegas_options opt = vegas_options_of(options);
     const bool checkpoints = !checkpoint_path.empty() || !resume_data.is_none();
     interrupt_watch watch;
-    const iteration_callback user_cb = make_callback(std::move(callback), checkpoints ? &watch : nullptr);
     bool stopped = false;
-    const iteration_callback cb = [&](const iteration_record& rec, const result& so_far) {
-      const run_control c = user_cb(rec, so_far);
-      stopped = stopped || c == run_control::stop;
-      return c;
-    };
+    const iteration_callback cb =
+        watching_stops(make_callback(std::move(callback), checkpoints ? &watch : nullptr), &stopped);
     std::optional<py_call_checkpoints> cps;
     if (checkpoints)
       cps.emplace(checkpoint_path, resume_data, resume_what, checkpoint_every,
