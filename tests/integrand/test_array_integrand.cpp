@@ -48,16 +48,16 @@ struct poly_scalar {
   double operator()(const mcubes::point<D>& x) const { return poly<D>(x.x); }
 };
 
-// The array form, counting its calls and points (the counters are shared: copies of the functor
-// count in the same place).
-template <int D>
-struct poly_array {
+// The array form of a point function fn, counting its calls and points (the counters are shared:
+// copies of the functor count in the same place).
+template <int D, double (*fn)(const double*)>
+struct counted_array {
   static constexpr bool array_integrand = true;
   std::atomic<std::uint64_t>* calls = nullptr;
   std::atomic<std::uint64_t>* points = nullptr;
   void operator()(const double* x, std::size_t n, double* values) const {
     if (calls) ++*calls, *points += n;
-    for (std::size_t i = 0; i < n; ++i) values[i] = poly<D>(x + i * D);
+    for (std::size_t i = 0; i < n; ++i) values[i] = fn(x + i * D);
   }
   double operator()(const mcubes::point<D>& x) const {
     double v;
@@ -65,6 +65,8 @@ struct poly_array {
     return v;
   }
 };
+template <int D>
+using poly_array = counted_array<D, &poly<D>>;
 
 static_assert(mcubes::is_array_integrand_v<poly_array<3>, 3>);
 static_assert(!mcubes::is_array_integrand_v<poly_scalar<3>, 3>);
@@ -126,16 +128,7 @@ struct narrow_scalar {
   double operator()(const mcubes::point<D>& x) const { return narrow_peak<D>(x.x); }
 };
 template <int D>
-struct narrow_array {
-  static constexpr bool array_integrand = true;
-  std::atomic<std::uint64_t>* calls = nullptr;
-  std::atomic<std::uint64_t>* points = nullptr;
-  void operator()(const double* x, std::size_t n, double* values) const {
-    if (calls) ++*calls, *points += n;
-    for (std::size_t i = 0; i < n; ++i) values[i] = narrow_peak<D>(x + i * D);
-  }
-  double operator()(const mcubes::point<D>& x) const { return narrow_peak<D>(x.x); }
-};
+using narrow_array = counted_array<D, &narrow_peak<D>>;
 TEST(ArrayIntegrand, VegasPlusBitwiseWithSubCubesOverSeveralCalls) {
   check_vegas<2, narrow_scalar<2>, narrow_array<2>>(2000000, 6, adaptive);
 }

@@ -211,21 +211,17 @@ bool sample_tile_if_array(const F& f, const sampling_params<D>& sp, const map_vi
                           std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
                           Sink& sink, array_workspace<D>& ws, const stop_request* stop = nullptr) {
   if constexpr (is_array_integrand_v<F, D>) {
-    if (sp.counts.per_cube()) {  // VEGAS+ counts
-      if (adapt) {
-        sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, sink, ws, stop);
-      } else {
-        no_bins none;
-        sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, none, ws, stop);
-      }
-      return true;
-    }
-    if (adapt) {
-      sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, sink, ws);
-    } else {
-      no_bins none;
-      sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, none, ws);
-    }
+    const auto run = [&](auto& bins) {
+      if (sp.counts.per_cube())  // VEGAS+ counts
+        sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, bins, ws, stop);
+      else
+        sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, bins, ws);
+    };
+    no_bins none;
+    if (adapt)
+      run(sink);
+    else
+      run(none);
     return true;
   } else {
     (void)f, (void)sp, (void)map, (void)tables, (void)first, (void)count, (void)stride, (void)adapt, (void)est,
