@@ -112,8 +112,8 @@ struct timeline_backend : mcubes::cuda_backend {
     return timed("finish", false, [&] { return be.finish_batch(f, b, passes); });
   }
   template <class B, class Items>
-  void adapt_batch(B& b, const Items& items, double alpha, bool symmetric) {
-    timed("adapt", true, [&] { be.adapt_batch(b, items, alpha, symmetric); });
+  void adapt_batch(B& b, const Items& items, double alpha, double floor, bool symmetric) {
+    timed("adapt", true, [&] { be.adapt_batch(b, items, alpha, floor, symmetric); });
   }
   template <class B>
   std::vector<double> batch_map_edges(const B& b, std::size_t k) {
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
         const auto t5 = clk::now();
         std::vector<std::pair<std::size_t, const mcubes::iteration_sums*>> items;
         for (std::size_t k = 0; k < K; ++k) items.emplace_back(k, &sums[k]);
-        be.adapt_batch(st, items, o.alpha, false);
+        be.adapt_batch(st, items, o.alpha, mcubes::map_floor_for(o), false);
         (void)be.batch_map_edges(st, 0);
         const auto t6 = clk::now();
         st = decltype(st){};  // frees the batch's buffers

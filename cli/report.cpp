@@ -83,9 +83,9 @@ void print_plan_line(std::FILE* out, const vegas_plan& plan, int dim, const vega
   const int bins = map_bins_for(o);
   std::fprintf(out,
                "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
-               "max chi2/dof %.6g, bins %d%s, alpha %.6g%s\n",
+               "max chi2/dof %.6g, bins %d%s, alpha %.6g, map floor %.6g%s\n",
                o.max_iterations, o.adapt_iterations, o.skip, o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, bins,
-               o.n_bins == 0 ? " (auto)" : "", o.alpha, o.symmetric_map ? ", symmetric map" : "");
+               o.n_bins == 0 ? " (auto)" : "", o.alpha, map_floor_for(o), o.symmetric_map ? ", symmetric map" : "");
   if (o.n_bins != 0 && static_cast<std::uint64_t>(o.n_bins) * 10 > o.calls_per_iteration)
     std::fprintf(out,
                  "warning: %d bins per axis get fewer than ten samples each from %llu evaluations per iteration; the "
@@ -179,6 +179,7 @@ nlohmann::ordered_json options_json(const vegas_options& o) {
           {"max_chi2_dof", json_number(o.max_chi2_dof)},
           {"n_bins", map_bins_for(o)},
           {"alpha", json_number(o.alpha)},
+          {"map_floor", json_number(map_floor_for(o))},
           {"stratification", to_string(o.stratification)},
           {"beta", json_number(o.beta)},
           {"symmetric_map", o.symmetric_map},

@@ -32,6 +32,7 @@
 
 #include "cli/cli_test_support.hpp"
 
+#include <mcubes/options.hpp>
 #include <mcubes/suite.hpp>
 
 #include "support/bits.hpp"
@@ -523,7 +524,7 @@ TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
   // every option, with the values given and the paper's defaults for the others
   const json& o = j.at("options");
   for (const char* key : {"rel_tol", "abs_tol", "calls_per_iteration", "max_iterations", "adapt_iterations", "skip",
-                          "min_iterations", "max_chi2_dof", "n_bins", "alpha", "symmetric_map", "seed", "threads",
+                          "min_iterations", "max_chi2_dof", "n_bins", "alpha", "map_floor", "symmetric_map", "seed", "threads",
                           "backend", "cuda_threads_per_block"})
     EXPECT_TRUE(o.contains(key)) << key;
   const mcubes::suite::entry* f4 = mcubes::suite::find("f4");
@@ -534,6 +535,7 @@ TEST(Cli, IntegrateWritesCompleteJsonWhoseNumbersRoundTrip) {
   EXPECT_EQ(o.at("skip").get<int>(), f4->paper.skip);
   EXPECT_EQ(o.at("rel_tol").get<double>(), 1e-3);
   EXPECT_EQ(o.at("threads").get<int>(), 0);  // all cores
+  EXPECT_EQ(o.at("map_floor").get<double>(), o.at("stratification").get<std::string>() == "adaptive" ? mcubes::vegas_plus_map_floor : 0.0);
   EXPECT_EQ(j.at("seed").get<std::uint64_t>(), 3u);
   EXPECT_EQ(j.at("backend").get<std::string>(), "cpu");
   EXPECT_EQ(j.at("integrand").at("name").get<std::string>(), "f4");

@@ -8,9 +8,11 @@
 
 #include <mcubes/backend/backend.hpp>
 #include <mcubes/backend/cuda.cuh>
+#include <mcubes/options.hpp>
 
 #include "support/cuda.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -58,7 +60,7 @@ std::vector<bin_accumulator> random_levels(std::mt19937_64& rng, std::size_t n, 
 
 template <int D>
 void expect_same_adaptation(int n_bins, double alpha, bool symmetric, int rounds, std::mt19937_64& rng,
-                            int top_level = 0) {
+                            int top_level = 0, double floor = 0) {
   cuda_backend backend;
   device_map<D> dev = backend.make_map<D>(n_bins);
   adaptive_map<D> host(n_bins);
@@ -68,13 +70,13 @@ void expect_same_adaptation(int n_bins, double alpha, bool symmetric, int rounds
     backend.upload_bins(bins, top_level);
     iteration_sums sums;
     sums.top_level = top_level;
-    backend.adapt_map(dev, sums, alpha, symmetric);
-    host.adapt(bins.data(), alpha, symmetric, top_level);
+    backend.adapt_map(dev, sums, alpha, floor, symmetric);
+    host.adapt(bins.data(), alpha, floor, symmetric, top_level);
     const std::vector<double> got = backend.map_edges(dev);
     ASSERT_EQ(got.size(), host.edges().size());
     for (std::size_t i = 0; i < got.size(); ++i)
       ASSERT_EQ(mcubes_test::bits(got[i]), mcubes_test::bits(host.edges()[i]))
-          << "n_bins " << n_bins << ", alpha " << alpha << (symmetric ? ", symmetric" : "") << ", top level "
+          << "n_bins " << n_bins << ", alpha " << alpha << ", floor " << floor << (symmetric ? ", symmetric" : "") << ", top level "
           << top_level << ", round " << round
           << ", edge " << i << ": device " << got[i] << ", host " << host.edges()[i];
   }
@@ -90,6 +92,18 @@ TEST(DeviceMap, AdaptationBitwiseEqualToHost) {
     }
   }
   expect_same_adaptation<9>(500, 1.5, false, 4, rng);
+}
+
+// The defensive floor of VEGAS+ runs (options.hpp: vegas_plus_map_floor): the device's floor
+// weights come from the same exact total and old widths as the host's.
+TEST(DeviceMap, AdaptationWithDefensiveFloorBitwiseEqualToHost) {
+  MCUBES_REQUIRE_DEVICE();
+  std::mt19937_64 rng(test_seed + 3);
+  for (int n : {2, 7, 500, 513, 1500})
+    for (double floor : {mcubes::vegas_plus_map_floor, 0.5}) {
+      expect_same_adaptation<3>(n, 1.5, false, 3, rng, 0, floor);
+      expect_same_adaptation<3>(n, 1.5, true, 2, rng, 1, floor);
+    }
 }
 
 // Bins with overflow levels (reduction.hpp bin_level): the device folds the levels as the host does.
@@ -110,13 +124,13 @@ TEST(DeviceMap, AlphaZeroKeepsTheMapAndClearsTheBins) {
   cuda_backend backend;
   device_map<2> dev = backend.make_map<2>(50);
   backend.upload_bins(random_bins(rng, 100));
-  backend.adapt_map(dev, iteration_sums{}, 1.5, false);
+  backend.adapt_map(dev, iteration_sums{}, 1.5, 0.0, false);
   const std::vector<double> before = backend.map_edges(dev);
   backend.upload_bins(random_bins(rng, 100));
-  backend.adapt_map(dev, iteration_sums{}, 0.0, false);
+  backend.adapt_map(dev, iteration_sums{}, 0.0, 0.0, false);
   EXPECT_EQ(backend.map_edges(dev), before);
   // the bins were cleared: adapting to them now changes nothing (all-zero contributions)
-  backend.adapt_map(dev, iteration_sums{}, 1.5, false);
+  backend.adapt_map(dev, iteration_sums{}, 1.5, 0.0, false);
   EXPECT_EQ(backend.map_edges(dev), before);
 }
 

@@ -36,7 +36,9 @@ std::vector<double> axis_edges(const mcubes::adaptive_map<1>& m) {
 
 // Independent reference of adapt_axis: the same documented smoothing and damping, then rebinning by
 // inverting the piecewise-linear cumulative of r (long double, a search per edge).
-std::vector<double> reference_adapt(const std::vector<double>& e, const std::vector<double>& c, double alpha) {
+// eps > 0: the defensive floor, eps/(1-eps) R (e_{k+1} - e_k) added to each r_k.
+std::vector<double> reference_adapt(const std::vector<double>& e, const std::vector<double>& c, double alpha,
+                                    double eps = 0) {
   const int n = static_cast<int>(c.size());
   std::vector<long double> d(n), r(n), cum(n + 1, 0.0L);
   for (int k = 0; k < n; ++k) {
@@ -52,6 +54,11 @@ std::vector<double> reference_adapt(const std::vector<double>& e, const std::vec
     const long double f = std::max(d[k] / S, 1e-300L);  // the floor share of an empty bin
     if (f >= 1) r[k] = 1;
     else r[k] = std::pow((1 - f) / std::log(1 / f), static_cast<long double>(alpha));
+  }
+  long double R0 = 0;
+  for (auto x : r) R0 += x;
+  for (int k = 0; k < n; ++k) {
+    if (eps > 0) r[k] += eps / (1 - eps) * R0 * (static_cast<long double>(e[k + 1]) - e[k]);
     cum[k + 1] = cum[k] + r[k];
   }
   const long double R = cum[n];
@@ -234,12 +241,16 @@ TEST(AdaptiveMap, AdaptationWithAlphaOnNonUniformMap) {
   EXPECT_EQ(m.edge(0, 4), 1.0);
 }
 
-TEST(AdaptiveMap, AdaptationAgainstReferenceOnRandomHistograms) {
-  std::mt19937_64 rng(test_seed + 1);
+// 300 random histograms (a share `zero_share` of empty bins, the rest over six decades) on random
+// non-uniform maps of 2..61 bins, adapted with alpha_of(trial) and the floor eps_of(trial), against
+// the long-double reference.
+template <class Alpha, class Eps>
+void expect_reference_adaptation(unsigned seed, double zero_share, const Alpha& alpha_of, const Eps& eps_of) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   for (int trial = 0; trial < 300; ++trial) {
     const int n = 2 + static_cast<int>(rng() % 60);
-    const double alpha = trial % 3 == 0 ? 1.5 : (trial % 3 == 1 ? 0.5 : 2.0);
+    const double alpha = alpha_of(trial), eps = eps_of(trial);
     mcubes::adaptive_map<1> m(n);
     // A random non-uniform starting map.
     std::vector<double> cuts(n - 1);
@@ -247,11 +258,51 @@ TEST(AdaptiveMap, AdaptationAgainstReferenceOnRandomHistograms) {
     std::sort(cuts.begin(), cuts.end());
     for (int k = 1; k < n; ++k) m.edge(0, k) = cuts[k - 1];
     std::vector<double> c(n);
-    for (auto& x : c) x = unif(rng) < 0.3 ? 0.0 : std::pow(10.0, 6 * unif(rng) - 3);
-    const auto expected = reference_adapt(axis_edges(m), c, alpha);
-    m.adapt_axis(0, c.data(), alpha);
+    for (auto& x : c) x = unif(rng) < zero_share ? 0.0 : std::pow(10.0, 6 * unif(rng) - 3);
+    const auto expected = reference_adapt(axis_edges(m), c, alpha, eps);
+    m.adapt_axis(0, c.data(), alpha, eps);
     for (int k = 0; k <= n; ++k)
-      ASSERT_NEAR(m.edge(0, k), expected[k], reference_tol) << "trial " << trial << ", n = " << n << ", edge " << k;
+      ASSERT_NEAR(m.edge(0, k), expected[k], reference_tol) << "trial " << trial << ", n = " << n << ", eps " << eps << ", edge " << k;
+  }
+}
+
+TEST(AdaptiveMap, AdaptationAgainstReferenceOnRandomHistograms) {
+  expect_reference_adaptation(
+      test_seed + 1, 0.3, [](int trial) { return trial % 3 == 0 ? 1.5 : (trial % 3 == 1 ? 0.5 : 2.0); },
+      [](int) { return 0.0; });
+}
+
+// The defensive floor (adapt_axis step 3) against the reference with the floor added in long double.
+TEST(AdaptiveMap, DefensiveFloorAgainstReferenceOnRandomHistograms) {
+  expect_reference_adaptation(
+      test_seed + 11, 0.5, [](int trial) { return trial % 2 == 0 ? 1.5 : 0.5; },
+      [](int trial) { return trial % 3 == 0 ? 0.05 : (trial % 3 == 1 ? 0.02 : 0.5); });
+}
+
+// What the floor is for: f = 0 on [0.4, 1] (a discontinuity, m-Cubes' f6) and f largest just below
+// 0.4. Lepage's rule lets a few increments swallow the empty region (after 12 rounds the widest is
+// about 0.15, a jacobian of about 75 for 500 bins); with the floor eps no increment
+// is wider than 1/(eps n) (the uniform part alone gives a new bin at most that width), after every
+// round of adaptation.
+TEST(AdaptiveMap, DefensiveFloorBoundsTheIncrements) {
+  const int n = 500;
+  const auto widest = [&](const mcubes::adaptive_map<1>& m) {
+    double w = 0;
+    for (int k = 0; k < n; ++k) w = std::fmax(w, m.edge(0, k + 1) - m.edge(0, k));
+    return w;
+  };
+  for (double eps : {0.0, 0.02, 0.05}) {
+    mcubes::adaptive_map<1> m(n);
+    for (int round = 0; round < 12; ++round) {
+      std::vector<double> c(n);
+      for (int k = 0; k < n; ++k) {  // the exact integral of f^2 J^2-like weight exp(10 x) over each increment below 0.4
+        const double a = m.edge(0, k), b = std::fmin(m.edge(0, k + 1), 0.4);
+        c[k] = b > a ? (std::exp(10 * b) - std::exp(10 * a)) * (m.edge(0, k + 1) - a) * n : 0.0;
+      }
+      m.adapt_axis(0, c.data(), 1.5, eps);
+      if (eps > 0) ASSERT_LE(widest(m), (1 + 1e-9) / (eps * n)) << "eps " << eps << ", round " << round;
+    }
+    if (eps == 0) EXPECT_GT(widest(m), 0.1) << "Lepage's rule: the empty region in a few increments";
   }
 }
 
@@ -269,6 +320,13 @@ TEST(AdaptiveMap, UniformContributionsAreAFixedPoint) {
       EXPECT_EQ(m.edge(0, 0), 0.0);
       EXPECT_EQ(m.edge(0, n), 1.0);
     }
+  }
+  // With the defensive floor too (the floor is uniform in x as the map is).
+  for (int n : {2, 10, 500}) {
+    mcubes::adaptive_map<1> m(n);
+    std::vector<double> c(n, 3.5);
+    m.adapt_axis(0, c.data(), 1.5, 0.05);
+    for (int k = 0; k <= n; ++k) ASSERT_NEAR(m.edge(0, k), static_cast<double>(k) / n, std::fmax(exact_tol, n * DBL_EPSILON)) << n << " " << k;
   }
   // A non-uniform map with uniform contributions keeps its edges too (r is constant per old bin).
   auto m = hand_map<1>();
@@ -413,7 +471,7 @@ TEST(AdaptiveMap, AdaptFoldsOverflowLevels) {
                                bins[i].to_double(), 1e-15 * folded[i]);
   }
   mcubes::adaptive_map<D> a(n), b(n);
-  a.adapt(bins.data(), 1.5, false, 2);
+  a.adapt(bins.data(), 1.5, 0.0, false, 2);
   b.adapt(folded, 1.5);
   EXPECT_EQ(a.edges(), b.edges());
   // m-Cubes1D: the rows are summed exactly per level, then folded.
@@ -428,12 +486,12 @@ TEST(AdaptiveMap, AdaptFoldsOverflowLevels) {
     sym[k] = c;
   }
   mcubes::adaptive_map<D> c1(n), c2(n);
-  c1.adapt(bins.data(), 1.5, true, 2);
+  c1.adapt(bins.data(), 1.5, 0.0, true, 2);
   c2.adapt_symmetric(sym.data(), 1.5);
   EXPECT_EQ(c1.edges(), c2.edges());
   // Without levels: the same as before (level 0 only).
   mcubes::adaptive_map<D> d1(n), d2(n);
-  d1.adapt(bins.data(), 1.5, false);
+  d1.adapt(bins.data(), 1.5, 0.0, false);
   std::vector<double> level0(D * n);
   for (int i = 0; i < D * n; ++i) level0[i] = bins[i].to_double();
   d2.adapt(level0, 1.5);

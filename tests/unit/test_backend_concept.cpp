@@ -77,7 +77,7 @@ struct op_sample_vector {
 };
 struct op_adapt_map {
   template <class Map>
-  void adapt_map(Map& map, const iteration_sums& sums, double alpha, bool symmetric) const;
+  void adapt_map(Map& map, const iteration_sums& sums, double alpha, double floor, bool symmetric) const;
 };
 struct op_map_edges {
   template <class Map>
@@ -110,7 +110,7 @@ struct op_sample_batch {
 struct op_adapt_batch {
   template <int D, class P>
   void adapt_batch(fake_batch<D, P>& b, const std::vector<std::pair<std::size_t, const iteration_sums*>>& items,
-                   double alpha, bool symmetric) const;
+                   double alpha, double floor, bool symmetric) const;
 };
 struct op_batch_map_edges {
   template <int D, class P>

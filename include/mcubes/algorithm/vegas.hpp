@@ -915,7 +915,7 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
   const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);
   };
-  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
+  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, map_floor_for(opt), opt.symmetric_map); };
   while (!run.done()) {
     if (stop_agreed(opt.stop, team_of(backend))) {  // execution::stop: before every pass (every rank of a team)
       run.stop();

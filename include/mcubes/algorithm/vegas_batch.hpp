@@ -373,7 +373,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
         predicted[i] = 1;
         to_adapt.emplace_back(passes[i].integral, &sums[i]);
       }
-    backend.adapt_batch(L.batch, to_adapt, opt.alpha, opt.symmetric_map);
+    backend.adapt_batch(L.batch, to_adapt, opt.alpha, map_floor_for(opt), opt.symmetric_map);
     // Each integral takes its pass's sums (vegas_run: averages, stopping test); independent of
     // one another, so large rounds are split over host threads (the results do not depend on it).
     std::vector<std::exception_ptr> failed(n);

@@ -284,7 +284,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     }
     detail::throw_non_finite<D>(first, it, index, x, v[0]);
   };
-  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, opt.symmetric_map); };
+  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, map_floor_for(opt), opt.symmetric_map); };
   while (!run.done()) {
     if (opt.stop != nullptr && opt.stop->requested()) {  // execution::stop: before every pass
       run.stop();

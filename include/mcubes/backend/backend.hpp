@@ -25,7 +25,8 @@
 ///                                                       one pass of an integrand of values<N>: the
 ///                                                       scalar sums (.scalar) of component 0 and the
 ///                                                       N estimates and N x N products (.sums)
-///   void adapt_map(map, sums, alpha, symmetric)         the map adapted to the last V-Sample pass
+///   void adapt_map(map, sums, alpha, floor, symmetric)  the map adapted to the last V-Sample pass
+///                                                       (floor: the defensive floor, options.hpp)
 ///   vector<double> map_edges(map)                       the edges, on the host
 ///   void set_map_edges(map, edges)                      replaces the edges (checked)
 ///   Values make_cube_values(n)                          n doubles in the backend's memory, with
@@ -38,7 +39,7 @@
 ///   Batch make_batch<D>(params, n, n_bins)              the maps and bins of n integrals
 ///   vector<iteration_sums> sample_batch(f, batch, passes) one pass of each listed integral, each
 ///                                                       bitwise its sample() alone
-///   void adapt_batch(batch, items, alpha, symmetric)    maps adapted to their last V-Sample passes
+///   void adapt_batch(batch, items, alpha, floor, symmetric) maps adapted to their last V-Sample passes
 ///   vector<double> batch_map_edges(batch, k)            integral k's edges, on the host
 ///   worker_pool& host_workers()                         the host threads of a round's host work
 ///                                                       (backend/worker_pool.hpp)
@@ -147,7 +148,7 @@ using sample_vector_t = decltype(std::declval<B&>().template sample_vector<dim, 
     vector_integrand{}, std::declval<const sampling_params<dim>&>(), std::declval<const stratification&>(),
     std::declval<const map_t<B>&>().view(), bool{}, std::uint64_t{}));
 template <class B>
-using adapt_map_t = decltype(std::declval<B&>().adapt_map(std::declval<map_t<B>&>(), std::declval<const iteration_sums&>(), double{}, bool{}));
+using adapt_map_t = decltype(std::declval<B&>().adapt_map(std::declval<map_t<B>&>(), std::declval<const iteration_sums&>(), double{}, double{}, bool{}));
 template <class B>
 using map_edges_t = decltype(std::declval<B&>().map_edges(std::declval<const map_t<B>&>()));
 template <class B>
@@ -174,7 +175,7 @@ using sample_batch_t =
     decltype(std::declval<B&>().sample_batch(batch_integrand{}, std::declval<batch_t<B>&>(), std::declval<const passes_t&>()));
 template <class B>
 using adapt_batch_t =
-    decltype(std::declval<B&>().adapt_batch(std::declval<batch_t<B>&>(), std::declval<const adapt_items_t&>(), double{}, bool{}));
+    decltype(std::declval<B&>().adapt_batch(std::declval<batch_t<B>&>(), std::declval<const adapt_items_t&>(), double{}, double{}, bool{}));
 template <class B>
 using batch_map_edges_t = decltype(std::declval<B&>().batch_map_edges(std::declval<const batch_t<B>&>(), std::size_t{}));
 template <class B>

@@ -367,8 +367,8 @@ class cpu_backend {
   }
   /// Adapts the map to the bins of the last V-Sample pass (sums.bins; adaptive_map::adapt).
   template <int D>
-  void adapt_map(adaptive_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) const {
-    map.adapt(sums.bins.data(), alpha, symmetric, sums.top_level);
+  void adapt_map(adaptive_map<D>& map, const iteration_sums& sums, double alpha, double floor, bool symmetric) const {
+    map.adapt(sums.bins.data(), alpha, floor, symmetric, sums.top_level);
   }
   /// The map's edges (D * (n_bins + 1), axis-major).
   template <int D>
@@ -414,8 +414,8 @@ class cpu_backend {
   /// (adaptive_map::adapt).
   template <int D, class P>
   void adapt_batch(batch_state<D, P>& b, const std::vector<std::pair<std::size_t, const iteration_sums*>>& items,
-                   double alpha, bool symmetric) const {
-    for (const auto& [k, sums] : items) b.maps[k].adapt(sums->bins.data(), alpha, symmetric, sums->top_level);
+                   double alpha, double floor, bool symmetric) const {
+    for (const auto& [k, sums] : items) b.maps[k].adapt(sums->bins.data(), alpha, floor, symmetric, sums->top_level);
   }
   /// The edges of integral k's map (D * (n_bins + 1), axis-major).
   template <int D, class P>

@@ -185,9 +185,9 @@ class cuda_backend {
   /// of adaptive_map::adapt, bit for bit. Asynchronous (the next pass in the stream sees the new
   /// map); zeroes the bins. @throws invalid_input if sums is not the last pass's.
   template <int D>
-  void adapt_map(device_map<D>& map, const iteration_sums& sums, double alpha, bool symmetric) {
+  void adapt_map(device_map<D>& map, const iteration_sums& sums, double alpha, double floor, bool symmetric) {
     device_.use();
-    adapter_.adapt(map, buffers_, sums, alpha, symmetric, device_.stream());
+    adapter_.adapt(map, buffers_, sums, alpha, floor, symmetric, device_.stream());
   }
 
   /// Test hook: copies `bins` (levels 0..top_level of n_values = bins.size() / (top_level + 1)
@@ -316,10 +316,10 @@ class cuda_backend {
   /// pass's; cuda_error if a CUDA call fails.
   template <int D, class P>
   void adapt_batch(batch_state<D, P>& b, const std::vector<std::pair<std::size_t, const iteration_sums*>>& items,
-                   double alpha, bool symmetric) {
+                   double alpha, double floor, bool symmetric) {
     if (items.empty()) return;
     device_.use();
-    adapter_.adapt_batch(b, items, alpha, symmetric, device_.stream());
+    adapter_.adapt_batch(b, items, alpha, floor, symmetric, device_.stream());
   }
 
   /// The edges of integral k's map, copied to the host (synchronous).

@@ -27,7 +27,9 @@ namespace mcubes {
 ///    order of summation; the relative resolution 2^-s (<= 2^-42) is far below the statistical noise
 ///    of the contributions;
 ///  - new edge i comes from its own target R i / n (R = P_{n-1}) by a search over P, and the edges
-///    are made monotone by a prefix maximum (order-independent), not by a serial clamp.
+///    are made monotone by a prefix maximum (order-independent), not by a serial clamp;
+///  - a defensive floor (floor_weight) is an integer function of the exact total of the q_k and of
+///    one old bin's width: the same on both.
 namespace map_adaptation {
 
 /// Smallest relative contribution of a bin in the damping (vegas: TINY).
@@ -54,11 +56,26 @@ MCUBES_HOST_DEVICE inline double damped_weight(double d, double S, double alpha)
   return portable::det_pow(portable::det_sub(1.0, f) / -portable::det_log(f), alpha);
 }
 
-/// s = 62 - ceil(log2 n): n quantized weights of at most 2^s sum to less than 2^62.
-MCUBES_HOST_DEVICE inline int weight_shift(int n) {
+/// s = 62 - ceil(log2 n): n quantized weights of at most 2^s sum to less than 2^62; with a
+/// defensive floor (floor_weight) one less, so that the weights and their floors together stay below 2^62.
+MCUBES_HOST_DEVICE inline int weight_shift(int n, bool with_floor = false) {
   int b = 0;
   while ((1 << b) < n) ++b;
-  return 62 - b;
+  return 62 - b - (with_floor ? 1 : 0);
+}
+
+/// The factor c = eps / (1 - eps) of a defensive floor eps in (0, 1/2] (floor_weight).
+MCUBES_HOST_DEVICE inline double floor_factor(double eps) { return eps / (1 - eps); }
+
+/// The defensive floor's weight of an old bin of width w (e_{k+1} - e_k) when the quantized
+/// weights sum to Q: floor(c Q w), c = floor_factor(eps). Added to the bin's quantized weight, it
+/// spreads the fraction eps of the axis's total weight in proportion to width (uniformly in x):
+/// the new map is the mixture (1 - eps) adapted + eps uniform (defensive importance sampling,
+/// T. Hesterberg, Technometrics 37 (1995) 185), so no new increment is wider than about
+/// 1 / (eps n) and the jacobian of an axis never exceeds 1/eps. Sum over bins <= c Q < Q < 2^61
+/// (eps <= 1/2, weight_shift with a floor): the total stays exact in 64 bits.
+MCUBES_HOST_DEVICE inline std::uint64_t floor_weight(std::uint64_t Q, double w, double c) {
+  return static_cast<std::uint64_t>(portable::det_mul(portable::det_mul(c, static_cast<double>(Q)), w));
 }
 
 /// q = max(1, floor(r / r_max * 2^shift)) for 0 < r <= r_max.
@@ -168,15 +185,21 @@ class adaptive_map {
   ///  1. smoothing:  d_0 = (c_0 + c_1)/2, d_k = (c_{k-1} + c_k + c_{k+1})/3, d_{n-1} = (c_{n-2} + c_{n-1})/2;
   ///  2. damping:    r_k = ((1 - f_k) / ln(1/f_k))^alpha with f_k = max(d_k/S, 1e-300), S = sum d_k
   ///                 (the limit 1 for f_k = 1; the floor keeps empty bins alive with a small width);
-  ///  3. rebinning:  new edges such that each new bin holds R/n of R = sum r_k, r spread uniformly
-  ///                 inside each old bin.
+  ///  3. defensive floor (eps > 0 only): the integer weights q_k of the r_k (their total Q) each
+  ///                 get floor(eps/(1-eps) Q (e_{k+1} - e_k)) more (map_adaptation::floor_weight): a
+  ///                 fraction eps of the weight spread uniformly in x, so that no increment grows
+  ///                 wider than about 1/(eps n) (the jacobian of an axis stays below 1/eps);
+  ///  4. rebinning:  new edges such that each new bin holds R/n of R = sum of the weights, spread
+  ///                 uniformly inside each old bin.
+  /// eps = 0 is Lepage's and m-Cubes' rule (the uniform stratification's, bit for bit as before
+  /// the floor existed); eps in (0, 1/2] otherwise (options.hpp: map_floor_for).
   /// The arithmetic is the one of map_adaptation (below), which the CUDA backend runs on the
   /// device (backend/cuda/adapt_kernels.cuh): the same edges, bit for bit, on both.
   /// Leaves the axis unchanged when alpha = 0 (the map is frozen, options.hpp), when the
   /// contributions are all zero or not finite (nothing to learn), and when every damped weight
   /// underflows to 0 (alpha far beyond max_alpha: 0/0 would follow).
   /// Uniform contributions are a fixed point (up to rounding). Never produces NaN; edges stay sorted.
-  void adapt_axis(int j, const double* c, double alpha) {
+  void adapt_axis(int j, const double* c, double alpha, double eps = 0) {
     if (alpha == 0) return;  // r_k = 1 for every non-empty bin would still squeeze the empty ones
     const int n = n_bins_;
     d_.resize(n);
@@ -193,14 +216,23 @@ class adaptive_map {
       if (d[k] > r_max) r_max = d[k];
     }
     if (!map_adaptation::usable_total(r_max)) return;  // every weight underflowed: keep the axis
-    const int shift = map_adaptation::weight_shift(n);
+    const int shift = map_adaptation::weight_shift(n, eps > 0);
+    const double* e = edges_.data() + static_cast<std::size_t>(j) * (n + 1);
     std::uint64_t total = 0;
     for (int k = 0; k < n; ++k) {
       q_[k] = map_adaptation::quantized_weight(d[k], r_max, shift);
       total += q_[k];
+    }
+    if (eps > 0) {
+      const double cf = map_adaptation::floor_factor(eps);
+      const std::uint64_t Q = total;
+      for (int k = 0; k < n; ++k) q_[k] += map_adaptation::floor_weight(Q, e[k + 1] - e[k], cf);
+    }
+    total = 0;
+    for (int k = 0; k < n; ++k) {
+      total += q_[k];
       p_[k] = total;
     }
-    const double* e = edges_.data() + static_cast<std::size_t>(j) * (n + 1);
     double* fresh = fresh_.data();
     fresh[0] = 0.0;
     fresh[n] = 1.0;
@@ -213,16 +245,16 @@ class adaptive_map {
     for (int i = 0; i <= n; ++i) edge(j, i) = fresh[i];
   }
 
-  /// Adapts every axis; contributions are axis-major, D * n_bins values.
-  void adapt(const std::vector<double>& contributions, double alpha) {
+  /// Adapts every axis; contributions are axis-major, D * n_bins values; eps: the defensive floor (adapt_axis).
+  void adapt(const std::vector<double>& contributions, double alpha, double eps = 0) {
     MCUBES_EXPECTS(contributions.size() == static_cast<std::size_t>(D) * n_bins_, "adapt: expected ", D * n_bins_,
                    " contributions, got ", contributions.size());
-    for (int j = 0; j < D; ++j) adapt_axis(j, contributions.data() + static_cast<std::size_t>(j) * n_bins_, alpha);
+    for (int j = 0; j < D; ++j) adapt_axis(j, contributions.data() + static_cast<std::size_t>(j) * n_bins_, alpha, eps);
   }
 
   /// m-Cubes1D: adapts axis 0 to `c` (n_bins values summed over all axes) and copies it to every axis.
-  void adapt_symmetric(const double* c, double alpha) {
-    adapt_axis(0, c, alpha);
+  void adapt_symmetric(const double* c, double alpha, double eps = 0) {
+    adapt_axis(0, c, alpha, eps);
     for (int j = 1; j < D; ++j)
       for (int k = 0; k <= n_bins_; ++k) edge(j, k) = edge(0, k);
   }
@@ -232,7 +264,7 @@ class adaptive_map {
   /// down (combine_bin_level, reduction.hpp): each axis to its own row (adapt), or, for m-Cubes1D
   /// (`symmetric`), every axis to the exact sum of the rows, level by level (adapt_symmetric).
   /// The CUDA backend does the same on the device (adapt_kernels.cuh).
-  void adapt(const bin_accumulator* bins, double alpha, bool symmetric, int top_level = 0) {
+  void adapt(const bin_accumulator* bins, double alpha, double eps, bool symmetric, int top_level = 0) {
     const int nb = n_bins_;
     const std::size_t n_values = static_cast<std::size_t>(D) * nb;
     contributions_.resize(static_cast<std::size_t>(symmetric ? 1 : D) * nb);
@@ -247,7 +279,7 @@ class adaptive_map {
         }
         contributions_[k] = c;
       }
-      adapt_symmetric(contributions_.data(), alpha);
+      adapt_symmetric(contributions_.data(), alpha, eps);
     } else {
       for (std::size_t i = 0; i < contributions_.size(); ++i) {
         double c = 0;
@@ -255,7 +287,7 @@ class adaptive_map {
           c = combine_bin_level(c, bins[static_cast<std::size_t>(level) * n_values + i], level == top_level);
         contributions_[i] = c;
       }
-      for (int j = 0; j < D; ++j) adapt_axis(j, contributions_.data() + static_cast<std::size_t>(j) * nb, alpha);
+      for (int j = 0; j < D; ++j) adapt_axis(j, contributions_.data() + static_cast<std::size_t>(j) * nb, alpha, eps);
     }
   }
 

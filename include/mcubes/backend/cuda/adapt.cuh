@@ -31,8 +31,8 @@ class map_adapter {
   /// one block for all axes) in `stream`; zeroes the bins it reads. Asynchronous.
   /// @throws invalid_input if sums is not the last pass's; cuda_error if a CUDA call fails.
   template <int D>
-  void adapt(const device_map<D>& map, pass_buffers& buf, const iteration_sums& sums, double alpha, bool symmetric,
-             cudaStream_t stream) {
+  void adapt(const device_map<D>& map, pass_buffers& buf, const iteration_sums& sums, double alpha, double floor,
+             bool symmetric, cudaStream_t stream) {
     const int n = map.n_bins;
     buf.ensure_bins(static_cast<std::size_t>(D) * n, stream);
     const unsigned blocks = symmetric ? 1u : static_cast<unsigned>(D);
@@ -47,7 +47,7 @@ class map_adapter {
     MCUBES_EXPECTS(sums.top_level == buf.last_top, "adapt_map: the sums' top bin level ", sums.top_level,
                    " is not that of the last adapting pass (", buf.last_top, ")");
     adapt_map_kernel<adapt_threads><<<blocks, adapt_threads, smem, stream>>>(
-        map.edges.data(), buf.bins.data(), buf.over.data(), sums.top_level, n, D, symmetric, alpha, global_scratch);
+        map.edges.data(), buf.bins.data(), buf.over.data(), sums.top_level, n, D, symmetric, alpha, floor, global_scratch);
     MCUBES_CUDA_CHECK_LAUNCH("adapt_map_kernel");
     buf.bins_adapted();
   }
@@ -57,7 +57,7 @@ class map_adapter {
   /// @throws invalid_input if a sums' top level is not its last pass's; cuda_error if a CUDA call fails.
   template <int D, class P>
   void adapt_batch(batch_state<D, P>& b, const std::vector<std::pair<std::size_t, const iteration_sums*>>& items,
-                   double alpha, bool symmetric, cudaStream_t stream) {
+                   double alpha, double floor, bool symmetric, cudaStream_t stream) {
     const int n = b.n_bins;
     const unsigned per_item = symmetric ? 1u : static_cast<unsigned>(D);
     double* global_scratch = nullptr;
@@ -82,7 +82,7 @@ class map_adapter {
     b.adapt_copied.record(stream);
     const dim3 grid(static_cast<unsigned>(items.size()), per_item);
     adapt_map_batch_kernel<adapt_threads><<<grid, adapt_threads, smem, stream>>>(b.adapt_items.data(), n, D, symmetric,
-                                                                                alpha, global_scratch);
+                                                                                alpha, floor, global_scratch);
     MCUBES_CUDA_CHECK_LAUNCH("adapt_map_batch_kernel");
   }
 

@@ -9,8 +9,8 @@
 ///  - contributions: the exact 128-bit bin sums (integers) converted to double, as on the host;
 ///  - S = sum of the smoothed contributions over the fixed pairwise tree: each thread reduces an
 ///    aligned group with pairwise_sum, the block finishes the same tree (reduction.hpp);
-///  - r_max (a maximum) and the prefix sums of the integer weights are exact in any order
-///    (cub::BlockReduce, cub::BlockScan);
+///  - r_max (a maximum), the total of the integer weights (the defensive floor's Q) and their
+///    prefix sums are exact in any order (cub::BlockReduce, cub::BlockScan);
 ///  - each new edge from its own target; the prefix maximum that keeps the edges sorted is exact.
 /// The kernel also zeroes the bins it read, ready for the next adapting pass.
 
@@ -41,7 +41,8 @@ struct max_of {
 /// exact sums) and, for top_level >= 1, the overflow levels 1..top_level (`over`, level L at
 /// (L - 1) * n_axes * n), folded per bin as adaptive_map::adapt does: block j adapts axis j; with
 /// `symmetric` (m-Cubes1D, one block) the rows of all axes are summed exactly into one, level by
-/// level, and every axis gets its edges. alpha = 0 only zeroes the bins.
+/// level, and every axis gets its edges. alpha = 0 only zeroes the bins; floor: the defensive floor
+/// (adaptive_map::adapt_axis; 0: none).
 /// Every level read is left zero.
 /// Scratch: adapt_scratch_doubles(n) doubles per block, in dynamic shared memory when
 /// `global_scratch` is null, else at global_scratch + blockIdx.x * adapt_scratch_doubles(n).
@@ -49,19 +50,22 @@ struct max_of {
 template <int T>
 __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* bins, bin_accumulator* over,
                                                int top_level, int n, int n_axes, bool symmetric, double alpha,
-                                               double* global_scratch, int axis) {
+                                               double floor, double* global_scratch, int axis) {
   extern __shared__ double adapt_smem[];
   using scan_u64 = cub::BlockScan<unsigned long long, T>;
   using scan_f64 = cub::BlockScan<double, T>;
   using reduce_f64 = cub::BlockReduce<double, T>;
+  using reduce_u64 = cub::BlockReduce<unsigned long long, T>;
   __shared__ union {
     typename scan_u64::TempStorage scan_q;
     typename scan_f64::TempStorage scan_e;
     typename reduce_f64::TempStorage reduce;
+    typename reduce_u64::TempStorage reduce_q;
   } tmp;
   __shared__ cuda_detail::block_tree_storage<double, T> tree;
   __shared__ double s_r_max;
   __shared__ double s_total;
+  __shared__ unsigned long long s_q_total;
 
   const int tid = threadIdx.x;
   double* scratch = global_scratch ? global_scratch + axis * adapt_scratch_doubles(n) : adapt_smem;
@@ -124,24 +128,35 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
   __syncthreads();
   if (!map_adaptation::usable_total(s_r_max)) return;  // every weight underflowed: the axis keeps its edges (as on the host)
 
-  // 5. integer weights and their inclusive prefix sums (exact)
-  const int shift = map_adaptation::weight_shift(n);
+  // 5. integer weights (with the defensive floor: plus floor_weight of the old bin's width, from
+  //    their exact total) and their inclusive prefix sums (exact)
+  const double* old_row = edges + static_cast<std::size_t>(axis) * (n + 1);
+  for (int i = tid; i <= n; i += T) e_old[i] = old_row[i];
+  const int shift = map_adaptation::weight_shift(n, floor > 0);
+  unsigned long long q_local = 0;
+  for (int k = tid; k < n; k += T) {
+    q[k] = map_adaptation::quantized_weight(d[k], s_r_max, shift);
+    q_local += q[k];
+  }
+  __syncthreads();  // e_old complete; tmp free (r_max was read from s_r_max)
+  if (floor > 0) {
+    const unsigned long long q_total = reduce_u64(tmp.reduce_q).Sum(q_local);
+    if (tid == 0) s_q_total = q_total;
+    __syncthreads();
+    const double cf = map_adaptation::floor_factor(floor);
+    for (int k = tid; k < n; k += T) q[k] += map_adaptation::floor_weight(s_q_total, e_old[k + 1] - e_old[k], cf);
+    __syncthreads();
+  }
   unsigned long long carry = 0;
   for (int base = 0; base < n; base += T) {
     const int k = base + tid;
-    const unsigned long long w = k < n ? map_adaptation::quantized_weight(d[k], s_r_max, shift) : 0ull;
+    const unsigned long long w = k < n ? q[k] : 0ull;
     unsigned long long incl, total;
     scan_u64(tmp.scan_q).InclusiveSum(w, incl, total);
-    if (k < n) {
-      q[k] = w;
-      p[k] = carry + incl;
-    }
+    if (k < n) p[k] = carry + incl;
     carry += total;
     __syncthreads();
   }
-  const double* old_row = edges + static_cast<std::size_t>(axis) * (n + 1);
-  for (int i = tid; i <= n; i += T) e_old[i] = old_row[i];
-  __syncthreads();
 
   // 6. new edges 1..n-1, made monotone by the prefix maximum, written to this axis (all axes if symmetric)
   const int rows = symmetric ? n_axes : 1;
@@ -169,8 +184,8 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
 template <int T>
 __global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, bin_accumulator* over,
                                                       int top_level, int n, int n_axes, bool symmetric, double alpha,
-                                                      double* global_scratch) {
-  adapt_map_body<T>(edges, bins, over, top_level, n, n_axes, symmetric, alpha, global_scratch, blockIdx.x);
+                                                      double floor, double* global_scratch) {
+  adapt_map_body<T>(edges, bins, over, top_level, n, n_axes, symmetric, alpha, floor, global_scratch, blockIdx.x);
 }
 
 /// One map of a batch to adapt (adapt_map_batch_kernel): its edges, bins, overflow levels and the
@@ -188,12 +203,12 @@ struct adapt_item {
 /// `global_scratch` is null, else at global_scratch + (i * gridDim.y + j) * adapt_scratch_doubles(n).
 template <int T>
 __global__ void __launch_bounds__(T) adapt_map_batch_kernel(const adapt_item* items, int n, int n_axes, bool symmetric,
-                                                            double alpha, double* global_scratch) {
+                                                            double alpha, double floor, double* global_scratch) {
   const adapt_item it = items[blockIdx.x];
   double* scratch = global_scratch
                         ? global_scratch + static_cast<std::size_t>(blockIdx.x) * gridDim.y * adapt_scratch_doubles(n)
                         : nullptr;
-  adapt_map_body<T>(it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, scratch, blockIdx.y);
+  adapt_map_body<T>(it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, floor, scratch, blockIdx.y);
 }
 
 }  // namespace cuda_detail
