@@ -3,7 +3,9 @@
 // bins (shared-memory and global-memory scratch), damping exponents, m-Cubes1D, and several rounds
 // from non-uniform maps. Built with nvcc's default --fmad=true: the adaptation's arithmetic must not
 // be contracted into FMAs (portable_math.hpp). Skips when no GPU is present. And cuda_backend is
-// a backend (backend/backend.hpp: every operation, the pipeline ones included), checked at compile time.
+// a backend (backend/backend.hpp: every operation, the pipeline ones included), checked at compile
+// time; and VEGAS+'s allocation in one cooperative launch (backend/cuda/allocate.cuh) against the
+// reduce and counts it replaces.
 #include <gtest/gtest.h>
 
 #include <mcubes/backend/backend.hpp>
@@ -132,6 +134,69 @@ TEST(DeviceMap, AlphaZeroKeepsTheMapAndClearsTheBins) {
   // the bins were cleared: adapting to them now changes nothing (all-zero contributions)
   backend.adapt_map(dev, iteration_sums{}, 1.5, 0.0, false);
   EXPECT_EQ(backend.map_edges(dev), before);
+}
+
+}  // namespace
+
+namespace {
+
+// VEGAS+'s allocation in one launch (cuda_backend::allocate_counts, backend/cuda/allocate.cuh)
+// against the steps it replaces: the sum of the shares by reduce and the search of the counts'
+// scale on the host over count() (algorithm/vegas.hpp, allocate_counts): the same total, scale and
+// evaluations, bit for bit; with and without the sum, on grids from a few chunks to 2^20.
+TEST(DeviceAllocation, OneLaunchGivesTheTotalScaleAndCountOfReduceAndCount) {
+  MCUBES_REQUIRE_DEVICE();
+  std::mt19937_64 rng(test_seed + 5);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  cuda_backend backend;
+  struct problem {
+    int dim;
+    std::uint64_t calls;
+  };
+  for (const problem& pr : {problem{3, 200000}, problem{8, 1000000}, problem{2, 5000}, problem{4, std::uint64_t(1) << 28}}) {
+    const stratification st = make_adaptive_stratification(pr.dim, pr.calls);
+    const std::uint64_t m = st.n_cubes;
+    std::vector<double> host(m);
+    for (double& v : host) v = unif(rng) < 0.4 ? 0.0 : std::pow(10.0, 8 * unif(rng) - 4);  // quiet sub-cubes and a spread
+    host[rng() % m] = 1e7;  // one sub-cube that reaches the cap
+    device_array<double> shares = backend.make_cube_values(m);
+    backend.write_cube_values(shares.data(), 0, m, host.data());
+    const share_sum_chunk sum{shares.data(), m, st.chunk_cubes};
+    count_sum_chunk counts{cube_counts{}, m, st.chunk_cubes};
+    counts.counts.n_base = st.min_samples_per_cube;
+    counts.counts.n_extra_max = st.samples_per_cube - st.min_samples_per_cube;
+    counts.counts.share_in = shares.data();
+    const double total = backend.reduce<double>(st.n_chunks, sum, plus_merge{});
+    ASSERT_TRUE(usable_share_total(total));
+    const auto count_at = [&](double s) {
+      count_sum_chunk c = counts;
+      c.counts.scale = s;
+      return static_cast<std::uint64_t>(backend.count(st.n_chunks, c));
+    };
+    const double s0 = first_count_scale(st, total);
+    const std::uint64_t base = m * st.min_samples_per_cube;
+    const count_scale expected = find_count_scale(s0, count_at(s0), base, st.calls, count_at);
+    SCOPED_TRACE(testing::Message() << pr.dim << "-D, " << pr.calls << " calls, " << m << " sub-cubes, " << st.n_chunks << " chunks");
+    const auto one = backend.allocate_counts(sum, counts, st, true, 0.0, base, st.calls);
+    EXPECT_EQ(mcubes_test::bits(one.total), mcubes_test::bits(total));
+    EXPECT_EQ(one.searched, 1);
+    EXPECT_EQ(mcubes_test::bits(one.scale), mcubes_test::bits(expected.scale));
+    EXPECT_EQ(one.count, expected.count);
+    EXPECT_LE(one.count, st.calls);
+    const auto again = backend.allocate_counts(sum, counts, st, false, s0, base, st.calls);  // the search alone
+    EXPECT_EQ(mcubes_test::bits(again.scale), mcubes_test::bits(expected.scale));
+    EXPECT_EQ(again.count, expected.count);
+  }
+  // no usable total (every share 0): no search; the run then spreads the calls uniformly
+  const stratification st = make_adaptive_stratification(3, 100000);
+  std::vector<double> zeros(st.n_cubes, 0.0);
+  device_array<double> shares = backend.make_cube_values(st.n_cubes);
+  backend.write_cube_values(shares.data(), 0, st.n_cubes, zeros.data());
+  const auto none = backend.allocate_counts(share_sum_chunk{shares.data(), st.n_cubes, st.chunk_cubes},
+                                            count_sum_chunk{cube_counts{}, st.n_cubes, st.chunk_cubes}, st, true, 0.0, 0,
+                                            st.calls);
+  EXPECT_EQ(none.total, 0.0);
+  EXPECT_EQ(none.searched, 0);
 }
 
 }  // namespace

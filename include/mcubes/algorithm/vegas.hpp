@@ -286,6 +286,20 @@ class vegas_run {
     c.counts.scale = scale;
     return c;
   }
+  /// VEGAS+: count_sum's functor for the counts that a usable sum of the shares gives (set_share_total:
+  /// n_base = n_min, n_extra_max = n_cap - n_min, the shares the last adapting iteration wrote), at
+  /// scale 0 (each try of the scale sets its own); what a backend that sums the shares and searches
+  /// the scale in one step counts (allocate_counts).
+  count_sum_chunk count_sum_after_total() const noexcept {
+    vegas_state::allocation a = state_.cubes;
+    with_shares(a, 1.0);
+    count_sum_chunk c{sp_.counts, st_.n_cubes, st_.chunk_cubes};
+    c.counts.n_base = a.n_base;
+    c.counts.n_extra_max = a.n_extra_max;
+    c.counts.share_in = shares_in_;
+    c.counts.scale = 0;
+    return c;
+  }
   /// The scale set_share_total chose, A / sum d_h (allocate_counts starts from it).
   double scale() const noexcept { return sp_.counts.scale; }
   /// The counts of the next iterations from the sum of the shares (core/cube_counts.hpp): n_h =
@@ -296,12 +310,8 @@ class vegas_run {
     MCUBES_EXPECTS(a.pending_total, "vegas_run::set_share_total: no adapting iteration to allocate from");
     a.pending_total = false;
     const std::uint64_t m = st_.n_cubes;
-    if (total > 0 && std::isfinite(total)) {
-      a.n_base = st_.min_samples_per_cube;
-      a.n_extra_max = st_.samples_per_cube - st_.min_samples_per_cube;
-      a.scale = static_cast<double>(st_.calls - m * st_.min_samples_per_cube) / total;
-      a.has_shares = true;
-      a.pending_count = true;
+    if (usable_share_total(total)) {
+      with_shares(a, total);
     } else {
       a.n_base = st_.calls / m;
       a.n_extra_max = 0;
@@ -450,6 +460,15 @@ class vegas_run {
     state_.cubes.second_in = !state_.cubes.second_in;
     state_.cubes.pending_total = true;
     sync_counts();
+  }
+
+  // VEGAS+: the allocation from a usable sum of the shares (set_share_total).
+  void with_shares(vegas_state::allocation& a, double total) const {
+    a.n_base = st_.min_samples_per_cube;
+    a.n_extra_max = st_.samples_per_cube - st_.min_samples_per_cube;
+    a.scale = first_count_scale(st_, total);
+    a.has_shares = true;
+    a.pending_count = true;
   }
 
   // VEGAS+: the pass's counts from the state and the arrays.
@@ -618,16 +637,44 @@ class vegas_run {
   double* shares_out_ = nullptr;
 };
 
+/// Whether Backend sums the shares and searches the counts' scale in one step (cuda_backend::allocate_counts).
+template <class B, class = void>
+struct has_one_launch_allocation : std::false_type {};
+template <class B>
+struct has_one_launch_allocation<
+    B, std::void_t<decltype(std::declval<B&>().allocate_counts(std::declval<const share_sum_chunk&>(),
+                                                               std::declval<const count_sum_chunk&>(),
+                                                               std::declval<const stratification&>(), bool{}, double{},
+                                                               std::uint64_t{}, std::uint64_t{}))>> : std::true_type {};
+
 /// VEGAS+: the reductions the run needs before its next pass (vegas_run::needs_counts), on
 /// `backend` (its reduce and count: the same bits on every backend). Nothing for a uniform run.
 /// The scale: A / sum d_h first; where sub-cubes are capped at n_cap (or floors lose samples),
 /// the counts then fall short of the calls, and the scale is raised to the largest one
 /// find_count_scale tries whose counts stay within the calls (core/cube_counts.hpp), so that the
 /// capped sub-cubes' excess goes to the others (water-filling). Exact integer counts and a
-/// sequence of scales computed on the host from them: the same counts on every backend.
+/// sequence of scales computed on the host from them: the same counts on every backend. A backend
+/// with allocate_counts (the CUDA backend: one cooperative launch, one round trip) does both steps
+/// at once with the same bits, unless a team splits the sub-cubes or the device refuses the launch.
 template <int D, class Backend>
 void allocate_counts(vegas_run<D>& run, Backend& backend, std::vector<std::uint64_t>* part_counts = nullptr) {
   const stratification& st = run.strat();
+  if constexpr (has_one_launch_allocation<Backend>::value) {  // the CUDA backend: one launch, one round trip
+    bool split = false;
+    if constexpr (has_team_layout<Backend>::value) split = splits(team_of(backend));
+    if (!split && run.needs_counts() != 0) {
+      const bool with_total = run.needs_counts() == 1;
+      const count_sum_chunk counts = with_total ? run.count_sum_after_total() : run.count_sum(run.scale());
+      const auto a = backend.allocate_counts(run.share_sum(), counts, st, with_total, run.scale(),
+                                             st.n_cubes * counts.counts.n_base, st.calls);
+      if (a.launched) {
+        if (with_total) run.set_share_total(a.total);  // sets the base and the first scale as the kernel did
+        if (run.needs_counts() == 2) run.set_counts(a.scale, a.count);
+        if (part_counts != nullptr) part_counts->clear();
+        return;
+      }  // else the device refused the cooperative launch: the steps below
+    }
+  }
   if (run.needs_counts() == 1) run.set_share_total(backend.template reduce<double>(st.n_chunks, run.share_sum(), plus_merge{}));
   if (run.needs_counts() != 2) return;
   std::vector<std::pair<double, std::vector<std::uint64_t>>> tried;  // part_counts: each scale's counts per team part

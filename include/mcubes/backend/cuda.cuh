@@ -39,6 +39,7 @@
 #include "../integrand.hpp"
 #include "../options.hpp"
 #include "cuda/adapt.cuh"
+#include "cuda/allocate.cuh"
 #include "cuda/batch_pass.cuh"
 #include "cuda/check.cuh"
 #include "cuda/device.cuh"
@@ -152,6 +153,19 @@ class cuda_backend {
                                                         device_.stream(), &last_launch_, &scratch_);
       }, plus_merge{}, &layout, parts);
     return cuda_detail::count_chunks(chunk, n_chunks, policy_.threads_per_block, device_.stream(), &last_launch_, &scratch_);
+  }
+  /// VEGAS+: the sum of the shares (with_total; else the first scale is s0) and the search of the
+  /// counts' scale in one cooperative launch and one round trip (cuda/allocate.cuh): the total
+  /// reduce(n_chunks, shares, plus_merge{}) gives and the scale and count that algorithm/vegas.hpp's
+  /// search over count() finds, bit for bit. Not under a team that splits (each rank counts its
+  /// own parts: reduce and count).
+  /// @throws invalid_input if st.n_chunks > max_chunks; cuda_error if a CUDA call fails.
+  cuda_detail::counts_allocation allocate_counts(const share_sum_chunk& shares, const count_sum_chunk& counts,
+                                                 const stratification& st, bool with_total, double s0,
+                                                 std::uint64_t base, std::uint64_t target) {
+    device_.use();
+    return cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, allocation_, &host_allocation_,
+                                        device_.multiprocessors(), device_.stream());
   }
   /// Copies n values of `array` (make_cube_values) from `begin` to host memory `out` (balance_team's
   /// moves; synchronous). @throws cuda_error if the copy fails.
@@ -351,6 +365,8 @@ class cuda_backend {
   launch_report last_launch_;             ///< the last reduce or count (for reports)
   worker_pool host_pool_{host_worker_threads()};  ///< a batch's host work
   device_array<unsigned char> scratch_;           ///< the reductions' and counts' device values (kept)
+  device_array<cuda_detail::allocation_scratch> allocation_;  ///< allocate_counts' device memory (kept)
+  cuda_detail::counts_allocation host_allocation_;             ///< its result on the host
 };
 
 }  // namespace mcubes

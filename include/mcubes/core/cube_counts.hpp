@@ -131,6 +131,16 @@ struct count_sum_chunk {
   }
 };
 
+/// Whether a sum of the shares allows an allocation (positive and finite; otherwise every sub-cube
+/// gets floor(N/m): algorithm/vegas.hpp, vegas_run::set_share_total).
+MCUBES_HOST_DEVICE inline bool usable_share_total(double total) { return total > 0 && total - total == 0; }
+
+/// The first scale of the counts, A / sum_h d_h with A = N - m n_min (the calls left after every
+/// sub-cube's n_min), for a usable total of the shares.
+MCUBES_HOST_DEVICE inline double first_count_scale(const stratification& st, double total) {
+  return static_cast<double>(st.calls - st.n_cubes * st.min_samples_per_cube) / total;
+}
+
 /// A scale of the counts and the evaluations at it (find_count_scale).
 struct count_scale {
   double scale = 0;
@@ -149,8 +159,15 @@ struct count_scale {
 /// leaves the bracket; at most 64 tries in all. Every try is a function of the counts before it,
 /// so every backend tries the same scales. Typically 2-6 tries (the bisection it replaces took up
 /// to 30, one device round trip each).
+/// Host and device: the CUDA backend runs it in one block (backend/cuda/allocate.cuh), each try a
+/// block-wide exact count, every thread on the same path; the one product that meets a sum is
+/// never fused (portable::det_*), so host and device try the same scales.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
 template <class CountAt>
-count_scale find_count_scale(double s0, std::uint64_t n0, std::uint64_t base, std::uint64_t target, CountAt&& count_at) {
+MCUBES_HOST_DEVICE count_scale find_count_scale(double s0, std::uint64_t n0, std::uint64_t base, std::uint64_t target,
+                                                CountAt&& count_at) {
   const std::uint64_t close = target - target / 1024;  // within 0.1 %: good enough
   count_scale lo{s0, n0};
   if (lo.count >= close || !(s0 > 0)) return lo;
@@ -182,7 +199,7 @@ count_scale find_count_scale(double s0, std::uint64_t n0, std::uint64_t base, st
   double f_hi = static_cast<double>(hi.count) - static_cast<double>(target);  // > 0
   int side = 0;
   while (bracket && tries < 64 && lo.count < close) {
-    double s = lo.scale + (hi.scale - lo.scale) * (-f_lo / (f_hi - f_lo));
+    double s = portable::det_add(lo.scale, portable::det_mul(hi.scale - lo.scale, -f_lo / (f_hi - f_lo)));
     if (!(s > lo.scale && s < hi.scale)) s = 0.5 * (lo.scale + hi.scale);
     if (!(s > lo.scale && s < hi.scale)) break;  // the bracket is two adjacent doubles
     const std::uint64_t n = count_at(s);

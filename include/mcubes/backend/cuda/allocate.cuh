@@ -1,0 +1,156 @@
+#pragma once
+/// @file backend/cuda/allocate.cuh
+/// VEGAS+'s allocation of the next counts in one cooperative launch and one round trip
+/// (algorithm/vegas.hpp, allocate_counts; the rule in core/cube_counts.hpp). Without it an adapting
+/// iteration takes a reduction for the sum of the shares and one count per try of the counts'
+/// scale, each a launch and a synchronisation of the host (typically 4-8 per iteration: most of a
+/// small problem's iteration on the GPU).
+///
+/// allocate_counts_kernel runs as a cooperative grid of B-thread blocks (every block resident, so
+/// the grid can synchronise; cooperative_groups::this_grid().sync()):
+///  1. (with_total) the sum of the shares over the fixed tree, as reduce_chunks forms it with
+///     B-chunk tiles: each block merges its tiles of B chunk partials (share_sum_chunk) with
+///     block_tree_merge; after a grid synchronisation block 0 merges the tile values (at most
+///     max_chunks / B = B of them) with block_tree_merge too, the missing leaves +0.0: the same
+///     nodes of the one global tree (the shares are >= 0, so the padding leaves the sum
+///     unchanged), hence the bits of every backend's reduce (launch.cuh);
+///  2. (a usable total) the first scale first_count_scale(st, total), or the given s0;
+///  3. find_count_scale (core/cube_counts.hpp) on every thread of the grid; each try's count is an
+///     exact integer sum: per block cub::BlockReduce, then one atomicAdd per block into the try's
+///     own counter, a grid synchronisation, and every thread reads the total. Every thread follows
+///     the same tries, which are the host search's over the backend's counts: the same scale.
+/// Neither the grid nor the block size changes a result.
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include <cub/block/block_reduce.cuh>
+
+#include "../../core/cube_counts.hpp"
+#include "../../core/reduction.hpp"
+#include "../../core/stratification.hpp"
+#include "block_tree.cuh"
+#include "check.cuh"
+#include "device_array.cuh"
+
+namespace mcubes::cuda_detail {
+
+/// Threads per block of allocate_counts_kernel: max_chunks / B tile values fit one block's tree.
+inline constexpr int allocate_threads = 1024;
+static_assert(max_chunks / allocate_threads <= static_cast<std::uint64_t>(allocate_threads),
+              "the tile values of the shares' sum must fit one block");
+
+/// What allocate_counts hands back: the sum of the shares (when asked), the scale of the counts
+/// and the evaluations at it (when searched).
+struct counts_allocation {
+  double total = 0;
+  double scale = 0;
+  unsigned long long count = 0;
+  int searched = 0;  ///< 1 when scale and count were searched
+  /// false when the device refused the cooperative launch (too few resident blocks, e.g. a GPU
+  /// shared under MPS): nothing was computed; the caller reduces and counts instead
+  bool launched = true;
+};
+
+/// The kernel's device memory: tile values, one counter per try (find_count_scale makes at most 65
+/// counts), the total, the result.
+struct allocation_scratch {
+  double tiles[max_chunks / allocate_threads];
+  unsigned long long counts[72];
+  double total;
+  counts_allocation out;
+};
+
+template <int B>
+__global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shares, count_sum_chunk counts,
+                                                            stratification st, bool with_total, double s0,
+                                                            unsigned long long base, unsigned long long target,
+                                                            allocation_scratch* scr) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  using reduce_u64 = cub::BlockReduce<unsigned long long, B>;
+  __shared__ typename reduce_u64::TempStorage reduce_storage;
+  __shared__ block_tree_storage<double, B> tree;
+  const unsigned tid = threadIdx.x;
+  const std::uint64_t n_chunks = st.n_chunks;
+  counts_allocation r;
+  double scale = s0;
+  bool search = !with_total;
+  if (with_total) {
+    const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
+    for (std::uint64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {  // uniform per block
+      const std::uint64_t c = tile * B + tid;
+      const double t = block_tree_merge<B>(c < n_chunks ? shares(c) : 0.0, tree, plus_merge{});
+      if (tid == 0) scr->tiles[tile] = t;
+    }
+    grid.sync();
+    if (blockIdx.x == 0) {
+      const double t = block_tree_merge<B>(tid < n_tiles ? scr->tiles[tid] : 0.0, tree, plus_merge{});
+      if (tid == 0) scr->total = t;
+    }
+    grid.sync();
+    r.total = *static_cast<volatile double*>(&scr->total);
+    search = usable_share_total(r.total);
+    if (search) scale = first_count_scale(st, r.total);
+  }
+  if (search) {
+    int k = 0;
+    const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * B;
+    const auto count_at = [&](double s) -> std::uint64_t {
+      count_sum_chunk at = counts;
+      at.counts.scale = s;
+      unsigned long long mine = 0;
+      for (std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * B + tid; c < n_chunks; c += stride) mine += at(c);
+      const unsigned long long part = reduce_u64(reduce_storage).Sum(mine);
+      if (tid == 0) atomicAdd(&scr->counts[k], part);
+      grid.sync();  // also the block barrier before the reduce storage is used again
+      const unsigned long long all = *static_cast<volatile unsigned long long*>(&scr->counts[k]);
+      ++k;
+      return all;
+    };
+    const count_scale found = find_count_scale(scale, count_at(scale), base, target, count_at);
+    r.scale = found.scale;
+    r.count = found.count;
+    r.searched = 1;
+  }
+  if (blockIdx.x == 0 && tid == 0) scr->out = r;
+}
+
+/// Launches allocate_counts_kernel cooperatively in `stream` (as many blocks as are resident at
+/// once on `multiprocessors` SMs, at most one per tile of chunks) and waits for its result (one
+/// round trip). `scratch`: the kernel's device memory, kept by the caller between calls. A launch
+/// the device refuses for lack of resident blocks or support returns launched = false.
+/// @throws invalid_input if st.n_chunks > max_chunks; cuda_error if another CUDA call fails.
+inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk counts, stratification st,
+                                         bool with_total, double s0, std::uint64_t base, std::uint64_t target,
+                                         device_array<allocation_scratch>& scratch, counts_allocation* host_result,
+                                         int multiprocessors, cudaStream_t stream) {
+  MCUBES_EXPECTS(st.n_chunks <= max_chunks, "allocate_counts: ", st.n_chunks, " chunks (at most ", max_chunks, ")");
+  if (scratch.size() == 0) scratch = device_array<allocation_scratch>(1);
+  allocation_scratch* scr = scratch.data();
+  MCUBES_CUDA_CHECK(cudaMemsetAsync(scr->counts, 0, sizeof(scr->counts), stream));
+  auto kernel = allocate_counts_kernel<allocate_threads>;
+  int per_sm = 0;
+  MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, allocate_threads, 0));
+  const std::uint64_t tiles = (st.n_chunks + allocate_threads - 1) / allocate_threads;
+  const std::uint64_t resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * static_cast<std::uint64_t>(std::max(multiprocessors, 1));
+  const unsigned grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(resident, tiles)));
+  unsigned long long b = base, t = target;
+  void* args[] = {&shares, &counts, &st, &with_total, &s0, &b, &t, &scr};
+  const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
+                                                    dim3(allocate_threads), args, 0, stream);
+  if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {
+    (void)cudaGetLastError();  // clear the refused launch's error
+    counts_allocation refused;
+    refused.launched = false;
+    return refused;
+  }
+  MCUBES_CUDA_CHECK(e);
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result, &scr->out, sizeof(counts_allocation), cudaMemcpyDeviceToHost, stream));
+  MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return *host_result;
+}
+
+}  // namespace mcubes::cuda_detail
