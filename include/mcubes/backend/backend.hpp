@@ -51,6 +51,14 @@
 ///   void start_batch(f, batch, passes)                  sample_batch in two calls (vegas_batch
 ///   vector<iteration_sums> finish_batch(f, batch, passes) alternates two batches on the device)
 ///
+/// and, optionally (cuda_backend), VEGAS+'s allocation in one step (algorithm/vegas.hpp,
+/// allocate_counts, detects it):
+///
+///   allocate_counts(shares, counts, st, with_total, s0, base, target)
+///                                                       the sum of the shares as reduce gives it
+///                                                       and the counts' scale and evaluations as
+///                                                       the search over count() finds them
+///
 /// Chunk functors, merges and integrands are trivially copyable structs with MCUBES_HOST_DEVICE call
 /// operators (the CUDA backend copies them to the device by value); chunk c depends on c and the
 /// problem only. Determinism contract of every backend: the same bits for any thread count, block
