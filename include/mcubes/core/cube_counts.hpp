@@ -159,9 +159,10 @@ struct count_scale {
 /// leaves the bracket; at most 64 tries in all. Every try is a function of the counts before it,
 /// so every backend tries the same scales. Typically 2-6 tries (the bisection it replaces took up
 /// to 30, one device round trip each).
-/// Host and device: the CUDA backend runs it in one block (backend/cuda/allocate.cuh), each try a
-/// block-wide exact count, every thread on the same path; the one product that meets a sum is
-/// never fused (portable::det_*), so host and device try the same scales.
+/// Host and device: the CUDA backend runs it on every thread of one cooperative grid
+/// (backend/cuda/allocate.cuh), each try a grid-wide exact count, every thread on the same path;
+/// the one product that meets a sum is never fused (portable::det_*), so host and device try the
+/// same scales.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
