@@ -165,7 +165,7 @@ class cuda_backend {
                                                  std::uint64_t base, std::uint64_t target) {
     device_.use();
     return cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, allocation_, &host_allocation_,
-                                        device_.multiprocessors(), device_.stream());
+                                        device_.multiprocessors(), allocate_blocks_per_sm_, device_.stream());
   }
   /// Copies n values of `array` (make_cube_values) from `begin` to host memory `out` (balance_team's
   /// moves; synchronous). @throws cuda_error if the copy fails.
@@ -367,6 +367,7 @@ class cuda_backend {
   device_array<unsigned char> scratch_;           ///< the reductions' and counts' device values (kept)
   device_array<cuda_detail::allocation_scratch> allocation_;  ///< allocate_counts' device memory (kept)
   cuda_detail::counts_allocation host_allocation_;             ///< its result on the host
+  int allocate_blocks_per_sm_ = 0;                             ///< its kernel's resident blocks per SM (0: not asked yet)
 };
 
 }  // namespace mcubes

@@ -120,20 +120,22 @@ __global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shar
 
 /// Launches allocate_counts_kernel cooperatively in `stream` (as many blocks as are resident at
 /// once on `multiprocessors` SMs, at most one per tile of chunks) and waits for its result (one
-/// round trip). `scratch`: the kernel's device memory, kept by the caller between calls. A launch
+/// round trip). `scratch`: the kernel's device memory, kept by the caller between calls;
+/// `blocks_per_sm`: the kernel's resident blocks per SM, found on the first call (0: not yet). A launch
 /// the device refuses for lack of resident blocks or support returns launched = false.
 /// @throws invalid_input if st.n_chunks > max_chunks; cuda_error if another CUDA call fails.
 inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk counts, stratification st,
                                          bool with_total, double s0, std::uint64_t base, std::uint64_t target,
                                          device_array<allocation_scratch>& scratch, counts_allocation* host_result,
-                                         int multiprocessors, cudaStream_t stream) {
+                                         int multiprocessors, int& blocks_per_sm, cudaStream_t stream) {
   MCUBES_EXPECTS(st.n_chunks <= max_chunks, "allocate_counts: ", st.n_chunks, " chunks (at most ", max_chunks, ")");
   if (scratch.size() == 0) scratch = device_array<allocation_scratch>(1);
   allocation_scratch* scr = scratch.data();
   MCUBES_CUDA_CHECK(cudaMemsetAsync(scr->counts, 0, sizeof(scr->counts), stream));
   auto kernel = allocate_counts_kernel<allocate_threads>;
-  int per_sm = 0;
-  MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, allocate_threads, 0));
+  if (blocks_per_sm <= 0)  // asked once per backend (a device and its kernel do not change)
+    MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, allocate_threads, 0));
+  const int per_sm = blocks_per_sm;
   const std::uint64_t tiles = (st.n_chunks + allocate_threads - 1) / allocate_threads;
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * static_cast<std::uint64_t>(std::max(multiprocessors, 1));
   const unsigned grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(resident, tiles)));
