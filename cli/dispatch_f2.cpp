@@ -1,6 +1,10 @@
 /// @file cli/dispatch_f2.cpp
-/// The runner of f2 on the CPU, every dimension of the integrand (its own translation unit:
-/// dispatch_impl.hpp says why).
+/// The CPU runners of f2, integrate and scan, every precompiled dimension of the integrand: one
+/// translation unit per integrand (dispatch_impl.hpp says why), the two in one unit because they
+/// share the sampling loop of the same functor (with_parameters) and the run's machinery, which g++
+/// then compiles once.
 #include "dispatch_impl.hpp"
+#include "scan_impl.hpp"
 
 template mcubes::result mcubes::cli::run_integrand<mcubes::suite::f2_desc>(const run_request&);
+template std::vector<mcubes::result> mcubes::cli::scan_integrand<mcubes::suite::f2_desc>(const scan_request&);

@@ -4,8 +4,8 @@
 /// integrand in suite::precompiled_dims (suite::visit_precompiled_dimension) runs mcubes::vegas_with
 /// over its region on the chosen backend (run_backend.hpp); the command compiles the others at run
 /// time (user_integrand.hpp, suite_compiled_at_run_time). Each (integrand, D) pair is a separate
-/// instantiation of the whole sampling loop (about 0.65 s of g++ -O3 each); included only by the
-/// one-line files cli/dispatch_<name>.cpp.
+/// instantiation of the whole sampling loop (seconds of g++ -O3 each); included only by the
+/// files cli/dispatch_<name>.cpp.
 
 #include <array>
 #include <type_traits>

@@ -5,7 +5,7 @@
 /// integrand's functor and params its parameter structs (Desc::make_params of each grid point).
 ///
 /// Every (integrand, D) pair instantiates the batch loop and, on the GPU, the batch kernels, so the
-/// runners are split over one translation unit per integrand (cli/scan_<name>.cpp,
+/// runners are split over one translation unit per integrand (cli/dispatch_<name>.cpp, with integrate's runner,
 /// cli/scan_cuda_<name>.cu) that a parallel build compiles together. Only integrands with
 /// parameters (f1..f6) have scan runners.
 
@@ -50,7 +50,7 @@ struct scan_request {
 using scan_runner = std::vector<result> (*)(const scan_request& rq);
 
 /// The scan runner of the suite integrand with descriptor Desc on the CPU backend (cli/scan_impl.hpp,
-/// instantiated in cli/scan_<name>.cpp).
+/// instantiated in cli/dispatch_<name>.cpp).
 template <class Desc>
 std::vector<result> scan_integrand(const scan_request& rq);
 

@@ -3,7 +3,7 @@
 /// The definition of scan_integrand<Desc> (scan_dispatch.hpp): every dimension of the integrand in
 /// suite::precompiled_dims (the others are compiled at run time: user_integrand.hpp) runs one
 /// parameter batch on the CPU backend. Included only by the
-/// one-line files cli/scan_<name>.cpp (one translation unit per integrand: each (integrand, D)
+/// files cli/dispatch_<name>.cpp with integrate's runner (one translation unit per integrand: each (integrand, D)
 /// pair is an instantiation of the batch loop and the CPU sampling loop).
 
 #include <type_traits>
