@@ -508,11 +508,13 @@ inline checkpoint load_checkpoint(const std::string& path) {
 /// run's start at `first_rate` bytes/s (a VEGAS+ grid of millions of sub-cubes is tens of MB: its
 /// first write waits accordingly).
 ///
-/// The end of a run that finished by itself (converged or at max_iterations) is written when
-/// nothing was written yet and its cost (assumed at `first_rate`) is at most `free_seconds` or
-/// 1 / duration_factor of the run's time: every run leaves its checkpoint except a short one whose
-/// checkpoint is large (a VEGAS+ grid of millions of sub-cubes in a run of seconds), for which
-/// rerunning costs less than writing.
+/// The end of a run that finished by itself (converged or at max_iterations) is written when its
+/// cost (assumed at `first_rate`) is at most `free_seconds` or 1 / duration_factor of the run's
+/// time, whatever was written before (the last iteration is never offered at a boundary, and a
+/// boundary write may have been skipped while another was in flight): every finished run leaves
+/// its end state, except a short one whose checkpoint is large (a VEGAS+ grid of millions of
+/// sub-cubes in a run of seconds), for which rerunning costs less than writing; that one keeps its
+/// last boundary write, if any, which a resume continues to the same bits.
 struct checkpoint_schedule {
   double every_seconds = 0;     ///< seconds between writes, at least (>= 0)
   double duration_factor = 50;  ///< times the last write's duration, at least (>= 0)
@@ -537,8 +539,8 @@ inline double checkpoint_bytes(int dim, const vegas_options& opt) {
 ///
 /// When: at a boundary when the schedule says so; at the end of the run when it was interrupted
 /// (`interrupted()` true: what a resume continues) or, for a run that finished by itself, when
-/// nothing was written yet and the write is cheap (checkpoint_schedule: free_seconds; what a
-/// resume with more iterations extends).
+/// the write is cheap (checkpoint_schedule: free_seconds and duration_factor; what a resume with
+/// more iterations extends).
 ///
 /// Cost: the run itself waits only for the progress to be taken (the map and the VEGAS+ shares
 /// copied from the backend) and encoded; the CRC-32 and the write (with its fsync) run on a thread
@@ -656,7 +658,7 @@ class checkpoint_saver {
         const std::exception_ptr f = std::exchange(failure_, nullptr);
         if (!on_failure_) std::rethrow_exception(f);
         on_failure_(f);  // the run goes on; the next write is due as if this one had succeeded,
-        written_ = false;  // and the end is written (whose failure is thrown) if none succeeds
+        written_ = false;  // as if none had been written (written())
       }
       last_end_ = write_end_;
       last_cost_ = waited_ + write_seconds_;  // the whole write: what the run waited for, then the rest
@@ -664,8 +666,7 @@ class checkpoint_saver {
     const double t = now();
     stopped = ended && (team_stopped_ || (interrupted_ && interrupted_()));
     const double cost = first_bytes_ / schedule_.first_rate;
-    const bool must = ended && (stopped || (!written_ && (cost <= schedule_.free_seconds ||
-                                                          schedule_.duration_factor * cost <= t - started_)));
+    const bool must = ended && (stopped || cost <= schedule_.free_seconds || schedule_.duration_factor * cost <= t - started_);
     if (!must && (ended || t - last_end_ < schedule_.every_seconds || t - last_end_ < schedule_.duration_factor * last_cost_))
       return false;
     decided_ = t;
