@@ -5,6 +5,7 @@ error and evaluations per second of wall time. bin/array-bench (bench/array_benc
 options with the C++ functor, for the side-by-side figure (bench/results/2026-11-24-cpu-python.md).
 
     PYTHONPATH=build/python python3 bench/python_bench.py [--calls 1e7] [--iterations 10] [--threads 0]
+        [--stratification adaptive|uniform]
 
 With --gpu torch (or cupy): the same f4 as a PyTorch (CuPy) function on the CUDA backend (GPU
 callables), then, side by side, the C++ f4 functor on the GPU (the suite's f4 compiled at run time,
@@ -85,9 +86,11 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="CPU threads, 0 = all (default)")
     ap.add_argument("--gpu", choices=["torch", "cupy"], help="a PyTorch or CuPy callable on the CUDA backend")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs on the GPU (default 5)")
+    ap.add_argument("--stratification", choices=["adaptive", "uniform"], default="adaptive",
+                    help="adaptive (VEGAS+, the default) or uniform (m-Cubes)")
     a = ap.parse_args()
     opts = dict(calls_per_iteration=int(a.calls), max_iterations=a.iterations, adapt_iterations=a.iterations // 2,
-                skip=0, min_iterations=a.iterations, rel_tol=1e-12, threads=a.threads)
+                skip=0, min_iterations=a.iterations, rel_tol=1e-12, threads=a.threads, stratification=a.stratification)
     if a.gpu:
         return gpu(a, opts)
     f4(np.random.default_rng(1).random((1000, 8)))  # warm-up of NumPy's code paths

@@ -97,8 +97,8 @@ VEGAS_OPTIONS = {
                            "floor((maxcalls/2)^(1/d)) intervals per axis, m = g^d sub-cubes of p = max(2, maxcalls/m) "
                            "samples; adaptive: g = floor((maxcalls/8)^(1/d)), a quarter of the calls uniformly",
     "stratification": "'adaptive' (VEGAS+, Lepage 2021: samples move to the sub-cubes that vary most; default) "
-                      "or 'uniform' (m-Cubes, the paper's algorithm); GPU callables and vector-valued callables "
-                      "sample uniformly",
+                      "or 'uniform' (m-Cubes, the paper's algorithm); every callable (NumPy, GPU, vector-valued) "
+                      "samples either",
     "beta": "VEGAS+ damping exponent, a multiple of 1/16 in [0, 1] (default 0.75; 0: no redistribution)",
     "max_iterations": "itmax, iterations at most (default 100)",
     "adapt_iterations": "ita: the first ita iterations adapt the map (default 20)",
@@ -878,7 +878,7 @@ class Result:
     converged', 'not resolved', 'underflow', 'interrupted'; only 'converged' is a result to use),
     status_text (a sentence), iterations, accumulated, n_eval, seed, seconds, backend, records
     (Records: NumPy arrays per iteration), stratification (vegas: 'adaptive' or 'uniform', what
-    ran; GPU and vector-valued callables sample the uniform grid; None for the other methods). summary()
+    ran; None for the other methods). summary()
     gives the iteration table.
 
     vegas() only: the estimate is the average of the accumulated iterations with predictable

@@ -428,7 +428,7 @@ py::dict to_dict(const result& r) {
   d["seed"] = r.seed;
   d["seconds"] = r.seconds;
   d["backend"] = r.backend;
-  // Vegas: the stratification that ran ('adaptive' or 'uniform'; array callables sample uniformly)
+  // Vegas: the stratification that ran ('adaptive' or 'uniform', as asked: every callable samples either)
   d["stratification"] = r.records.empty() ? py::object(py::none()) : py::object(py::str(to_string(r.options.stratification)));
   const auto& rs = r.records;
   py::dict rec;

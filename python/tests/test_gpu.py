@@ -22,18 +22,23 @@ def _framework(name):
     return pytest.importorskip(name)
 
 
+@pytest.mark.parametrize("stratification", ["uniform", "adaptive"])
 @pytest.mark.parametrize("module", ["torch", "cupy"])
-def test_bitwise_the_numpy_run_on_the_cpu(module, small_vegas):
+def test_bitwise_the_numpy_run_on_the_cpu(module, stratification, small_vegas):
+    """Either stratification (VEGAS+: the GPU slices cut by the sub-cubes' counts)."""
     xp = _framework(module)
+    small_vegas = dict(small_vegas, stratification=stratification)
     for d in (1, 3, 8):
         cpu = mcubes.vegas(poly, [(0, 1)] * d, **small_vegas)
         gpu = mcubes.vegas(poly, [(0, 1)] * d, backend="cuda", array_module=module, **small_vegas)
-        assert gpu.backend == "cuda"
+        assert gpu.backend == "cuda" and gpu.stratification == stratification
         assert_same_result(cpu, gpu)
 
 
-def test_slices_and_block_sizes_never_change_the_bits(small_vegas):
+@pytest.mark.parametrize("stratification", ["uniform", "adaptive"])
+def test_slices_and_block_sizes_never_change_the_bits(stratification, small_vegas):
     torch = _framework("torch")
+    small_vegas = dict(small_vegas, stratification=stratification)
     f = poly
     ref = mcubes.vegas(f, [(0, 1)] * 3, backend="cuda", **small_vegas)
     calls = []

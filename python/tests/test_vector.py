@@ -44,6 +44,20 @@ def test_components_within_sigma_covariance_and_thread_invariance(small_vegas):
     assert "component 2" in r.summary() and str(r).startswith("[")
 
 
+def test_vector_callables_sample_vegas_plus_by_default():
+    """The default stratification (VEGAS+, allocated by component 0) for vector-valued NumPy callables:
+    within sigma, the counts move between iterations, the same bits for any thread count."""
+    opts = dict(calls_per_iteration=100000, max_iterations=10, adapt_iterations=5, rel_tol=1e-12, seed=4)
+    r = mcubes.vegas_vector(three, [(0, 1)] * 2, threads=1, **opts)
+    assert r.stratification == "adaptive"
+    assert np.all(np.abs(r.estimate - EXACT) <= SIGMA_TOLERANCE * r.error)
+    assert len(set(r.records.n_eval.tolist())) > 1  # the allocation changed the counts
+    t = mcubes.vegas_vector(three, [(0, 1)] * 2, threads=3, **opts)
+    assert same_bits(t.estimate, r.estimate) and same_bits(t.covariance, r.covariance)
+    u = mcubes.vegas_vector(three, [(0, 1)] * 2, stratification="uniform", **opts)
+    assert u.stratification == "uniform" and len(set(u.records.n_eval.tolist())) == 1
+
+
 def test_components_are_found_from_one_call_and_checked(small_vegas):
     r = mcubes.vegas_vector(three, [(0, 1)] * 2, components=3, **small_vegas)
     s = mcubes.vegas_vector(three, [(0, 1)] * 2, **small_vegas)

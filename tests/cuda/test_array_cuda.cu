@@ -10,6 +10,7 @@
 
 #include "support/cuda.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -78,7 +79,7 @@ struct rows_call {
   }
 };
 
-vegas_options opts(std::uint64_t calls) {
+vegas_options opts(std::uint64_t calls, stratification_mode mode = stratification_mode::adaptive) {
   vegas_options o;
   o.calls_per_iteration = calls;
   o.max_iterations = 8;
@@ -87,7 +88,7 @@ vegas_options opts(std::uint64_t calls) {
   o.min_iterations = 7;  // skip + min_iterations <= max_iterations: every iteration runs
   o.rel_tol = 1e-14;  // run every iteration
   o.backend = backend_kind::cuda;
-  o.stratification = stratification_mode::uniform;  // what an array integrand samples (the functor runs compared with it too)
+  o.stratification = mode;  // VEGAS+ (the default) or the uniform grid: the array path samples either
   return o;
 }
 
@@ -98,25 +99,86 @@ device_array_function<D, rows_call<D>> array_of(kind k, call_log* log) {
   return {rows_call<D>{k, log}};
 }
 
+// Either stratification; under VEGAS+ the slices are cut by the sub-cubes' counts (array_path.cuh).
 TEST(CudaArray, BitwiseTheOnePointFunctorForAnySliceAndBlockSize) {
   MCUBES_REQUIRE_DEVICE();
-  for (kind k : {kind::poly, kind::peak}) {
-    vegas_options o = opts(300000);
-    const result ref = vegas<5>(one_point<5>{k}, region<5>::unit(), o);
-    for (int tpb : {32, 256, 1024})
-      for (unsigned long long points : {1ull, 5000ull, 100000ull, 0ull}) {
-        SCOPED_TRACE(testing::Message() << "kind " << int(k) << ", block " << tpb << ", points per call " << points);
-        o.cuda_threads_per_block = tpb;
-        o.cuda_array_points = points;
-        call_log log;
-        expect_same_result(ref, vegas<5>(array_of<5>(k, &log), region<5>::unit(), o));
-        // every sample of every pass once: n_eval, plus the bin-scale probe's (not counted in n_eval)
-        EXPECT_GE(log.rows, ref.n_eval);
-        EXPECT_LT(log.rows, ref.n_eval + ref.n_eval / 10);
-        if (points == 5000) EXPECT_GT(log.calls, 2 * ref.records.size());  // several slices per pass
-        if (points == 0) EXPECT_LT(log.calls, 2 * ref.records.size());      // one call per pass at this size
-      }
+  for (stratification_mode mode : {stratification_mode::uniform, stratification_mode::adaptive})
+    for (kind k : {kind::poly, kind::peak}) {
+      vegas_options o = opts(300000, mode);
+      const result ref = vegas<5>(one_point<5>{k}, region<5>::unit(), o);
+      EXPECT_EQ(ref.options.stratification, mode);
+      for (int tpb : {32, 256, 1024})
+        for (unsigned long long points : {1ull, 5000ull, 100000ull, 0ull}) {
+          SCOPED_TRACE(testing::Message() << to_string(mode) << ", kind " << int(k) << ", block " << tpb
+                                          << ", points per call " << points);
+          o.cuda_threads_per_block = tpb;
+          o.cuda_array_points = points;
+          call_log log;
+          const result got = vegas<5>(array_of<5>(k, &log), region<5>::unit(), o);
+          expect_same_result(ref, got);
+          EXPECT_EQ(got.options.stratification, mode);
+          // every sample of every pass once: n_eval, plus the bin-scale probe's (not counted in n_eval)
+          EXPECT_GE(log.rows, ref.n_eval);
+          EXPECT_LT(log.rows, ref.n_eval + ref.n_eval / 10);
+          if (points == 5000) EXPECT_GT(log.calls, 2 * ref.records.size());  // several slices per pass
+          if (points == 0) EXPECT_LT(log.calls, 2 * ref.records.size());      // one call per pass at this size
+          if (points == 5000 && mode == stratification_mode::adaptive)         // whole tiles of at most 5000 rows, or one tile
+            EXPECT_LE(log.max_rows, std::max<std::uint64_t>(5000, ref.n_eval));
+        }
+    }
+}
+
+// Lepage's Eq. (45) (arXiv:2009.05112; three Gaussians exp(-100 |x - r_j|^2) on the diagonal of
+// [0,1]^8, r = 0.23, 0.39, 0.74, each scaled by (100/pi)^4 / 3) as a device array integrand: VEGAS+
+// (the default) finds every peak, bitwise the one-point functor; the uniform grid misses one.
+__host__ __device__ double eq45_value(const double* x) {
+  const double r[3] = {0.23, 0.39, 0.74};
+  double s = 0;
+  for (int p = 0; p < 3; ++p) {
+    double d2 = 0;
+    for (int j = 0; j < 8; ++j) d2 += (x[j] - r[p]) * (x[j] - r[p]);
+    s += exp(-100 * d2);
   }
+  return s * (100 / M_PI) * (100 / M_PI) * (100 / M_PI) * (100 / M_PI) / 3;
+}
+struct eq45_point {
+  __host__ __device__ double operator()(const point<8>& x) const { return eq45_value(x.x); }
+};
+__global__ void eq45_rows_kernel(const double* x, std::size_t n, double* values) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    values[i] = eq45_value(x + i * 8);
+}
+struct eq45_rows {
+  void operator()(const double* x, std::size_t n, double* values, cudaStream_t s) const {
+    const unsigned blocks = static_cast<unsigned>((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    eq45_rows_kernel<<<blocks, 256, 0, s>>>(x, n, values);
+  }
+};
+// its integral over [0,1]^8: (1/3) sum_j ((erf(10 (1 - r_j)) + erf(10 r_j)) / 2)^8
+double exact_eq45() {
+  double v = 0;
+  for (const double r : {0.23, 0.39, 0.74}) v += std::pow((std::erf(10 * (1 - r)) + std::erf(10 * r)) / 2, 8);
+  return v / 3;
+}
+
+TEST(CudaArray, LepageEq45FindsEveryPeakUnderVegasPlus) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o;
+  o.backend = backend_kind::cuda;
+  o.calls_per_iteration = 250000;
+  o.max_iterations = 30;
+  o.rel_tol = 2e-3;
+  o.seed = 3;
+  o.cuda_array_points = 50000;  // several slices per pass
+  const result r = vegas<8>(device_array_function<8, eq45_rows>{}, region<8>::unit(), o);
+  EXPECT_EQ(r.options.stratification, stratification_mode::adaptive);
+  EXPECT_LE(std::fabs(r.estimate - exact_eq45()) / r.error, 5.0) << r.estimate << " +- " << r.error;
+  EXPECT_LE(r.error, 1e-2);
+  expect_same_result(r, vegas<8>(eq45_point{}, region<8>::unit(), o));
+  o.stratification = stratification_mode::uniform;
+  o.max_iterations = 12;
+  const result u = vegas<8>(device_array_function<8, eq45_rows>{}, region<8>::unit(), o);
+  EXPECT_LT(u.estimate, 0.8) << "the uniform grid found the third peak: the test no longer shows the difference";
 }
 
 TEST(CudaArray, KnownIntegralsWithinFourSigma) {

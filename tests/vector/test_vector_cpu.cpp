@@ -290,30 +290,37 @@ struct four_rows {
   }
 };
 
+// Either stratification (VEGAS+ counts: the rows of a group come from its sub-cubes' counts,
+// core/array_rows.hpp): bitwise the one-point run for any thread count and group size.
 TEST(VectorCpu, ArrayIntegrandIsTheOnePointRunBitwise) {
   const auto reg = mcubes::region<2>({-1.0, 0.0}, {1.0, 2.0});
-  mcubes::vegas_options uniform = options(1);  // what an array integrand samples
-  uniform.stratification = mcubes::stratification_mode::uniform;
-  const auto ref = mcubes::vegas_vector<2>(four{}, reg, uniform);
-  for (int threads : {1, 2, 3})
-    for (std::uint64_t calls_per_iteration : {20000ull, 300000ull}) {  // one call per tile, and several
-      SCOPED_TRACE(testing::Message() << "threads " << threads << ", calls " << calls_per_iteration);
-      std::uint64_t calls = 0, rows = 0;
-      mcubes::vegas_options o = options(threads);
-      o.calls_per_iteration = calls_per_iteration;
-      o.stratification = mcubes::stratification_mode::uniform;  // what an array integrand samples
-      const auto got = mcubes::vegas_vector<2>(mcubes::vector_array_function<2, 4, four_rows>{{&calls, &rows}}, reg, o);
-      if (calls_per_iteration == 20000) mcubes_test::expect_same(ref, got);
-      // every sample of every pass once: n_eval, plus the bin-scale probe's samples (not counted in n_eval)
-      EXPECT_GE(rows, got.run.n_eval);
-      EXPECT_LT(rows, got.run.n_eval + got.run.n_eval / 10);
-      EXPECT_GE(calls, got.run.records.size());
-      if (calls_per_iteration == 300000) {
-        EXPECT_GT(calls, 2 * got.run.records.size());  // several groups per pass
-        o.threads = 1;
-        mcubes_test::expect_same(mcubes::vegas_vector<2>(four{}, reg, o), got);
+  for (auto mode : {mcubes::stratification_mode::uniform, mcubes::stratification_mode::adaptive}) {
+    mcubes::vegas_options one = options(1);
+    one.stratification = mode;
+    const auto ref = mcubes::vegas_vector<2>(four{}, reg, one);
+    EXPECT_EQ(ref.run.options.stratification, mode);
+    for (int threads : {1, 2, 3})
+      for (std::uint64_t calls_per_iteration : {20000ull, 300000ull}) {  // one call per tile, and several
+        SCOPED_TRACE(testing::Message() << "stratification " << mcubes::to_string(mode) << ", threads " << threads
+                                        << ", calls " << calls_per_iteration);
+        std::uint64_t calls = 0, rows = 0;
+        mcubes::vegas_options o = options(threads);
+        o.calls_per_iteration = calls_per_iteration;
+        o.stratification = mode;
+        const auto got = mcubes::vegas_vector<2>(mcubes::vector_array_function<2, 4, four_rows>{{&calls, &rows}}, reg, o);
+        EXPECT_EQ(got.run.options.stratification, mode);
+        if (calls_per_iteration == 20000) mcubes_test::expect_same(ref, got);
+        // every sample of every pass once: n_eval, plus the bin-scale probe's samples (not counted in n_eval)
+        EXPECT_GE(rows, got.run.n_eval);
+        EXPECT_LT(rows, got.run.n_eval + got.run.n_eval / 10);
+        EXPECT_GE(calls, got.run.records.size());
+        if (calls_per_iteration == 300000) {
+          EXPECT_GT(calls, 2 * got.run.records.size());  // several groups per pass
+          o.threads = 1;
+          mcubes_test::expect_same(mcubes::vegas_vector<2>(four{}, reg, o), got);
+        }
       }
-    }
+  }
 }
 
 // backend cuda in a translation unit compiled by g++ (no CUDA backend here)

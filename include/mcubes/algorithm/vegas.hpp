@@ -81,18 +81,6 @@ template <int D, class F>
   throw_non_finite<D>(f, iteration, index, x, value);
 }
 
-/// The options a run of F samples with: array integrands of one value (integrand.hpp:
-/// is_array_integrand_v, run by the CPU backend) sample either stratification
-/// (backend/cpu/array_path.hpp); device array integrands (the CUDA backend's array path) and
-/// vector-valued array integrands (the CPU's vector pass), whose slices of points are laid out by
-/// the uniform grid's sample index, sample the uniform m-Cubes grid (their result's options say so).
-template <int D, class F>
-vegas_options stratification_for(vegas_options opt) {
-  if constexpr (is_device_array_integrand_v<F> || (declares_array_integrand_v<F> && !returns_double_v<F, D>))
-    opt.stratification = stratification_mode::uniform;
-  return opt;
-}
-
 }  // namespace detail
 
 /// Where a Vegas run stands between calls (integrator.hpp keeps one per adaptive map): the index of
@@ -944,7 +932,7 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
     backend.set_map_edges(map, resume.from->edges);
     state = resume.from->state;
   }
-  vegas_run<D> run(reg, detail::stratification_for<D, F>(opt), state, backend.name(), map_bins(map), 0, resume.from);
+  vegas_run<D> run(reg, opt, state, backend.name(), map_bins(map), 0, resume.from);
   vegas_run<D>* one = &run;
   shares.attach(&one, 1, backend);
   // the shares, unless the run's grid or beta differs from the progress's (the allocation then

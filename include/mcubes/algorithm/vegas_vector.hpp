@@ -173,9 +173,9 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   validate(options, D);
   MCUBES_EXPECTS(components >= 1 && components <= N, "a run of ", N, " components reports 1 to ", N, ", not ", components);
   const int n = components;  // the components reported (the rest: padding)
-  // VEGAS+ allocates by component 0 (core/vector_sampler.hpp); array integrands sample the
-  // uniform grid (detail::stratification_for; the result's options say so). Bins: map_bins_for.
-  const vegas_options opt = detail::stratification_for<D, F>(with_resolved_bins(options));
+  // VEGAS+ allocates by component 0 (core/vector_sampler.hpp), array integrands too
+  // (backend/cpu/vector_pass.hpp). Bins: map_bins_for.
+  const vegas_options opt = with_resolved_bins(options);
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
   const vector_progress* from = resume.from;

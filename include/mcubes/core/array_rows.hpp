@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "../config.hpp"
 #include "../point.hpp"
@@ -19,28 +20,71 @@
 namespace mcubes {
 namespace detail {
 
-/// Where the samples of a slice go: selected chunks sel0 .. sel1 - 1 (chunk sel * stride each) of
-/// chunk_samples = chunk_cubes * p samples; row of a sample = its position in the slice's chunks in
-/// chunk order, then sample order. Only the pass's last chunk may hold fewer samples (the last rows).
+/// Where the samples of a slice go: selected chunks sel0 .. sel1 - 1 (chunk sel * stride each);
+/// row of a sample = its position in the slice's chunks in chunk order, then sub-cube order, then
+/// sample order.
+/// - The uniform grid (cube_row null): every sub-cube holds p samples, a chunk chunk_samples =
+///   chunk_cubes * p; only the pass's last chunk may hold fewer samples (the last rows).
+/// - VEGAS+ counts (core/cube_counts.hpp; sample indices c * p + k, k < n_c, p the index stride):
+///   cube_row[o] is the row of the first sample of the o-th selected sub-cube counted from chunk
+///   sel_base * stride (o = (sel - sel_base) * chunk_cubes + the sub-cube's place in its chunk;
+///   the exclusive sums of n_c over them, sub-cubes past the last, m, counting 0), minus first_row.
+///   Memory: one 64-bit word per selected sub-cube (make_cube_rows).
 struct array_rows {
   std::uint64_t sel0 = 0, sel1 = 0;   ///< the slice's selected chunks [sel0, sel1)
   std::uint64_t stride = 1;           ///< chunk = sel * stride
   std::uint64_t chunk_samples = 0;    ///< chunk_cubes * p
   std::uint64_t first_sample = 0;     ///< sel0 * stride * chunk_samples
+  const std::uint64_t* cube_row = nullptr;  ///< VEGAS+ counts: the rows of the sub-cubes (null: uniform)
+  std::uint64_t sel_base = 0;         ///< cube_row's first selected chunk
+  std::uint64_t first_row = 0;        ///< cube_row's value at the slice's first sub-cube
+  std::uint64_t p = 1;                ///< the sample index stride of a sub-cube (sampling_params::p)
+  std::uint64_t chunk_cubes = 1;      ///< sub-cubes per chunk
   MCUBES_HOST_DEVICE std::uint64_t row(std::uint64_t index) const {
+    if (cube_row != nullptr) {
+      const std::uint64_t c = index / p, chunk = c / chunk_cubes;
+      const std::uint64_t o = (chunk / stride - sel_base) * chunk_cubes + (c - chunk * chunk_cubes);
+      return cube_row[o] - first_row + (index - c * p);
+    }
     if (stride == 1) return index - first_sample;
     const std::uint64_t chunk = index / chunk_samples;
     return (chunk / stride - sel0) * chunk_samples + (index - chunk * chunk_samples);
   }
 };
 
-/// Rows of the slice: the samples of its chunks (the pass's last chunk may be short).
+/// Rows of the slice: the samples of its chunks (the pass's last chunk may be short). Uniform grid
+/// only (with counts: the difference of cube_row at the slice's ends).
 template <int D>
 std::uint64_t array_row_count(const sampling_params<D>& sp, const array_rows& r) {
   if (r.sel1 <= r.sel0) return 0;
   const std::uint64_t last = (r.sel1 - 1) * r.stride;                // the slice's last chunk
   const std::uint64_t last_end = std::min((last + 1) * sp.chunk_cubes, sp.n_cubes);
   return (r.sel1 - 1 - r.sel0) * r.chunk_samples + (last_end - last * sp.chunk_cubes) * sp.p;
+}
+
+/// The samples of the o-th selected sub-cube from chunk sel_base * stride (array_rows): n_c of
+/// sp.counts, 0 past the last sub-cube.
+template <int D>
+MCUBES_HOST_DEVICE std::uint64_t selected_cube_count(const sampling_params<D>& sp, std::uint64_t stride, std::uint64_t sel_base,
+                                                     std::uint64_t o) {
+  const std::uint64_t chunk = (sel_base + o / sp.chunk_cubes) * stride;
+  const std::uint64_t c = chunk * sp.chunk_cubes + o % sp.chunk_cubes;
+  return c < sp.n_cubes ? sp.counts.count(c) : 0;
+}
+
+/// Host form of the rows with VEGAS+ counts: rows[o] for o in [0, (sel1 - sel0) * chunk_cubes], the
+/// exclusive sums of selected_cube_count from sel0 (the last entry: the slice's rows).
+template <int D>
+void make_cube_rows(const sampling_params<D>& sp, std::uint64_t stride, std::uint64_t sel0, std::uint64_t sel1,
+                    std::vector<std::uint64_t>& rows) {
+  const std::uint64_t n = (sel1 - sel0) * sp.chunk_cubes;
+  rows.resize(static_cast<std::size_t>(n) + 1);
+  std::uint64_t s = 0;
+  for (std::uint64_t o = 0; o < n; ++o) {
+    rows[o] = s;
+    s += selected_cube_count<D>(sp, stride, sel0, o);
+  }
+  rows[n] = s;
 }
 
 /// Step 1 of the array path (backend/cuda/array_path.cuh): stores the point of each sample at its row of x

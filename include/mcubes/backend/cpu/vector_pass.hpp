@@ -115,6 +115,7 @@ vector_pass_sums cpu_sample_vector(int threads, worker_pool& pool, const F& f, c
       no_bins none;
       double part[M];
       std::vector<double> xs, vs;  // array integrands: the points and values of a group of chunks
+      std::vector<std::uint64_t> cube_rows;  // and with VEGAS+ counts, the rows of its sub-cubes
       for (std::uint64_t t = next++; t < n_tiles; t = next++) {
         cpu_detail::vector_tree tree(M, tile);
         const std::uint64_t first = t * tile;
@@ -123,16 +124,17 @@ vector_pass_sums cpu_sample_vector(int threads, worker_pool& pool, const F& f, c
           detail::array_rows rows;
           rows.stride = stride;
           rows.chunk_samples = sp.chunk_cubes * sp.p;
-          const std::uint64_t group = std::max<std::uint64_t>(1, array_call_points / rows.chunk_samples);
-          for (std::uint64_t i = 0; i < count; i += group) {
-            rows.sel0 = first + i;
-            rows.sel1 = first + std::min(count, i + group);
+          sampling_params<D> sp_points = sp;  // the point writer's pass writes no shares (the reader's does)
+          sp_points.counts.share_out = nullptr;
+          // the points of selected chunks [sel0, sel1) (n rows), one call of f, the chunk partials from its values
+          const auto group_pass = [&](std::uint64_t sel0, std::uint64_t sel1, std::uint64_t n) {
+            rows.sel0 = sel0;
+            rows.sel1 = sel1;
             rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
-            const std::uint64_t n = detail::array_row_count(sp, rows);
             if (xs.size() < n * D) xs.resize(n * D);
             if (vs.size() < n * N) vs.resize(n * N);
             for (std::uint64_t sel = rows.sel0; sel < rows.sel1; ++sel)
-              (void)sample_chunk_vector<D, N>(detail::point_writer<D, values<N>>{xs.data(), rows}, sp, map, sel * stride,
+              (void)sample_chunk_vector<D, N>(detail::point_writer<D, values<N>>{xs.data(), rows}, sp_points, map, sel * stride,
                                               none, uni, part);
             f(xs.data(), static_cast<std::size_t>(n), vs.data());
             const detail::vector_value_reader<D, N> reader{vs.data(), rows};
@@ -142,6 +144,33 @@ vector_pass_sums cpu_sample_vector(int threads, worker_pool& pool, const F& f, c
                                              : sample_chunk_vector<D, N>(reader, sp, map, sel * stride, none, uni, part);
               merge_flags(worker_flags[w], fl);
               tree.push(part);
+            }
+          };
+          if (sp.counts.per_cube()) {  // VEGAS+ counts: groups of whole chunks of at most array_call_points rows (at least one chunk)
+            rows.p = sp.p;
+            rows.chunk_cubes = sp.chunk_cubes;
+            for (std::uint64_t i = 0; i < count;) {
+              std::uint64_t j = i, n = 0;
+              for (; j < count; ++j) {
+                std::uint64_t c_rows = 0;
+                for (std::uint64_t o = 0; o < sp.chunk_cubes; ++o)
+                  c_rows += detail::selected_cube_count<D>(sp, stride, first + j, o);
+                if (j > i && n + c_rows > array_call_points) break;
+                n += c_rows;
+              }
+              detail::make_cube_rows<D>(sp, stride, first + i, first + j, cube_rows);
+              rows.cube_row = cube_rows.data();
+              rows.sel_base = first + i;
+              rows.first_row = 0;
+              group_pass(first + i, first + j, n);
+              i = j;
+            }
+          } else {
+            const std::uint64_t group = std::max<std::uint64_t>(1, array_call_points / rows.chunk_samples);
+            for (std::uint64_t i = 0; i < count; i += group) {
+              rows.sel0 = first + i;
+              rows.sel1 = first + std::min(count, i + group);
+              group_pass(rows.sel0, rows.sel1, detail::array_row_count(sp, rows));
             }
           }
         } else {

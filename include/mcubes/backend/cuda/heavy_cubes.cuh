@@ -173,6 +173,7 @@ struct heavy_buffers {
   device_array<double> seg_s1, seg_s2;               ///< step 3 (segments)
   device_array<double> means, vars;                  ///< step 4 (n_heavy)
   pinned_array<unsigned long long> host_totals;      ///< heavy sub-cubes, segments
+  std::uint64_t n_heavy = 0, n_segments = 0;         ///< of the last list_heavy_cubes
 };
 
 template <class T>
@@ -213,8 +214,8 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data() + 1, hb.chunk_seg_first.data() + nc, sizeof(unsigned long long),
                                     cudaMemcpyDeviceToHost, stream));
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
-  n_heavy = hb.host_totals.data()[0];
-  n_segments = hb.host_totals.data()[1];
+  n_heavy = hb.n_heavy = hb.host_totals.data()[0];
+  n_segments = hb.n_segments = hb.host_totals.data()[1];
   if (n_heavy == 0) return;
   grow(hb.cube, n_heavy);
   grow(hb.seg_first, n_heavy + 1);

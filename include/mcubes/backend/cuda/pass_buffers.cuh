@@ -21,6 +21,7 @@
 #include "../../core/sampler.hpp"
 #include "../../error.hpp"
 #include "adapt_kernels.cuh"
+#include "array_path.cuh"
 #include "batch_kernels.cuh"
 #include "check.cuh"
 #include "device_array.cuh"
@@ -145,6 +146,7 @@ struct pass_buffers {
   int last_top = 0;             ///< top bin level of the last adapting pass
   device_array<double> adapt_scratch;            ///< the adapt kernel's scratch when it is not in shared memory
   device_array<double> array_x, array_values;    ///< the array path's points and values of a slice
+  array_row_buffers array_rows;                  ///< the array path's VEGAS+ rows (backend/cuda/array_path.cuh)
   device_array<double> vector_tiles, vector_out;  ///< vector passes: tile values (element-major), sums and flags
   pinned_array<double> host_vector_out;
   heavy_buffers heavy;  ///< VEGAS+ scalar passes: the heavy sub-cubes (backend/cuda/heavy_cubes.cuh)

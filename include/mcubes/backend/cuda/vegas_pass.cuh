@@ -84,55 +84,23 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
   return static_cast<int>(grid);
 }
 
-/// The array path of a pass (cuda/array_path.cuh): per slice of whole tiles, the points
-/// (point_writer), one call of f, the sums (value_reader). Returns the last grid size.
-template <int D, class F>
-int sample_array_slices(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap,
-                        std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles, bool adapt, bool shared_bins,
-                        std::size_t smem_plain, std::size_t smem_alt) {
-  pass_buffers& buf = cx.buffers;
-  const std::uint64_t B = static_cast<std::uint64_t>(cx.policy.threads_per_block);
-  detail::array_rows rows;
-  rows.stride = stride;
-  rows.chunk_samples = sp.chunk_cubes * sp.p;
-  const std::uint64_t tile_samples = B * rows.chunk_samples;
-  const std::uint64_t slice_tiles = std::max<std::uint64_t>(1, cx.policy.array_call_points / tile_samples);
-  int grid = 0;
-  for (std::uint64_t t0 = 0; t0 < n_tiles; t0 += slice_tiles) {
-    const std::uint64_t t1 = std::min(n_tiles, t0 + slice_tiles);
-    rows.sel0 = t0 * B;
-    rows.sel1 = std::min(n_sel, t1 * B);
-    rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
-    const std::uint64_t n = detail::array_row_count(sp, rows);
-    const std::size_t need = static_cast<std::size_t>(std::min(n_tiles, slice_tiles) * tile_samples);
-    if (buf.array_x.size() < need * D) buf.array_x = device_array<double>(std::max<std::size_t>(need * D, D + 1));
-    if (buf.array_values.size() < need) buf.array_values = device_array<double>(need);
-    launch_v_sample<D, detail::point_writer<D>, false>(cx, detail::point_writer<D>{buf.array_x.data(), rows}, sp, dmap, stride,
-                                                       n_sel, t0, t1, false, smem_plain, smem_alt);
-    cx.device.synchronize();  // the points are complete
-    f(buf.array_x.data(), static_cast<std::size_t>(n), buf.array_values.data(), static_cast<void*>(cx.stream()));
-    const detail::value_reader<D> reader{buf.array_values.data(), rows};
-    grid = adapt ? launch_v_sample<D, detail::value_reader<D>, true>(cx, reader, sp, dmap, stride, n_sel, t0, t1, shared_bins,
-                                                                     smem_plain, smem_alt)
-                 : launch_v_sample<D, detail::value_reader<D>, false>(cx, reader, sp, dmap, stride, n_sel, t0, t1, false,
-                                                                      smem_plain, smem_alt);
-  }
-  return grid;
-}
-
 /// The heavy sub-cubes of a VEGAS+ pass over every chunk (backend/cuda/heavy_cubes.cuh, steps 1-4):
 /// lists them, samples their segments (V-Sample's bins and flags too) and finishes their sums.
 /// Returns the view V-Sample reads them through (none when no sub-cube has more than L samples).
-/// Only the chunks [chunk_begin, chunk_end) (a team rank's: backend/team.hpp).
+/// Only the chunks [chunk_begin, chunk_end) (a team rank's: backend/team.hpp; an array path's
+/// slice). `listed`: the lists of the last call stand (the same chunks and counts: the array path's
+/// second launch over a slice), step 1 and 2 are not run again.
 template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
-                                   std::uint64_t chunk_end) {
+                                   std::uint64_t chunk_end, bool listed = false) {
   heavy_buffers& hb = cx.buffers.heavy;
   const cudaStream_t stream = cx.stream();
-  std::uint64_t n_heavy = 0, n_segments = 0;
-  list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end);
-  cx.last.heavy_cubes += n_heavy;
+  std::uint64_t n_heavy = hb.n_heavy, n_segments = hb.n_segments;
+  if (!listed) {
+    list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end);
+    cx.last.heavy_cubes += n_heavy;
+  }
   if (n_heavy == 0) return heavy_cube_sums{};
   grow(hb.seg_s1, n_segments);
   grow(hb.seg_s2, n_segments);
@@ -166,6 +134,78 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   view.chunk_cubes = st.chunk_cubes;
   view.segment = sp.counts.segment;
   return view;
+}
+
+/// The array path of a pass (cuda/array_path.cuh): per slice of whole tiles, the points
+/// (point_writer), one call of f, the sums (value_reader). With VEGAS+ counts the rows come from
+/// the sub-cubes' exclusive sums (make_array_rows), a slice holds whole tiles of at most
+/// array_call_points rows (at least one tile), and the heavy sub-cubes of a slice (a pass that
+/// reads shares, stride 1) are sampled segment by segment before each of its two V-Sample
+/// launches (sample_heavy_cubes, listed once per slice), as in the one-point pass: the same bits,
+/// and no thread walks a sub-cube of tens of thousands of samples alone. Returns the last grid size.
+template <int D, class F>
+int sample_array_slices(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
+                        const map_view<D>& dmap, std::uint64_t stride, std::uint64_t n_sel, std::uint64_t n_tiles, bool adapt,
+                        bool shared_bins, std::size_t smem_plain, std::size_t smem_alt) {
+  using writer = detail::point_writer<D>;
+  using reader = detail::value_reader<D>;
+  pass_buffers& buf = cx.buffers;
+  const std::uint64_t B = static_cast<std::uint64_t>(cx.policy.threads_per_block);
+  const bool counts = sp.counts.per_cube();
+  const bool heavy_first = counts && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
+  detail::array_rows rows;
+  rows.stride = stride;
+  rows.chunk_samples = sp.chunk_cubes * sp.p;
+  const std::uint64_t tile_samples = B * rows.chunk_samples;
+  const std::uint64_t slice_tiles = counts ? 0 : std::max<std::uint64_t>(1, cx.policy.array_call_points / tile_samples);
+  const std::vector<std::uint64_t>& tile_row = buf.array_rows.host_tile_rows;
+  if (counts) {
+    make_array_rows<D>(buf.array_rows, sp, stride, n_sel, B, n_tiles, cx.stream(), cx.device.multiprocessors());
+    rows.cube_row = buf.array_rows.first_row.data();
+    rows.sel_base = 0;
+    rows.p = sp.p;
+    rows.chunk_cubes = sp.chunk_cubes;
+  }
+  sampling_params<D> sp_points = sp;  // step 1 writes no shares (step 3 does)
+  sp_points.counts.share_out = nullptr;
+  int grid = 0;
+  for (std::uint64_t t0 = 0, t1 = 0; t0 < n_tiles; t0 = t1) {
+    std::uint64_t n = 0;
+    if (counts) {  // whole tiles of at most array_call_points rows, at least one
+      t1 = t0 + 1;
+      while (t1 < n_tiles && tile_row[t1 + 1] - tile_row[t0] <= cx.policy.array_call_points) ++t1;
+      n = tile_row[t1] - tile_row[t0];
+      rows.first_row = tile_row[t0];
+    } else {
+      t1 = std::min(n_tiles, t0 + slice_tiles);
+    }
+    rows.sel0 = t0 * B;
+    rows.sel1 = std::min(n_sel, t1 * B);
+    rows.first_sample = rows.sel0 * stride * rows.chunk_samples;
+    if (!counts) n = detail::array_row_count(sp, rows);
+    const std::size_t need = counts ? static_cast<std::size_t>(n) : static_cast<std::size_t>(std::min(n_tiles, slice_tiles) * tile_samples);
+    if (buf.array_x.size() < need * D) buf.array_x = device_array<double>(std::max<std::size_t>(need * D, D + 1));
+    if (buf.array_values.size() < need) buf.array_values = device_array<double>(std::max<std::size_t>(need, 1));
+    const writer w{buf.array_x.data(), rows};
+    const heavy_cube_sums hw = heavy_first ? sample_heavy_cubes<D, writer, false>(cx, w, sp_points, st, dmap, false, rows.sel0, rows.sel1)
+                                           : heavy_cube_sums{};
+    launch_v_sample<D, writer, false>(cx, w, sp_points, dmap, stride, n_sel, t0, t1, false, smem_plain, smem_alt, hw);
+    cx.device.synchronize();  // the points are complete
+    f(buf.array_x.data(), static_cast<std::size_t>(n), buf.array_values.data(), static_cast<void*>(cx.stream()));
+    const reader r{buf.array_values.data(), rows};
+    if (adapt) {
+      const heavy_cube_sums hr =
+          heavy_first ? sample_heavy_cubes<D, reader, true>(cx, r, sp, st, dmap, shared_bins, rows.sel0, rows.sel1, true)
+                      : heavy_cube_sums{};
+      grid = launch_v_sample<D, reader, true>(cx, r, sp, dmap, stride, n_sel, t0, t1, shared_bins, smem_plain, smem_alt, hr);
+    } else {
+      const heavy_cube_sums hr =
+          heavy_first ? sample_heavy_cubes<D, reader, false>(cx, r, sp, st, dmap, false, rows.sel0, rows.sel1, true)
+                      : heavy_cube_sums{};
+      grid = launch_v_sample<D, reader, false>(cx, r, sp, dmap, stride, n_sel, t0, t1, false, smem_plain, smem_alt, hr);
+    }
+  }
+  return grid;
 }
 
 /// The team form of a pass's end (backend/team.hpp): this rank's tiles [t0, t1) of B chunks are on
@@ -270,7 +310,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   int grid = 0;
   try {
   if constexpr (is_device_array_integrand_v<F>) {
-    grid = sample_array_slices<D>(cx, f, sp, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
+    grid = sample_array_slices<D>(cx, f, sp, st, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
   } else if (t_end > t_first) {
     // VEGAS+ over every chunk (of this rank's): the sub-cubes of more than one segment first, one segment per thread
     const bool heavy_first = sp.counts.per_cube() && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
