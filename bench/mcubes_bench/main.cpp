@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
     s->add_option("--max-blocks", max_blocks, "CUDA: at most this many blocks (0: fill the GPU)")->check(CLI::Range(0, 1 << 30));
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
+  bool symmetric_map = false;
+  for (auto* s : {ref, thr, trc, cpu}) s->add_flag("--symmetric-map", symmetric_map, "m-Cubes1D: one map for every axis");
   for (auto* s : {thr, cpu}) s->add_option("--calls", calls, "calls per iteration");
   CLI11_PARSE(app, argc, argv);
   mcubes::vegas_options o;
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
   o.threads = threads;
   o.cuda_threads_per_block = tpb;
   o.seed = seed;
+  o.symmetric_map = symmetric_map;
   o.stratification = stratification == "adaptive" ? mcubes::stratification_mode::adaptive : mcubes::stratification_mode::uniform;
   try {
 #if defined(MCUBES_HAS_CUDA_BACKEND)

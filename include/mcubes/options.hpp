@@ -25,9 +25,9 @@ inline constexpr double max_alpha = 64;
 enum class stratification_mode {
   /// VEGAS+ (Lepage 2021; core/cube_counts.hpp): a quarter of the calls uniformly, the rest where
   /// the sub-cubes' estimates varied most in the last adapting iteration (damped by beta). Finds
-  /// and keeps peaks that the map's axes cannot isolate. Functors (scalar, batches, vector-valued:
-  /// allocated by component 0) and run-time compiled integrands; array integrands (called on
-  /// slices of points) sample uniformly (the result's options say which ran).
+  /// and keeps peaks that the map's axes cannot isolate. Every integrand: functors (scalar,
+  /// batches, vector-valued: allocated by component 0), run-time compiled integrands, and array
+  /// integrands on the CPU and the GPU (core/array_rows.hpp), bitwise their one-point runs.
   adaptive,
   /// m-Cubes (Sakiotis et al. 2022): g^d sub-cubes of p samples each, bitwise the paper's algorithm.
   uniform,
@@ -55,7 +55,10 @@ struct vegas_options : execution {
   /// iteration (as vegas; fewer bias the map's weighted average). See map_bins_for().
   int n_bins = 0;
   double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map
-  bool symmetric_map = false;                ///< m-Cubes1D: one map shared by every axis (fully symmetric integrands)
+  /// m-Cubes1D (Sakiotis et al. 2022): one map shared by every axis, for fully symmetric
+  /// integrands; V-Sample histograms axis 0 only (the paper's estimator: 1/D of the bin work, the
+  /// map from D times fewer contributions; sampling_params::bin_axes).
+  bool symmetric_map = false;
   /// The spread of samples over sub-cubes: VEGAS+ (default) or the uniform m-Cubes grid.
   stratification_mode stratification = stratification_mode::adaptive;
   /// VEGAS+ damping exponent (vegas's beta): 0 spreads the calls uniformly, 1 is the optimum of

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -222,4 +223,57 @@ TEST(DeterminismCpu, FastPathEqualsSerialSampleChunk) {
     expect_fast_path_equals_serial<5>(gaussian_peak<5>{}, o, "gaussian 5-D, symmetric map, 37 bins" + m);
   }
 }
+// m-Cubes1D (symmetric_map) adapts its one map to axis 0's histogram (the paper's estimator,
+// sampling_params::bin_axes = 1). On a fully symmetric integrand that histogram estimates what each
+// axis's own histogram estimates without symmetric_map, so the one map must lie within the spread of
+// the per-axis maps (4 seeds x 4 axes): every edge within 5 of their standard deviations of their
+// mean (plus 1e-3 for edges that barely move). The spread is that of a map from one axis's
+// contributions, the one-axis map's own. Thread-count invariance as every run's.
+TEST(MCubes1D, OneAxisMapWithinTheSpreadOfThePerAxisMaps) {
+  constexpr int D = 4, bins = 40;
+  const gaussian_peak<D> f{0.08, 0.45};
+  mcubes::vegas_options o;
+  o.stratification = mcubes::stratification_mode::uniform;  // the map alone differs
+  o.calls_per_iteration = 40000;
+  o.max_iterations = o.adapt_iterations = 6;
+  o.skip = 1;
+  o.min_iterations = 1;
+  o.rel_tol = 1e-12;
+  o.n_bins = bins;
+  o.threads = 2;
+  std::vector<std::vector<double>> rows;  // per-axis maps
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    o.seed = seed;
+    mcubes::integrator<D> in(mcubes::region<D>::unit(), o);
+    in.integrate(f);
+    const std::vector<double> e = in.edges();
+    for (int j = 0; j < D; ++j) rows.emplace_back(e.begin() + j * (bins + 1), e.begin() + (j + 1) * (bins + 1));
+  }
+  o.symmetric_map = true;
+  for (std::uint64_t seed = 5; seed <= 6; ++seed) {
+    o.seed = seed;
+    mcubes::integrator<D> in(mcubes::region<D>::unit(), o);
+    const mcubes::result r = in.integrate(f);
+    EXPECT_LE(std::fabs(r.estimate - 1.0) / r.error, 4.0) << "seed " << seed;  // the peak lies well inside
+    const std::vector<double> e = in.edges();
+    for (int j = 1; j < D; ++j)
+      EXPECT_TRUE(std::equal(e.begin(), e.begin() + bins + 1, e.begin() + j * (bins + 1))) << "axis " << j;
+    for (int k = 1; k < bins; ++k) {
+      double mean = 0, sq = 0;
+      for (const auto& row : rows) mean += row[k];
+      mean /= static_cast<double>(rows.size());
+      for (const auto& row : rows) sq += (row[k] - mean) * (row[k] - mean);
+      const double sd = std::sqrt(sq / static_cast<double>(rows.size() - 1));
+      EXPECT_LE(std::fabs(e[k] - mean), 5 * sd + 1e-3) << "seed " << seed << ", edge " << k << ": " << e[k] << " against "
+                                                      << mean << " +- " << sd;
+    }
+    o.threads = 3;
+    mcubes::integrator<D> again(mcubes::region<D>::unit(), o);
+    const mcubes::result r3 = again.integrate(f);
+    EXPECT_EQ(r3.estimate, r.estimate);
+    EXPECT_EQ(again.edges(), e);
+    o.threads = 2;
+  }
+}
+
 }  // namespace

@@ -190,6 +190,7 @@ class vegas_run {
     sp_.p = st_.samples_per_cube;
     sp_.chunk_cubes = st_.chunk_cubes;
     sp_.seed = opt.seed;
+    sp_.bin_axes = opt.symmetric_map ? 1 : D;  // m-Cubes1D: axis 0's histogram adapts the one map
     if (st_.adaptive()) {
       vegas_state::allocation& a = state_.cubes;
       const auto beta16 = static_cast<std::uint32_t>(opt.beta * beta_steps);

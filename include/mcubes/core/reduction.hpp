@@ -128,8 +128,8 @@ MCUBES_HOST_DEVICE inline int top_bin_level(double max_c, double scale) {
 }
 
 /// Adds the scaled term t = c * scale with dither u to the bins of its sample (bin_of(j): its bin
-/// on axis j, j < D) in `bins` (a sink: add(axis, bin, q) for level 0, add_level(level, axis, bin,
-/// q) for levels >= 1): q = floor(t + u) at level 0 (the same integer as quantize(c, scale, u)),
+/// on axis j, j < axes: D, or 1 for m-Cubes1D, whose one map is adapted to axis 0's histogram) in
+/// `bins` (a sink: add(axis, bin, q) for level 0, add_level(level, axis, bin, q) for levels >= 1): q = floor(t + u) at level 0 (the same integer as quantize(c, scale, u)),
 /// else floor(t 2^(-40 L) + u) at level L = bin_level(t), clamped to 2^63 - 1 beyond the top level
 /// (the caller re-accumulates then, needs_rescale). Zero quanta are not added. The overflow path
 /// gets a copy of the sink (add_overflow_term), so a sink must write through pointers.
@@ -142,10 +142,10 @@ struct bin_indices {
 /// the sink and of the bin indices, so that the registers of the sampling loop are allocated as if
 /// it were not there (inlined, it made the 8-D V-Sample kernel spill 200 bytes at 80 registers).
 template <int D, class Bins>
-MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, double u, bin_indices<D> bin) {
+MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, double u, bin_indices<D> bin, int axes) {
   const int level = bin_level(t);
   const std::uint64_t q = quantize(t, 1.0, u);  // t + u < 2^63, or clamped above the top level
-  for (int j = 0; j < D; ++j) bins.add_level(level, j, bin.b[j], q);
+  for (int j = 0; j < D && j < axes; ++j) bins.add_level(level, j, bin.b[j], q);
 }
 
 #if defined(__CUDACC__)
@@ -154,16 +154,16 @@ MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, d
 #pragma nv_exec_check_disable
 #endif
 template <int D, class Bins, class BinOf>
-MCUBES_HOST_DEVICE inline void add_bin_term(Bins& bins, double t, double u, const BinOf& bin_of) {
+MCUBES_HOST_DEVICE inline void add_bin_term(Bins& bins, double t, double u, const BinOf& bin_of, int axes = D) {
   if (t < max_quantized_term) {  // the common case: level 0
     const std::uint64_t q = static_cast<std::uint64_t>(t + u);
     if (q != 0)
-      for (int j = 0; j < D; ++j) bins.add(j, bin_of(j), q);
+      for (int j = 0; j < D && j < axes; ++j) bins.add(j, bin_of(j), q);
     return;
   }
   bin_indices<D> bin;
   for (int j = 0; j < D; ++j) bin.b[j] = bin_of(j);
-  add_overflow_term<D>(bins, t, u, bin);
+  add_overflow_term<D>(bins, t, u, bin, axes);
 }
 
 /// One step of folding the levels of a bin into a double, from the top level down:

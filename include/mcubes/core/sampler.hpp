@@ -40,6 +40,9 @@ struct sampling_params {
   std::uint32_t iteration = 0;
   double bin_scale = 1;          ///< power-of-two fixed-point scale of bin contributions
   cube_counts counts;            ///< VEGAS+ per-sub-cube counts (core/cube_counts.hpp); default: p each
+  /// Axes whose bins V-Sample accumulates: D, or 1 for m-Cubes1D (vegas_options::symmetric_map:
+  /// the paper's one-map variant histograms axis 0 only; the map is shared by every axis).
+  int bin_axes = D;
 };
 
 /// Per-chunk partial results. Sums are over the chunk's sub-cubes in index order.
@@ -218,7 +221,7 @@ MCUBES_HOST_DEVICE inline bool sample_segment(const F& f, const sampling_params<
     t2 += fj2;
     if constexpr (Bins::enabled) {
       if (fj2 > out.max_contribution) out.max_contribution = fj2;
-      add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
+      add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; }, sp.bin_axes);
     }
     if constexpr (Poll::enabled) {
       if (((index - cube_first) & 63u) == 63u && poll()) return false;

@@ -176,7 +176,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       if constexpr (Bins::enabled) {
         const double fj2 = fj[0] * fj[0];
         if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-        add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; });
+        add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; }, sp.bin_axes);
       }
     }
     if constexpr (N == 1) {

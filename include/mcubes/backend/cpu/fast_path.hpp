@@ -175,7 +175,7 @@ class batch_generator {
 /// overflowing, is recorded (first index) and adds 0. Both fast paths below use it.
 template <int D, class Bins, class BinOf>
 MCUBES_CPU_INLINE void add_sample(double v, double jac, std::uint64_t index, double term_scale, Bins& bins,
-                                  const BinOf& bin_of, chunk_partial& flags, double& s1, double& s2) {
+                                  const BinOf& bin_of, chunk_partial& flags, double& s1, double& s2, int bin_axes) {
   double fj = v * jac;
   double fj2 = fj * fj;
   if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows (as sample_chunk)
@@ -187,7 +187,7 @@ MCUBES_CPU_INLINE void add_sample(double v, double jac, std::uint64_t index, dou
   s2 += fj2;
   if constexpr (Bins::enabled) {
     if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
-    add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), bin_of);
+    add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), bin_of, bin_axes);
   }
 }
 
@@ -213,7 +213,7 @@ struct sample_accumulator {
   /// Adds sample `index` with value v and jacobian jac; bin_of(j) is its bin on axis j.
   template <class Bins, class BinOf>
   MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, Bins& bins, const BinOf& bin_of) {
-    add_sample<D>(v, jac, index, sp.bin_scale, bins, bin_of, flags, s1, s2);
+    add_sample<D>(v, jac, index, sp.bin_scale, bins, bin_of, flags, s1, s2, sp.bin_axes);
     if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
       const double mean = s1 / pd;
       double vr = (s2 - s1 * mean) / var_den;
@@ -289,7 +289,7 @@ struct counts_sums {
   template <class BinOf>
   MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, double pd, std::uint64_t cube, unsigned char ends,
                              const BinOf& bin_of) {
-    add_sample<D>(v, jac, index, sp.bin_scale / pd, bins, bin_of, flags, t1, t2);
+    add_sample<D>(v, jac, index, sp.bin_scale / pd, bins, bin_of, flags, t1, t2, sp.bin_axes);
     if (ends & end_segment) {
       s1 += t1;
       s2 += t2;
