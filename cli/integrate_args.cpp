@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <mcubes/error.hpp>
 
@@ -18,20 +19,12 @@ namespace {
 /// Rewrites the vegas_options field names in a message of mcubes::validate as the command-line
 /// options that set them ("n_bins must be ..." -> "--bins must be ..."); whole words only.
 std::string with_option_names(const std::string& message) {
-  static const std::pair<const char*, const char*> names[] = {
-      {"rel_tol", "--rel-tol"},
-      {"abs_tol", "--abs-tol"},
-      {"calls_per_iteration", "--calls-per-iter"},
-      {"max_iterations", "--max-iterations"},
-      {"adapt_iterations", "--adapt-iterations"},
-      {"min_iterations", "--min-iterations"},
-      {"skip", "--skip"},
-      {"max_chi2_dof", "--max-chi2-dof"},
-      {"n_bins", "--bins"},
-      {"alpha", "--alpha"},
-      {"beta", "--beta"},
-      {"threads", "--threads"},
-  };
+  static const std::vector<std::pair<const char*, const char*>> names = [] {  // the options table's, and threads
+    std::vector<std::pair<const char*, const char*>> n;
+    for_each_vegas_option([&](const option_info& info, auto) { n.emplace_back(info.name, info.flag); });
+    n.emplace_back("threads", "--threads");
+    return n;
+  }();
   auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
   std::string out;
   std::size_t i = 0;
@@ -82,30 +75,12 @@ void add_integrate_options(CLI::App& sub, integrate_args& a) {
   a.dim_opt = sub.add_option("--dim", a.dim,
                                "Dimension d: 1..32 for f1..f6 (default: the integrand's default), fixed for fA (6) "
                                "and fB (9)");
-  sub.add_option("--rel-tol", a.rel_tol, "Relative tolerance: stop when error <= max(abs-tol, rel-tol*|estimate|)")
-      ->capture_default_str();
-  sub.add_option("--abs-tol", a.abs_tol, "Absolute tolerance")->capture_default_str();
-  a.calls_opt = sub.add_option("--calls-per-iter", a.calls,
-                                 "[paper] Integrand evaluations per iteration (at most; the header shows those used), "
-                                 "e.g. 1000000 or 1e6")
-                     ->type_name("N");
-  a.max_iterations_opt = sub.add_option("--max-iterations", a.max_iterations, "[paper] Iterations at most");
-  a.adapt_iterations_opt =
-      sub.add_option("--adapt-iterations", a.adapt_iterations, "[paper] Leading iterations that adapt the map");
-  a.skip_opt = sub.add_option("--skip", a.skip, "[paper] Leading iterations left out of the weighted estimate");
-  sub.add_option("--min-iterations", a.min_iterations,
-                  "Accumulated iterations needed before convergence is declared")
-      ->capture_default_str();
-  sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
+  add_vegas_flags(sub, a, "");
   sub.add_option("--bins", a.bins,
                  "Bins per axis of the adaptive map, 2..2^20, or auto: min(500, calls per iteration / 10), about ten "
                  "samples a bin")
       ->capture_default_str()
       ->type_name("N|auto");
-  sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
-      ->capture_default_str();
-  sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
-  add_stratification_options(sub, a);
   sub.add_option("--param", a.params,
                   "A parameter of the integrand, NAME=VALUE (repeat for each; f1..f6: a = difficulty, u = shift; "
                   "the others keep the paper's values, see 'mcubes list'; --expr/--body: p0=V, p1=V, ... give "
@@ -189,7 +164,25 @@ void add_devices_option(CLI::App& sub, common_args& c) {
       ->type_name("LIST|all");
 }
 
-void add_stratification_options(CLI::App& sub, integrate_args& a) {
+void add_vegas_flags(CLI::App& sub, integrate_args& a, const std::string& each) {
+  sub.add_option("--rel-tol", a.rel_tol, "Relative tolerance" + each + ": stop when error <= max(abs-tol, rel-tol*|estimate|)")
+      ->capture_default_str();
+  sub.add_option("--abs-tol", a.abs_tol, "Absolute tolerance" + each)->capture_default_str();
+  a.calls_opt = sub.add_option("--calls-per-iter", a.calls,
+                               "[paper] Integrand evaluations per iteration" + each +
+                                   " (at most; the header shows those used), e.g. 1000000 or 1e6")
+                    ->type_name("N");
+  a.max_iterations_opt = sub.add_option("--max-iterations", a.max_iterations, "[paper] Iterations at most");
+  a.adapt_iterations_opt =
+      sub.add_option("--adapt-iterations", a.adapt_iterations, "[paper] Leading iterations that adapt the map");
+  a.skip_opt = sub.add_option("--skip", a.skip, "[paper] Leading iterations left out of the weighted estimate");
+  sub.add_option("--min-iterations", a.min_iterations, "Accumulated iterations needed before convergence is declared")
+      ->capture_default_str();
+  sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
+  sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
+      ->capture_default_str();
+  sub.add_flag("--symmetric-map", a.symmetric_map,
+               "One map shared by every axis, adapted to axis 0's histogram (m-Cubes1D: fully symmetric integrands)");
   sub.add_option("--stratification", a.stratification,
                  "How samples spread over the sub-cubes: adaptive (VEGAS+, Lepage 2021: a quarter uniformly, the rest "
                  "where the sub-cubes varied most; finds peaks off the map's grid) or uniform (m-Cubes, the paper's "

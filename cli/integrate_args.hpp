@@ -74,8 +74,11 @@ struct integrate_args {
 
 /// Registers the options of `integrate` on `sub`, bound to `a`.
 void add_integrate_options(CLI::App& sub, integrate_args& a);
-/// --stratification and --beta (integrate and scan).
-void add_stratification_options(CLI::App& sub, integrate_args& a);
+/// The flags of the options table's fields (options.hpp) that integrate and scan share: --rel-tol,
+/// --abs-tol, --calls-per-iter, --max-iterations, --adapt-iterations, --skip, --min-iterations,
+/// --max-chi2-dof, --alpha, --symmetric-map, --stratification, --beta (`each`: words added to the
+/// help, e.g. " of each integral"); each command registers --bins and --seed itself (their help differs).
+void add_vegas_flags(CLI::App& sub, integrate_args& a, const std::string& each);
 /// --devices LIST|all (common_args::devices): the CUDA devices that share each integral.
 void add_devices_option(CLI::App& sub, common_args& c);
 /// Registers --checkpoint, --resume, --checkpoint-every and --force on `sub` (`what`: "run" for

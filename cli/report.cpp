@@ -168,25 +168,21 @@ nlohmann::ordered_json json_number(double x) {
   return x;
 }
 
+nlohmann::ordered_json option_json(double x) { return json_number(x); }
+nlohmann::ordered_json option_json(std::uint64_t x) { return x; }
+nlohmann::ordered_json option_json(int x) { return x; }
+nlohmann::ordered_json option_json(bool x) { return x; }
+nlohmann::ordered_json option_json(stratification_mode x) { return to_string(x); }
+
 nlohmann::ordered_json options_json(const vegas_options& o) {
-  return {{"rel_tol", json_number(o.rel_tol)},
-          {"abs_tol", json_number(o.abs_tol)},
-          {"calls_per_iteration", o.calls_per_iteration},
-          {"max_iterations", o.max_iterations},
-          {"adapt_iterations", o.adapt_iterations},
-          {"skip", o.skip},
-          {"min_iterations", o.min_iterations},
-          {"max_chi2_dof", json_number(o.max_chi2_dof)},
-          {"n_bins", map_bins_for(o)},
-          {"alpha", json_number(o.alpha)},
-          {"map_floor", json_number(map_floor_for(o))},
-          {"stratification", to_string(o.stratification)},
-          {"beta", json_number(o.beta)},
-          {"symmetric_map", o.symmetric_map},
-          {"seed", o.seed},
-          {"threads", o.threads},
-          {"backend", to_string(o.backend)},
-          {"cuda_threads_per_block", o.cuda_threads_per_block}};
+  const vegas_options resolved = with_resolved_bins(o);  // n_bins as the run used it
+  nlohmann::ordered_json j;  // the options table (options.hpp), then what follows from it and the execution options
+  for_each_vegas_option([&](const option_info& info, auto field) { j[info.name] = option_json(resolved.*field); });
+  j["map_floor"] = json_number(map_floor_for(o));
+  j["threads"] = o.threads;
+  j["backend"] = to_string(o.backend);
+  j["cuda_threads_per_block"] = o.cuda_threads_per_block;
+  return j;
 }
 
 nlohmann::ordered_json iteration_json(const iteration_record& it) {

@@ -459,27 +459,13 @@ void add_scan_options(CLI::App& sub, scan_args& sa) {
                  "--expr/--body: the names are p0, p1, ... (p[0], p[1], ... of the text), each one given")
       ->type_name("NAME=RANGE")
       ->allow_extra_args(false);
-  sub.add_option("--rel-tol", a.rel_tol, "Relative tolerance of every integral")->capture_default_str();
-  sub.add_option("--abs-tol", a.abs_tol, "Absolute tolerance of every integral")->capture_default_str();
-  a.calls_opt = sub.add_option("--calls-per-iter", a.calls, "[paper] Integrand evaluations per iteration of each integral")
-                    ->type_name("N");
-  a.max_iterations_opt = sub.add_option("--max-iterations", a.max_iterations, "[paper] Iterations at most");
-  a.adapt_iterations_opt =
-      sub.add_option("--adapt-iterations", a.adapt_iterations, "[paper] Leading iterations that adapt the map");
-  a.skip_opt = sub.add_option("--skip", a.skip, "[paper] Leading iterations left out of the weighted estimate");
-  sub.add_option("--min-iterations", a.min_iterations, "Accumulated iterations needed before convergence is declared")
-      ->capture_default_str();
-  sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
+  add_vegas_flags(sub, a, " of each integral");
   sub.add_option("--bins", a.bins,
                  "Bins per axis of each integral's map, 2..2^20 (integrate's default, so that integrate reproduces a "
                  "row without --bins). Memory per integral, d axes, n bins: CPU 8 d (n+1) + 16 d n (1 + threads) "
                  "bytes at most; GPU 8 d (n+1) + 16 d n bytes (0.1 MB for d = 8, n = 500; 256 d n more for an integral whose terms reach the "
                  "overflow bin levels): fewer bins for large K")
       ->capture_default_str();
-  sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
-      ->capture_default_str();
-  sub.add_flag("--symmetric-map", a.symmetric_map, "One map shared by every axis (m-Cubes1D)");
-  add_stratification_options(sub, a);
   add_checkpoint_options(sub, a, "scan");
   sub.add_option("--seed", a.common.seed,
                  "Seed of the scan: integral k uses batch_seed(SEED, k), reported in its row (an integer in [0, 2^64))")

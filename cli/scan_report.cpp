@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <string>
+#include <type_traits>
 
 #include <mcubes/config.hpp>
 
@@ -115,25 +118,30 @@ int scan_exit_code(const scan_report& r) {
 std::string reproduce_command(const scan_report& r, std::uint64_t k, std::uint64_t seed) {
   const suite::entry& e = *r.entry;
   const vegas_options& o = r.options;
-  const vegas_options def;
+  vegas_options def;  // what `mcubes integrate` takes when an option is not given
+  def.calls_per_iteration = e.paper.calls;
+  def.max_iterations = e.paper.max_iterations;
+  def.adapt_iterations = e.paper.adapt_iterations;
+  def.skip = e.paper.skip;
   std::string s = "mcubes integrate " + e.name + " --dim " + std::to_string(r.dim);
   const std::vector<double>& values = (*r.points)[k];
   for (std::size_t j = 0; j < e.parameters.size(); ++j)
     s += std::string(" --param ") + e.parameters[j].name + "=" + number(values[j]);
   s += " --seed " + std::to_string(seed) + " --backend " + r.backend;
-  if (o.rel_tol != def.rel_tol) s += " --rel-tol " + number(o.rel_tol);
-  if (o.abs_tol != def.abs_tol) s += " --abs-tol " + number(o.abs_tol);
-  if (o.calls_per_iteration != e.paper.calls) s += " --calls-per-iter " + std::to_string(o.calls_per_iteration);
-  if (o.max_iterations != e.paper.max_iterations) s += " --max-iterations " + std::to_string(o.max_iterations);
-  if (o.adapt_iterations != e.paper.adapt_iterations) s += " --adapt-iterations " + std::to_string(o.adapt_iterations);
-  if (o.skip != e.paper.skip) s += " --skip " + std::to_string(o.skip);
-  if (o.min_iterations != def.min_iterations) s += " --min-iterations " + std::to_string(o.min_iterations);
-  if (o.max_chi2_dof != def.max_chi2_dof) s += " --max-chi2-dof " + number(o.max_chi2_dof);
-  if (o.n_bins != def.n_bins) s += " --bins " + std::to_string(o.n_bins);
-  if (o.alpha != def.alpha) s += " --alpha " + number(o.alpha);
-  if (o.stratification != def.stratification) s += std::string(" --stratification ") + to_string(o.stratification);
-  if (o.beta != def.beta) s += " --beta " + number(o.beta);
-  if (o.symmetric_map) s += " --symmetric-map";
+  // every field of the options table that differs from what the command takes by default (the seed: above)
+  const auto text = [](const auto& x) -> std::string {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, double>) return number(x);
+    else if constexpr (std::is_same_v<T, stratification_mode>) return to_string(x);
+    else return std::to_string(x);
+  };
+  for_each_vegas_option([&](const option_info& info, auto field) {
+    if (std::strcmp(info.name, "seed") == 0 || o.*field == def.*field) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(o.*field)>, bool>)
+      s += std::string(" ") + info.flag;  // a flag: given when true (false is the default)
+    else
+      s += std::string(" ") + info.flag + " " + text(o.*field);
+  });
   return s;
 }
 

@@ -196,6 +196,33 @@ class checkpoint_reader {
   }
 };
 
+/// A field of the options table in a message: as an ostream prints it, the stratification by name.
+template <class T>
+T option_text(T x) {
+  return x;
+}
+inline const char* option_text(stratification_mode x) { return to_string(x); }
+inline int option_text(bool x) { return x ? 1 : 0; }
+
+/// The fields of the options table (options.hpp, for_each_vegas_option) in a checkpoint, in the
+/// table's order: doubles as f64, 64-bit integers as u64, ints as i32, bools as a flag byte, the
+/// stratification as a byte (0 adaptive, 1 uniform; any other value: a damaged checkpoint).
+inline void put_option(checkpoint_writer& w, double x) { w.f64(x); }
+inline void put_option(checkpoint_writer& w, std::uint64_t x) { w.u64(x); }
+inline void put_option(checkpoint_writer& w, int x) { w.i32(x); }
+inline void put_option(checkpoint_writer& w, bool x) { w.flag(x); }
+inline void put_option(checkpoint_writer& w, stratification_mode x) { w.flag(x == stratification_mode::uniform); }
+inline void get_option(checkpoint_reader& r, double& x) { x = r.f64(); }
+inline void get_option(checkpoint_reader& r, std::uint64_t& x) { x = r.u64(); }
+inline void get_option(checkpoint_reader& r, int& x) { x = r.i32(); }
+inline void get_option(checkpoint_reader& r, bool& x) { x = r.flag(); }
+inline void get_option(checkpoint_reader& r, stratification_mode& x) {
+  x = r.flag() ? stratification_mode::uniform : stratification_mode::adaptive;
+}
+static_assert(vegas_option_count == 14,
+              "a new entry of the options table changes the checkpoint format: raise checkpoint_format_version "
+              "and read the layout of the older versions");
+
 inline std::uint32_t checkpoint_crc(const char* data, std::size_t n) {
   boost::crc_32_type crc;
   crc.process_bytes(data, n);
@@ -310,21 +337,7 @@ inline std::string detail::encode_unsealed(const checkpoint& c) {
   w.i32(c.dim);
   w.doubles(c.lower);
   w.doubles(c.upper);
-  const vegas_options& o = c.options;
-  w.f64(o.rel_tol);
-  w.f64(o.abs_tol);
-  w.u64(o.calls_per_iteration);
-  w.i32(o.max_iterations);
-  w.i32(o.adapt_iterations);
-  w.i32(o.skip);
-  w.i32(o.min_iterations);
-  w.f64(o.max_chi2_dof);
-  w.i32(o.n_bins);
-  w.f64(o.alpha);
-  w.flag(o.symmetric_map);
-  w.u8(o.stratification == stratification_mode::uniform ? 1 : 0);
-  w.f64(o.beta);
-  w.u64(o.seed);
+  for_each_vegas_option([&](const option_info&, auto field) { detail::put_option(w, c.options.*field); });
   detail::put_progress(w, c.progress);
   MCUBES_EXPECTS(c.parameters.size() == c.members.size(), "a batch checkpoint needs one progress per parameter vector");
   w.u64(c.members.size());
@@ -367,21 +380,7 @@ inline checkpoint decode_checkpoint(const std::string& bytes, const std::string&
   c.dim = r.i32();
   c.lower = r.doubles();
   c.upper = r.doubles();
-  vegas_options& o = c.options;
-  o.rel_tol = r.f64();
-  o.abs_tol = r.f64();
-  o.calls_per_iteration = r.u64();
-  o.max_iterations = r.i32();
-  o.adapt_iterations = r.i32();
-  o.skip = r.i32();
-  o.min_iterations = r.i32();
-  o.max_chi2_dof = r.f64();
-  o.n_bins = r.i32();
-  o.alpha = r.f64();
-  o.symmetric_map = r.flag();
-  o.stratification = r.u8() == 1 ? stratification_mode::uniform : stratification_mode::adaptive;
-  o.beta = r.f64();
-  o.seed = r.u64();
+  for_each_vegas_option([&](const option_info&, auto field) { detail::get_option(r, c.options.*field); });
   c.progress = detail::get_progress(r);
   const std::uint64_t n_members = r.count(8);
   for (std::uint64_t k = 0; k < n_members; ++k) {
@@ -803,32 +802,25 @@ inline std::string checkpoint_difference(const checkpoint& c, const std::string&
       return "its region's axis " + std::to_string(j) + " is [" + num(c.lower[static_cast<std::size_t>(j)]) + ", " +
              num(c.upper[static_cast<std::size_t>(j)]) + "], not [" + num(lower[static_cast<std::size_t>(j)]) + ", " +
              num(upper[static_cast<std::size_t>(j)]) + "]";
-  const vegas_options& a = c.options;
-  const auto differs = [&](const char* name, auto was, auto now, bool safe) -> std::string {
-    if (was == now || (safe && force)) return {};
-    std::ostringstream s;
-    s.precision(17);
-    s << "its " << name << " is " << was << ", not " << now << (safe ? " (--force allows this change)" : "");
-    return s.str();
+  // every field of the options table as the run uses it (n_bins resolved, beta only under VEGAS+),
+  // the fields that define the samples first, then the stopping rule's (force lets those differ)
+  const auto effective = [](vegas_options o) {
+    o.n_bins = map_bins_for(o);
+    if (o.stratification != stratification_mode::adaptive) o.beta = 0;
+    return o;
   };
-  for (const std::string& d :
-       {differs("calls_per_iteration", a.calls_per_iteration, opt.calls_per_iteration, false),
-        differs("adapt_iterations", a.adapt_iterations, opt.adapt_iterations, false),
-        differs("skip", a.skip, opt.skip, false),
-        differs("n_bins", map_bins_for(a), map_bins_for(opt), false),
-        differs("alpha", a.alpha, opt.alpha, false),
-        differs("symmetric_map", a.symmetric_map, opt.symmetric_map, false),
-        differs("stratification", std::string(to_string(a.stratification)), std::string(to_string(opt.stratification)), false),
-        differs("beta", a.stratification == stratification_mode::adaptive ? a.beta : 0.0,
-                opt.stratification == stratification_mode::adaptive ? opt.beta : 0.0, false),
-        differs("seed", a.seed, opt.seed, false),
-        differs("max_iterations", a.max_iterations, opt.max_iterations, true),
-        differs("min_iterations", a.min_iterations, opt.min_iterations, true),
-        differs("rel_tol", a.rel_tol, opt.rel_tol, true),
-        differs("abs_tol", a.abs_tol, opt.abs_tol, true),
-        differs("max_chi2_dof", a.max_chi2_dof, opt.max_chi2_dof, true)})
-    if (!d.empty()) return d;
-  return {};
+  const vegas_options a = effective(c.options), b = effective(opt);
+  std::string diff;
+  for (const bool stopping : {false, true})
+    for_each_vegas_option([&](const option_info& info, auto field) {
+      if (!diff.empty() || info.stopping_rule != stopping || a.*field == b.*field || (stopping && force)) return;
+      std::ostringstream s;
+      s.precision(17);
+      s << "its " << info.name << " is " << detail::option_text(a.*field) << ", not " << detail::option_text(b.*field)
+        << (stopping ? " (--force allows this change)" : "");
+      diff = s.str();
+    });
+  return diff;
 }
 
 /// The save function (vegas_resumption::save) of member team.rank() of a team whose checkpoints

@@ -663,11 +663,13 @@ class compiled_integrand {
   result plain_mc(const box& region, const plain_mc_options& opt = {}, const std::vector<double>& params = {}) const {
     MCUBES_EXPECTS(method_ == jit::method::plain_mc, "this integrand was compiled for ", to_string(method_), ", not plain_mc");
     validate(opt);
+    vegas_options v;  // the interface's carrier of rel_tol, abs_tol and seed
+    v.seed = opt.seed;
+    v.rel_tol = opt.rel_tol;
+    v.abs_tol = opt.abs_tol;
     mcubes_jit_options o = execution_of(opt);
+    put_option_slots(o, v);
     o.samples = opt.samples;
-    o.seed = opt.seed;
-    o.rel_tol = opt.rel_tol;
-    o.abs_tol = opt.abs_tol;
     return run(region, o, nullptr, params);
   }
 
@@ -677,10 +679,12 @@ class compiled_integrand {
                   const std::vector<double>& params = {}) const {
     MCUBES_EXPECTS(method_ == jit::method::midpoint, "this integrand was compiled for ", to_string(method_), ", not midpoint");
     validate(opt);
+    vegas_options v;  // the interface's carrier of rel_tol and abs_tol
+    v.rel_tol = opt.rel_tol;
+    v.abs_tol = opt.abs_tol;
     mcubes_jit_options o = execution_of(opt);
+    put_option_slots(o, v);
     o.n_per_axis = n_per_axis;
-    o.rel_tol = opt.rel_tol;
-    o.abs_tol = opt.abs_tol;
     return run(region, o, nullptr, params);
   }
 
@@ -692,21 +696,16 @@ class compiled_integrand {
 
   static mcubes_jit_options vegas_call_options(const vegas_options& opt) {
     mcubes_jit_options o = execution_of(opt);
-    o.rel_tol = opt.rel_tol;
-    o.abs_tol = opt.abs_tol;
-    o.calls_per_iteration = opt.calls_per_iteration;
-    o.max_iterations = opt.max_iterations;
-    o.adapt_iterations = opt.adapt_iterations;
-    o.skip = opt.skip;
-    o.min_iterations = opt.min_iterations;
-    o.max_chi2_dof = opt.max_chi2_dof;
-    o.n_bins = opt.n_bins;
-    o.alpha = opt.alpha;
-    o.symmetric_map = opt.symmetric_map ? 1 : 0;
-    o.stratification = static_cast<int32_t>(opt.stratification);
-    o.beta = opt.beta;
-    o.seed = opt.seed;
+    put_option_slots(o, opt);
     return o;
+  }
+
+  /// The options table's fields of `v` into o.vegas (jit/abi.hpp), in the table's order.
+  static void put_option_slots(mcubes_jit_options& o, const vegas_options& v) {
+    static_assert(vegas_option_count <= MCUBES_JIT_OPTION_SLOTS, "more options than the interface's slots");
+    int k = 0;
+    for_each_vegas_option([&](const option_info&, auto field) { o.vegas[k++] = option_slot(v.*field); });
+    o.n_vegas = k;
   }
 
   static mcubes_jit_options execution_of(const execution& ex) {

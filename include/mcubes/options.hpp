@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "error.hpp"
@@ -68,6 +69,86 @@ struct vegas_options : execution {
   std::uint64_t seed = default_seed;         ///< key of the Philox streams (see random.hpp)
   // backend, threads, cuda_threads_per_block, device: execution.hpp
 };
+
+/// One entry of the options table (for_each_vegas_option).
+struct option_info {
+  const char* name;  ///< the field: C++ member, JSON key, Python keyword, name in messages
+  const char* flag;  ///< the command-line option of `mcubes integrate` and `mcubes scan` that sets it
+  const char* doc;   ///< what it sets and its default (Python's mcubes.VEGAS_OPTIONS)
+  /// Part of the stopping rule: may differ from a checkpoint's when a run is resumed with force
+  /// (checkpoint.hpp, checkpoint_difference); the other fields define the samples.
+  bool stopping_rule;
+};
+
+/// The options table: every field of vegas_options (the execution options aside: execution.hpp)
+/// once, as v(option_info, &vegas_options::field), in the order of the checkpoint format and of
+/// the run-time compiler's interface. Generated from it: the checkpoint's options and their
+/// comparison on resume (checkpoint.hpp), the run-time compiler's options (jit/abi.hpp's slots,
+/// jit/entry.hpp), the Python module's keywords, their conversion and docs (python/src/module.cpp,
+/// mcubes.VEGAS_OPTIONS), the JSON record's "options" and the command line's option names in
+/// messages and in scan's reproducing command (cli/). A new option: its field in vegas_options, its
+/// entry here (at the end: the checkpoint format's version then changes; checkpoint.hpp checks the
+/// count), its checks in validate(), and its flag (cli/integrate_args.cpp: add_vegas_flags,
+/// resolve_options); the field types the table handles are double, std::uint64_t, int, bool and
+/// stratification_mode (each consumer has one overload per type).
+template <class Visit>
+void for_each_vegas_option(Visit&& v) {
+  using O = vegas_options;
+  v(option_info{"rel_tol", "--rel-tol", "stop when error <= max(abs_tol, rel_tol |estimate|) (default 1e-3)", true},
+    &O::rel_tol);
+  v(option_info{"abs_tol", "--abs-tol", "absolute tolerance of the same test (default 0)", true}, &O::abs_tol);
+  v(option_info{"calls_per_iteration", "--calls-per-iter",
+                "maxcalls, evaluations per iteration at most (default 1e6); uniform: g = floor((maxcalls/2)^(1/d)) "
+                "intervals per axis, m = g^d sub-cubes of p = max(2, maxcalls/m) samples; adaptive: g = "
+                "floor((maxcalls/8)^(1/d)), a quarter of the calls uniformly",
+                false},
+    &O::calls_per_iteration);
+  v(option_info{"max_iterations", "--max-iterations", "itmax, iterations at most (default 100)", true}, &O::max_iterations);
+  v(option_info{"adapt_iterations", "--adapt-iterations", "ita: the first ita iterations adapt the map (default 20)", false},
+    &O::adapt_iterations);
+  v(option_info{"skip", "--skip", "leading iterations left out of the weighted estimate (default 5)", false}, &O::skip);
+  v(option_info{"min_iterations", "--min-iterations", "accumulated iterations needed before convergence (default 5)", true},
+    &O::min_iterations);
+  v(option_info{"max_chi2_dof", "--max-chi2-dof", "convergence also needs chi2/dof <= this (default 2)", true},
+    &O::max_chi2_dof);
+  v(option_info{"n_bins", "--bins", "bins per axis of the adaptive map (default 0: min(500, calls_per_iteration / 10))",
+                false},
+    &O::n_bins);
+  v(option_info{"alpha", "--alpha", "damping exponent of the map adaptation, in [0, 64] (default 1.5)", false}, &O::alpha);
+  v(option_info{"symmetric_map", "--symmetric-map",
+                "one map for all axes, adapted to axis 0's histogram (m-Cubes1D; default False)", false},
+    &O::symmetric_map);
+  v(option_info{"stratification", "--stratification",
+                "'adaptive' (VEGAS+, Lepage 2021: samples move to the sub-cubes that vary most; default) or 'uniform' "
+                "(m-Cubes, the paper's algorithm); every callable (NumPy, GPU, vector-valued) samples either",
+                false},
+    &O::stratification);
+  v(option_info{"beta", "--beta", "VEGAS+ damping exponent, a multiple of 1/16 in [0, 1] (default 0.75; 0: no redistribution)",
+                false},
+    &O::beta);
+  v(option_info{"seed", "--seed", "key of the Philox random streams (default 20211231)", false}, &O::seed);
+}
+
+/// Entries of the options table.
+inline constexpr int vegas_option_count = 14;
+
+/// A field of the options table as 64 bits (the run-time compiler's slots, jit/abi.hpp): a
+/// double's bit pattern, an integer's two's complement, 0/1, the enumerator's value.
+inline std::uint64_t option_slot(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+inline std::uint64_t option_slot(std::uint64_t x) { return x; }
+inline std::uint64_t option_slot(int x) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(x)); }
+inline std::uint64_t option_slot(bool x) { return x ? 1 : 0; }
+inline std::uint64_t option_slot(stratification_mode x) { return static_cast<std::uint64_t>(x); }
+/// The field back from its 64 bits (option_slot's inverse).
+inline void from_option_slot(std::uint64_t s, double& x) { std::memcpy(&x, &s, sizeof x); }
+inline void from_option_slot(std::uint64_t s, std::uint64_t& x) { x = s; }
+inline void from_option_slot(std::uint64_t s, int& x) { x = static_cast<int>(static_cast<std::int64_t>(s)); }
+inline void from_option_slot(std::uint64_t s, bool& x) { x = s != 0; }
+inline void from_option_slot(std::uint64_t s, stratification_mode& x) { x = static_cast<stratification_mode>(s); }
 
 /// Checks the tolerances of every method: rel_tol and abs_tol finite and non-negative, at least one
 /// positive (the stopping test is error <= max(abs_tol, rel_tol |estimate|)).

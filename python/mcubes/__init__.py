@@ -91,24 +91,7 @@ _DEVICE_OPTIONS = {
 
 #: The options of :func:`vegas` and :class:`Integrator`, with their meaning (C++ vegas_options).
 VEGAS_OPTIONS = {
-    "rel_tol": "stop when error <= max(abs_tol, rel_tol |estimate|) (default 1e-3)",
-    "abs_tol": "absolute tolerance of the same test (default 0)",
-    "calls_per_iteration": "maxcalls, evaluations per iteration at most (default 1e6); uniform: g = "
-                           "floor((maxcalls/2)^(1/d)) intervals per axis, m = g^d sub-cubes of p = max(2, maxcalls/m) "
-                           "samples; adaptive: g = floor((maxcalls/8)^(1/d)), a quarter of the calls uniformly",
-    "stratification": "'adaptive' (VEGAS+, Lepage 2021: samples move to the sub-cubes that vary most; default) "
-                      "or 'uniform' (m-Cubes, the paper's algorithm); every callable (NumPy, GPU, vector-valued) "
-                      "samples either",
-    "beta": "VEGAS+ damping exponent, a multiple of 1/16 in [0, 1] (default 0.75; 0: no redistribution)",
-    "max_iterations": "itmax, iterations at most (default 100)",
-    "adapt_iterations": "ita: the first ita iterations adapt the map (default 20)",
-    "skip": "leading iterations left out of the weighted estimate (default 5)",
-    "min_iterations": "accumulated iterations needed before convergence (default 5)",
-    "max_chi2_dof": "convergence also needs chi2/dof <= this (default 2)",
-    "n_bins": "bins per axis of the adaptive map (default 0: min(500, calls_per_iteration / 10))",
-    "alpha": "damping exponent of the map adaptation, in [0, 64] (default 1.5)",
-    "symmetric_map": "one map for all axes (default False)",
-    "seed": "key of the Philox random streams (default 20211231)",
+    **dict(_mcubes.vegas_option_docs()),  # the options table (C++ options.hpp, for_each_vegas_option)
     **_EXECUTION,
     **_DEVICE_OPTIONS,
 }

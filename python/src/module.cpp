@@ -286,8 +286,8 @@ py::object to_python(backend_kind b) {
 template <class O>
 struct option_field {
   const char* name;
-  void (*set)(O&, py::handle);
-  py::object (*get)(const O&);
+  std::function<void(O&, py::handle)> set;
+  std::function<py::object(const O&)> get;
 };
 
 #define MCUBES_PY_OPTION(O, field)                                        \
@@ -309,12 +309,12 @@ template <>
 const std::vector<option_field<vegas_options>>& option_table<vegas_options>() {
   using O = vegas_options;
   static const std::vector<option_field<O>> table = [] {
-    std::vector<option_field<O>> t = {
-        MCUBES_PY_OPTION(O, rel_tol),        MCUBES_PY_OPTION(O, abs_tol),          MCUBES_PY_OPTION(O, calls_per_iteration),
-        MCUBES_PY_OPTION(O, max_iterations), MCUBES_PY_OPTION(O, adapt_iterations), MCUBES_PY_OPTION(O, skip),
-        MCUBES_PY_OPTION(O, min_iterations), MCUBES_PY_OPTION(O, max_chi2_dof),     MCUBES_PY_OPTION(O, n_bins),
-        MCUBES_PY_OPTION(O, alpha),          MCUBES_PY_OPTION(O, symmetric_map),    MCUBES_PY_OPTION(O, seed),
-        MCUBES_PY_OPTION(O, stratification), MCUBES_PY_OPTION(O, beta)};
+    std::vector<option_field<O>> t;  // the options table (options.hpp), then the execution options
+    for_each_vegas_option([&](const option_info& info, auto field) {
+      const char* name = info.name;
+      t.push_back(option_field<O>{name, [name, field](O& o, py::handle v) { to_value(name, v, o.*field); },
+                                  [field](const O& o) { return to_python(o.*field); }});
+    });
     for (auto& f : execution_fields<O>()) t.push_back(f);
     return t;
   }();
@@ -1321,6 +1321,12 @@ PYBIND11_MODULE(_mcubes, m) {
   });
   m.def("read_checkpoint", &read_checkpoint_dict, py::arg("data"), py::arg("what"));
   m.def("suite_entries", &suite_entries);
+  m.def("vegas_option_docs", [] {  // the options table's names and docs, in its order (mcubes.VEGAS_OPTIONS)
+    py::list l;
+    mcubes::for_each_vegas_option(
+        [&](const mcubes::option_info& info, auto) { l.append(py::make_tuple(info.name, info.doc)); });
+    return l;
+  });
   m.def("suite_exact", &suite_exact);
   m.def("reference", [](const std::string& method, const std::string& name, const std::vector<double>& lower,
                         const std::vector<double>& upper, const py::dict& options, std::uint64_t n_per_axis) {

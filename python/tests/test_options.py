@@ -205,3 +205,14 @@ def test_set_edges_refuses_complex_edges():
     integ = mcubes.Integrator([(0, 1)], n_bins=4)
     with pytest.raises(TypeError, match="edges must be an array of real numbers, got ndarray of dtype complex128"):
         integ.set_edges(integ.edges() + 0j)
+
+
+def test_vegas_options_come_from_the_options_table():
+    """mcubes.VEGAS_OPTIONS begins with the C++ options table (options.hpp, for_each_vegas_option), in its
+    order, with its docs; every entry is a keyword of vegas() that round-trips through the result's options."""
+    table = mcubes._mcubes.vegas_option_docs()
+    assert len(table) == 14 and len({name for name, _ in table}) == 14
+    assert list(mcubes.VEGAS_OPTIONS)[:len(table)] == [name for name, _ in table]
+    for name, doc in table:
+        assert mcubes.VEGAS_OPTIONS[name] == doc and len(doc) > 10
+    assert "symmetric_map" in dict(table) and "stratification" in dict(table)

@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <unistd.h>
@@ -92,6 +93,57 @@ TEST(Checkpoint, AResumedRunEndsWithTheBitsOfTheUninterruptedOne) {
       mcubes_test::expect_same_result(whole, resumed);
     }
   }
+}
+
+// The options table (options.hpp): every entry once, with a flag and a doc; each field survives
+// the checkpoint and the run-time compiler's slots, and a changed field is named on resume (with
+// force allowed for the stopping rule's fields only).
+TEST(OptionsTable, EveryFieldOnceThroughTheCheckpointTheSlotsAndTheResumeCheck) {
+  std::vector<std::string> names, flags;
+  int n = 0;
+  mcubes::vegas_options changed;  // every field away from its default
+  mcubes::for_each_vegas_option([&](const mcubes::option_info& info, auto field) {
+    ++n;
+    names.emplace_back(info.name);
+    flags.emplace_back(info.flag);
+    EXPECT_EQ(std::string(info.flag).rfind("--", 0), 0u) << info.name;
+    EXPECT_GT(std::string(info.doc).size(), 10u) << info.name;
+    using T = std::decay_t<decltype(changed.*field)>;
+    if constexpr (std::is_same_v<T, bool>) changed.*field = !(changed.*field);
+    else if constexpr (std::is_same_v<T, mcubes::stratification_mode>) changed.*field = mcubes::stratification_mode::uniform;
+    else changed.*field = static_cast<T>(changed.*field + 3);
+    std::uint64_t slot = mcubes::option_slot(changed.*field);
+    T back{};
+    mcubes::from_option_slot(slot, back);
+    EXPECT_TRUE(back == changed.*field) << info.name;
+  });
+  EXPECT_EQ(n, mcubes::vegas_option_count);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (std::size_t j = i + 1; j < names.size(); ++j) {
+      EXPECT_NE(names[i], names[j]);
+      EXPECT_NE(flags[i], flags[j]);
+    }
+  mcubes::checkpoint c;
+  c.integrand = "t";
+  c.dim = 1;
+  c.lower = {0};
+  c.upper = {1};
+  c.options = changed;
+  const mcubes::checkpoint back = mcubes::decode_checkpoint(mcubes::encode_checkpoint(c), "test");
+  mcubes::for_each_vegas_option([&](const mcubes::option_info& info, auto field) {
+    EXPECT_TRUE(back.options.*field == changed.*field) << info.name;
+    mcubes::vegas_options one;  // the default with this one field changed: named on resume
+    one.*field = changed.*field;
+    mcubes::checkpoint d = c;
+    d.options = one;
+    for (const bool force : {false, true}) {
+      const std::string diff = mcubes::checkpoint_difference(d, "t", 1, {0}, {1}, mcubes::vegas_options{}, force);
+      if (force && info.stopping_rule)
+        EXPECT_EQ(diff, "") << info.name;
+      else
+        EXPECT_NE(diff.find(std::string("its ") + info.name + " is"), std::string::npos) << info.name << ": " << diff;
+    }
+  });
 }
 
 TEST(Checkpoint, DamagedTruncatedNewerAndForeignFilesAreRefused) {

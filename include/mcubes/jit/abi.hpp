@@ -21,7 +21,10 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 8
+#define MCUBES_JIT_ABI_VERSION 9
+
+/// Slots for the options table's fields (mcubes_jit_options::vegas; at least vegas_option_count).
+#define MCUBES_JIT_OPTION_SLOTS 32
 
 /// The largest size of the error message an object returns (bytes, with the terminating 0).
 #define MCUBES_JIT_MESSAGE_SIZE 4096
@@ -55,16 +58,11 @@ enum mcubes_jit_error_kind {
 /// The options of every method (vegas_options, plain_mc_options, midpoint_options; the fields of
 /// the method that does not run are ignored).
 typedef struct mcubes_jit_options {
-  double rel_tol, abs_tol;
-  uint64_t calls_per_iteration;
-  int32_t max_iterations, adapt_iterations, skip, min_iterations;
-  double max_chi2_dof;
-  int32_t n_bins;
-  double alpha;
-  int32_t symmetric_map;
-  int32_t stratification;  ///< mcubes::stratification_mode as int (0 adaptive, 1 uniform)
-  double beta;
-  uint64_t seed;
+  /// The fields of vegas_options in the order of the options table (options.hpp,
+  /// for_each_vegas_option), 64 bits each (option_slot: a double's bits, an integer, 0/1, the
+  /// enumerator); plain Monte Carlo and the midpoint rule read rel_tol, abs_tol and seed there.
+  uint64_t vegas[MCUBES_JIT_OPTION_SLOTS];
+  int32_t n_vegas;      ///< slots used: the program's vegas_option_count (the object checks it)
   uint64_t samples;     ///< plain Monte Carlo: N
   uint64_t n_per_axis;  ///< midpoint rule: points per axis
   int32_t threads, cuda_threads_per_block, device;

@@ -204,25 +204,22 @@ void set_execution(execution& ex, const mcubes_jit_options& o) {
   if (o.devices != nullptr && o.n_devices > 0) ex.devices.assign(o.devices, o.devices + o.n_devices);
 }
 
+/// The options table's fields of the call (mcubes_jit_options::vegas; the other fields default).
+/// @throws invalid_input if the program's table has another number of entries (other headers).
+inline vegas_options vegas_fields_of(const mcubes_jit_options& o) {
+  MCUBES_EXPECTS(o.n_vegas == vegas_option_count, "the program passes ", o.n_vegas, " options, this object knows ",
+                 vegas_option_count, " (compiled with other mcubes headers)");
+  vegas_options v;
+  int k = 0;
+  for_each_vegas_option([&](const option_info&, auto field) { from_option_slot(o.vegas[k++], v.*field); });
+  return v;
+}
+
 /// The vegas_options of the call (a single run's, or every integral's of a batch).
 template <int Backend>
 vegas_options vegas_options_of(const mcubes_jit_options& o) {
-  vegas_options v;
+  vegas_options v = vegas_fields_of(o);
   set_execution<Backend>(v, o);
-  v.rel_tol = o.rel_tol;
-  v.abs_tol = o.abs_tol;
-  v.calls_per_iteration = o.calls_per_iteration;
-  v.max_iterations = o.max_iterations;
-  v.adapt_iterations = o.adapt_iterations;
-  v.skip = o.skip;
-  v.min_iterations = o.min_iterations;
-  v.max_chi2_dof = o.max_chi2_dof;
-  v.n_bins = o.n_bins;
-  v.alpha = o.alpha;
-  v.symmetric_map = o.symmetric_map != 0;
-  v.stratification = static_cast<stratification_mode>(o.stratification);
-  v.beta = o.beta;
-  v.seed = o.seed;
   return v;
 }
 
@@ -339,10 +336,11 @@ result run_method(const F& f, const mcubes_jit_call& call) {
   } else if constexpr (Method == mcubes_jit_plain_mc) {
     plain_mc_options m;
     set_execution<Backend>(m, o);
+    const vegas_options v = vegas_fields_of(o);
     m.samples = o.samples;
-    m.seed = o.seed;
-    m.rel_tol = o.rel_tol;
-    m.abs_tol = o.abs_tol;
+    m.seed = v.seed;
+    m.rel_tol = v.rel_tol;
+    m.abs_tol = v.abs_tol;
     validate(m);
     auto backend = object_backend<Backend>(o);
     return plain_mc_with<D>(f, reg, m, backend);
@@ -350,8 +348,9 @@ result run_method(const F& f, const mcubes_jit_call& call) {
     static_assert(Method == mcubes_jit_midpoint, "unknown method");
     midpoint_options m;
     set_execution<Backend>(m, o);
-    m.rel_tol = o.rel_tol;
-    m.abs_tol = o.abs_tol;
+    const vegas_options v = vegas_fields_of(o);
+    m.rel_tol = v.rel_tol;
+    m.abs_tol = v.abs_tol;
     validate(m);
     auto backend = object_backend<Backend>(o);
     return midpoint_with<D>(f, reg, o.n_per_axis, m, backend);
