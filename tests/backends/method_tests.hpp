@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/eq45.hpp"
 #include "support/results.hpp"
 
 namespace mcubes_methods {
@@ -184,29 +185,8 @@ inline void integrator_map_save_load(const settings& s, const std::string& dir) 
 
 // ---- VEGAS+ (the default stratification) and the uniform m-Cubes grid
 
-/// Lepage's Eq. (45) (Lepage 2021, arXiv:2009.05112; vegas's tutorial): three Gaussians
-/// exp(-100 |x - r_j|^2) centred on the diagonal of [0,1]^8 at r = 0.23, 0.39, 0.74, each scaled by
-/// (100/pi)^4 / 3. The peaks sit off the product grid of the map's axes, so a map alone (the
-/// uniform stratification) puts its samples in 3^8 boxes and misses one peak at small budgets.
-struct lepage_eq45 {
-  MCUBES_HOST_DEVICE double operator()(const mcubes::point<8>& x) const {
-    const double r[3] = {0.23, 0.39, 0.74};
-    double s = 0;
-    for (int j = 0; j < 3; ++j) {
-      double d2 = 0;
-      for (int i = 0; i < 8; ++i) d2 += (x[i] - r[j]) * (x[i] - r[j]);
-      s += std::exp(-100 * d2);
-    }
-    return s * (100 / M_PI) * (100 / M_PI) * (100 / M_PI) * (100 / M_PI) / 3;
-  }
-};
-/// Its integral over [0,1]^8: (1/3) sum_j prod_axes (erf(10 (1 - r_j)) + erf(10 r_j)) / 2 (0.99816...,
-/// not 1: the Gaussians of r = 0.23 and 0.74 are cut by the faces).
-inline double exact_eq45() {
-  double v = 0;
-  for (const double r : {0.23, 0.39, 0.74}) v += std::pow((std::erf(10 * (1 - r)) + std::erf(10 * r)) / 2, 8);
-  return v / 3;
-}
+using mcubes_test::exact_eq45;  // Lepage's Eq. (45): tests/support/eq45.hpp
+using mcubes_test::lepage_eq45;
 
 /// VEGAS+ finds the three peaks of Eq. (45) at 2.5e5 calls per iteration (within 5 sigma of the
 /// exact value, 1e-2 relative error at most after 30 iterations), where the uniform grid reports a
