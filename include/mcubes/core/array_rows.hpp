@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "../config.hpp"
 #include "../point.hpp"
@@ -29,7 +28,8 @@ namespace detail {
 ///   cube_row[o] is the row of the first sample of the o-th selected sub-cube counted from chunk
 ///   sel_base * stride (o = (sel - sel_base) * chunk_cubes + the sub-cube's place in its chunk;
 ///   the exclusive sums of n_c over them, sub-cubes past the last, m, counting 0), minus first_row.
-///   Memory: one 64-bit word per selected sub-cube (make_cube_rows).
+///   Memory: one 64-bit word per selected sub-cube (the CPU's vector pass: per group of chunks;
+///   the CUDA array path: per pass, backend/cuda/array_path.cuh).
 struct array_rows {
   std::uint64_t sel0 = 0, sel1 = 0;   ///< the slice's selected chunks [sel0, sel1)
   std::uint64_t stride = 1;           ///< chunk = sel * stride
@@ -70,21 +70,6 @@ MCUBES_HOST_DEVICE std::uint64_t selected_cube_count(const sampling_params<D>& s
   const std::uint64_t chunk = (sel_base + o / sp.chunk_cubes) * stride;
   const std::uint64_t c = chunk * sp.chunk_cubes + o % sp.chunk_cubes;
   return c < sp.n_cubes ? sp.counts.count(c) : 0;
-}
-
-/// Host form of the rows with VEGAS+ counts: rows[o] for o in [0, (sel1 - sel0) * chunk_cubes], the
-/// exclusive sums of selected_cube_count from sel0 (the last entry: the slice's rows).
-template <int D>
-void make_cube_rows(const sampling_params<D>& sp, std::uint64_t stride, std::uint64_t sel0, std::uint64_t sel1,
-                    std::vector<std::uint64_t>& rows) {
-  const std::uint64_t n = (sel1 - sel0) * sp.chunk_cubes;
-  rows.resize(static_cast<std::size_t>(n) + 1);
-  std::uint64_t s = 0;
-  for (std::uint64_t o = 0; o < n; ++o) {
-    rows[o] = s;
-    s += selected_cube_count<D>(sp, stride, sel0, o);
-  }
-  rows[n] = s;
 }
 
 /// Step 1 of the array path (backend/cuda/array_path.cuh): stores the point of each sample at its row of x

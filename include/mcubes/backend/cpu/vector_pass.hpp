@@ -149,16 +149,22 @@ vector_pass_sums cpu_sample_vector(int threads, worker_pool& pool, const F& f, c
           if (sp.counts.per_cube()) {  // VEGAS+ counts: groups of whole chunks of at most array_call_points rows (at least one chunk)
             rows.p = sp.p;
             rows.chunk_cubes = sp.chunk_cubes;
+            std::vector<std::uint64_t> counts(static_cast<std::size_t>(sp.chunk_cubes));
             for (std::uint64_t i = 0; i < count;) {
+              // chunks [i, j): the rows of their sub-cubes (exclusive sums of the counts) as they are added
               std::uint64_t j = i, n = 0;
+              cube_rows.clear();
               for (; j < count; ++j) {
                 std::uint64_t c_rows = 0;
                 for (std::uint64_t o = 0; o < sp.chunk_cubes; ++o)
-                  c_rows += detail::selected_cube_count<D>(sp, stride, first + j, o);
+                  c_rows += counts[o] = detail::selected_cube_count<D>(sp, stride, first + j, o);
                 if (j > i && n + c_rows > array_call_points) break;
-                n += c_rows;
+                for (std::uint64_t o = 0; o < sp.chunk_cubes; ++o) {
+                  cube_rows.push_back(n);
+                  n += counts[o];
+                }
               }
-              detail::make_cube_rows<D>(sp, stride, first + i, first + j, cube_rows);
+              cube_rows.push_back(n);
               rows.cube_row = cube_rows.data();
               rows.sel_base = first + i;
               rows.first_row = 0;
