@@ -84,6 +84,13 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
   return static_cast<int>(grid);
 }
 
+/// Whether a pass samples its heavy sub-cubes by segments before V-Sample (heavy_cubes.cuh): VEGAS+
+/// counts read from shares (only they exceed a segment), segments defined, every chunk (stride 1).
+template <int D>
+bool heavy_cubes_first(const sampling_params<D>& sp, std::uint64_t stride) {
+  return sp.counts.per_cube() && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
+}
+
 /// The heavy sub-cubes of a VEGAS+ pass over every chunk (backend/cuda/heavy_cubes.cuh, steps 1-4):
 /// lists them, samples their segments (V-Sample's bins and flags too) and finishes their sums.
 /// Returns the view V-Sample reads them through (none when no sub-cube has more than L samples).
@@ -152,7 +159,7 @@ int sample_array_slices(pass_context& cx, const F& f, const sampling_params<D>& 
   pass_buffers& buf = cx.buffers;
   const std::uint64_t B = static_cast<std::uint64_t>(cx.policy.threads_per_block);
   const bool counts = sp.counts.per_cube();
-  const bool heavy_first = counts && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
+  const bool heavy_first = heavy_cubes_first(sp, stride);
   detail::array_rows rows;
   rows.stride = stride;
   rows.chunk_samples = sp.chunk_cubes * sp.p;
@@ -313,7 +320,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     grid = sample_array_slices<D>(cx, f, sp, st, dmap, stride, n_sel, n_tiles, adapt, shared_bins, smem_plain, smem_alt);
   } else if (t_end > t_first) {
     // VEGAS+ over every chunk (of this rank's): the sub-cubes of more than one segment first, one segment per thread
-    const bool heavy_first = sp.counts.per_cube() && sp.counts.share_in != nullptr && sp.counts.segment != 0 && stride == 1;
+    const bool heavy_first = heavy_cubes_first(sp, stride);
     const std::uint64_t c0 = in_team ? split.chunk_begin() : 0, c1 = in_team ? split.chunk_end() : st.n_chunks;
     if (adapt) {
       const heavy_cube_sums heavy =
