@@ -15,6 +15,7 @@
 //               [--adapt A]        (adapting iterations; default half) [--only-batch 1] (the batch line only)
 //               [--only-large 1]   (the one large integral only) [--breakdown 1] (CUDA: the phases of a batch,
 //                                  the timeline of one call: each backend call and when the device finished it)
+//               [--stratification adaptive|uniform]  (default adaptive, the library's: VEGAS+; uniform: m-Cubes)
 #if defined(__CUDACC__)
 #include <mcubes/cuda.cuh>
 #else
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
   long sequential = -1;
   int adapt = -1;
   bool only_batch = false, only_large = false, breakdown = false;
+  std::string stratification = "adaptive";  // the library's default (VEGAS+); uniform: m-Cubes
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--backend") backend = argv[i + 1];
@@ -144,8 +146,12 @@ int main(int argc, char** argv) {
     else if (a == "--only-batch") only_batch = std::string(argv[i + 1]) == "1";
     else if (a == "--only-large") only_large = std::string(argv[i + 1]) == "1";
     else if (a == "--breakdown") breakdown = std::string(argv[i + 1]) == "1";
+    else if (a == "--stratification" && (std::string(argv[i + 1]) == "adaptive" || std::string(argv[i + 1]) == "uniform"))
+      stratification = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--backend cuda|cpu] [--K N] [--calls N] [--iterations I] [--runs R] [--sequential N]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--backend cuda|cpu] [--K N] [--calls N] [--iterations I] [--runs R] [--sequential N]"
+                   " [--stratification adaptive|uniform]\n",
                    argv[0]);
       return 2;
     }
@@ -165,9 +171,11 @@ int main(int argc, char** argv) {
     o.skip = 0;
     o.min_iterations = 1;
     o.rel_tol = 1e-14;
+    o.stratification = stratification == "uniform" ? mcubes::stratification_mode::uniform : mcubes::stratification_mode::adaptive;
     const auto reg = mcubes::region<4>::unit();
     std::printf("batch-bench: backend %s, K = %zu Gaussians in 4-D (a = %g), %llu calls/iteration, %d iterations (%d adapting), "
-                "n_bins %d, median of %d runs\n", backend.c_str(), K, a, calls, iterations, o.adapt_iterations, o.n_bins, runs);
+                "n_bins %d, stratification %s, median of %d runs\n", backend.c_str(), K, a, calls, iterations, o.adapt_iterations,
+                mcubes::map_bins_for(o), stratification.c_str(), runs);
 
 #if !defined(__CUDACC__)
     if (breakdown) std::printf("breakdown: the CUDA build only\n");
