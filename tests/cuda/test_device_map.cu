@@ -199,4 +199,63 @@ TEST(DeviceAllocation, OneLaunchGivesTheTotalScaleAndCountOfReduceAndCount) {
   EXPECT_EQ(none.searched, 0);
 }
 
+TEST(DeviceAllocation, ABatchOfRequestsGivesEachRequestsOwnAllocation) {
+  MCUBES_REQUIRE_DEVICE();
+  std::mt19937_64 rng(test_seed + 6);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  cuda_backend backend;
+  struct problem {
+    int dim;
+    std::uint64_t calls;
+    int with_total;
+    bool zeros;
+  };
+  // small integrals as a batch has them, a large one (many tiles), the search alone, no usable total
+  const std::vector<problem> problems = {{4, 100000, 1, false}, {3, 200000, 1, false}, {8, 1000000, 1, false},
+                                         {2, 5000, 0, false},   {4, std::uint64_t(1) << 26, 1, false},
+                                         {3, 100000, 1, true},  {6, 300000, 0, false}};
+  std::vector<device_array<double>> shares;
+  std::vector<counts_request> requests;
+  for (const problem& pr : problems) {
+    const stratification st = make_adaptive_stratification(pr.dim, pr.calls);
+    const std::uint64_t m = st.n_cubes;
+    std::vector<double> host(m, 0.0);
+    if (!pr.zeros) {
+      for (double& v : host) v = unif(rng) < 0.4 ? 0.0 : std::pow(10.0, 8 * unif(rng) - 4);
+      host[rng() % m] = 1e7;  // one sub-cube that reaches the cap
+    }
+    shares.push_back(backend.make_cube_values(m));
+    backend.write_cube_values(shares.back().data(), 0, m, host.data());
+    counts_request q;
+    q.shares = share_sum_chunk{shares.back().data(), m, st.chunk_cubes};
+    q.counts = count_sum_chunk{cube_counts{}, m, st.chunk_cubes};
+    q.counts.counts.n_base = st.min_samples_per_cube;
+    q.counts.counts.n_extra_max = st.samples_per_cube - st.min_samples_per_cube;
+    q.counts.counts.share_in = shares.back().data();
+    q.st = st;
+    q.with_total = pr.with_total;
+    q.s0 = pr.with_total != 0 ? 0.0 : first_count_scale(st, backend.reduce<double>(st.n_chunks, q.shares, plus_merge{}));
+    q.base = m * st.min_samples_per_cube;
+    q.target = st.calls;
+    requests.push_back(q);
+  }
+  const auto batch = backend.allocate_counts_batch(requests);
+  ASSERT_EQ(batch.size(), requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const counts_request& q = requests[i];
+    SCOPED_TRACE(testing::Message() << "request " << i << ": " << q.st.dim << "-D, " << q.st.calls << " calls, "
+                                    << q.st.n_chunks << " chunks, with_total " << q.with_total);
+    const auto one = backend.allocate_counts(q.shares, q.counts, q.st, q.with_total != 0, q.s0, q.base, q.target);
+    ASSERT_TRUE(one.launched);
+    EXPECT_TRUE(batch[i].launched);
+    EXPECT_EQ(mcubes_test::bits(batch[i].total), mcubes_test::bits(one.total));
+    EXPECT_EQ(batch[i].searched, one.searched);
+    EXPECT_EQ(mcubes_test::bits(batch[i].scale), mcubes_test::bits(one.scale));
+    EXPECT_EQ(batch[i].count, one.count);
+    if (problems[i].zeros) EXPECT_EQ(batch[i].searched, 0);
+    else EXPECT_EQ(batch[i].searched, 1);
+  }
+  EXPECT_TRUE(backend.allocate_counts_batch({}).empty());
+}
+
 }  // namespace

@@ -636,6 +636,45 @@ struct has_one_launch_allocation<
                                                                std::declval<const stratification&>(), bool{}, double{},
                                                                std::uint64_t{}, std::uint64_t{}))>> : std::true_type {};
 
+/// Whether Backend allocates many integrals' counts in one step (cuda_backend::allocate_counts_batch).
+template <class B, class = void>
+struct has_batch_allocation : std::false_type {};
+template <class B>
+struct has_batch_allocation<
+    B, std::void_t<decltype(std::declval<B&>().allocate_counts_batch(std::declval<const std::vector<counts_request>&>()))>>
+    : std::true_type {};
+
+namespace detail {
+/// Whether backend runs under a team that splits the sub-cubes (each rank then counts its parts).
+template <class Backend>
+bool team_splits(Backend& backend) {
+  if constexpr (has_team_layout<Backend>::value) return splits(team_of(backend));
+  else return false;
+}
+/// What run (needs_counts() != 0) asks of a one-step allocation.
+template <int D>
+counts_request counts_request_of(vegas_run<D>& run) {
+  const stratification& st = run.strat();
+  counts_request q;
+  q.with_total = run.needs_counts() == 1 ? 1 : 0;
+  q.shares = run.share_sum();
+  q.counts = q.with_total != 0 ? run.count_sum_after_total() : run.count_sum(run.scale());
+  q.st = st;
+  q.s0 = run.scale();
+  q.base = st.n_cubes * q.counts.counts.n_base;
+  q.target = st.calls;
+  return q;
+}
+/// Gives run a one-step allocation's result (false: the device refused the launch, nothing done).
+template <int D, class Allocation>
+bool take_allocation(vegas_run<D>& run, const Allocation& a) {
+  if (!a.launched) return false;
+  if (run.needs_counts() == 1) run.set_share_total(a.total);  // sets the base and the first scale as the kernel did
+  if (run.needs_counts() == 2) run.set_counts(a.scale, a.count);
+  return true;
+}
+}  // namespace detail
+
 /// VEGAS+: the reductions the run needs before its next pass (vegas_run::needs_counts), on
 /// `backend` (its reduce and count: the same bits on every backend). Nothing for a uniform run.
 /// The scale: A / sum d_h first; where sub-cubes are capped at n_cap (or floors lose samples),
@@ -649,16 +688,10 @@ template <int D, class Backend>
 void allocate_counts(vegas_run<D>& run, Backend& backend, std::vector<std::uint64_t>* part_counts = nullptr) {
   const stratification& st = run.strat();
   if constexpr (has_one_launch_allocation<Backend>::value) {  // the CUDA backend: one launch, one round trip
-    bool split = false;
-    if constexpr (has_team_layout<Backend>::value) split = splits(team_of(backend));
-    if (!split && run.needs_counts() != 0) {
-      const bool with_total = run.needs_counts() == 1;
-      const count_sum_chunk counts = with_total ? run.count_sum_after_total() : run.count_sum(run.scale());
-      const auto a = backend.allocate_counts(run.share_sum(), counts, st, with_total, run.scale(),
-                                             st.n_cubes * counts.counts.n_base, st.calls);
-      if (a.launched) {
-        if (with_total) run.set_share_total(a.total);  // sets the base and the first scale as the kernel did
-        if (run.needs_counts() == 2) run.set_counts(a.scale, a.count);
+    if (!detail::team_splits(backend) && run.needs_counts() != 0) {
+      const counts_request q = detail::counts_request_of(run);
+      if (detail::take_allocation(run, backend.allocate_counts(q.shares, q.counts, q.st, q.with_total != 0, q.s0, q.base,
+                                                              q.target))) {
         if (part_counts != nullptr) part_counts->clear();
         return;
       }  // else the device refused the cooperative launch: the steps below
@@ -686,6 +719,32 @@ void allocate_counts(vegas_run<D>& run, Backend& backend, std::vector<std::uint6
     for (auto& t : tried)
       if (t.first == found.scale) *part_counts = std::move(t.second);
   }
+}
+
+/// VEGAS+: allocate_counts for every run of `runs` (a batch's members), the same counts as each
+/// alone; on a backend with allocate_counts_batch (the CUDA backend) the runs that need an
+/// allocation get it in one launch and one round trip instead of one each. Nothing for uniform runs.
+/// @throws as allocate_counts.
+template <int D, class Backend>
+void allocate_counts_of(const std::vector<vegas_run<D>*>& runs, Backend& backend) {
+  if constexpr (has_batch_allocation<Backend>::value) {
+    if (!detail::team_splits(backend)) {
+      std::vector<counts_request> requests;
+      std::vector<vegas_run<D>*> asking;
+      for (vegas_run<D>* run : runs)
+        if (run->needs_counts() != 0) {
+          requests.push_back(detail::counts_request_of(*run));
+          asking.push_back(run);
+        }
+      if (requests.size() > 1) {
+        const auto found = backend.allocate_counts_batch(requests);
+        for (std::size_t i = 0; i < asking.size(); ++i)
+          if (!detail::take_allocation(*asking[i], found[i])) allocate_counts(*asking[i], backend);
+        return;
+      }
+    }
+  }
+  for (vegas_run<D>* run : runs) allocate_counts(*run, backend);
 }
 
 /// VEGAS+ under a team (the backend's team splits): gives each rank about the same number of

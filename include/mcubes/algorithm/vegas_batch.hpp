@@ -317,10 +317,13 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       if (k < L.first + L.count) return L;
     return lanes.back();
   };
+  std::vector<vegas_run<D>*> asking;
   const auto start = [&](lane& L) {  // the lane's next passes (started on a pipelining backend)
     L.passes.clear();
+    asking.clear();
+    for (const std::size_t k : L.active) asking.push_back(runs[k].get());
+    allocate_counts_of(asking, backend);  // VEGAS+: the counts of their next passes (one launch on the GPU)
     for (const std::size_t k : L.active) {
-      allocate_counts(*runs[k], backend);  // VEGAS+: the counts of its next pass
       batch_pass<D> ps;
       ps.integral = k - L.first;
       ps.sp = runs[k]->params();

@@ -58,6 +58,8 @@
 ///                                                       the sum of the shares as reduce gives it
 ///                                                       and the counts' scale and evaluations as
 ///                                                       the search over count() finds them
+///   allocate_counts_batch(vector<counts_request>)      allocate_counts of each request, in one step
+///                                                       (a batch's members)
 ///
 /// Chunk functors, merges and integrands are trivially copyable structs with MCUBES_HOST_DEVICE call
 /// operators (the CUDA backend copies them to the device by value); chunk c depends on c and the

@@ -167,6 +167,14 @@ class cuda_backend {
     return cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, allocation_, &host_allocation_,
                                         device_.multiprocessors(), allocate_blocks_per_sm_, device_.stream());
   }
+  /// VEGAS+: allocate_counts for many integrals (a batch's members: algorithm/vegas.hpp,
+  /// allocate_counts_of) in one launch and one round trip (cuda/allocate.cuh): result i is
+  /// allocate_counts(requests[i]...)'s, bit for bit. Not under a team that splits.
+  /// @throws invalid_input if a request has more than max_chunks chunks; cuda_error if a CUDA call fails.
+  std::vector<cuda_detail::counts_allocation> allocate_counts_batch(const std::vector<counts_request>& requests) {
+    device_.use();
+    return cuda_detail::allocate_counts_batch(requests, allocation_requests_, allocation_results_, device_.stream());
+  }
   /// Copies n values of `array` (make_cube_values) from `begin` to host memory `out` (balance_team's
   /// moves; synchronous). @throws cuda_error if the copy fails.
   void read_cube_values(const double* array, std::uint64_t begin, std::uint64_t n, double* out) {
@@ -368,6 +376,8 @@ class cuda_backend {
   device_array<cuda_detail::allocation_scratch> allocation_;  ///< allocate_counts' device memory (kept)
   cuda_detail::counts_allocation host_allocation_;             ///< its result on the host
   int allocate_blocks_per_sm_ = 0;                             ///< its kernel's resident blocks per SM (0: not asked yet)
+  device_array<counts_request> allocation_requests_;           ///< allocate_counts_batch's requests (kept)
+  device_array<cuda_detail::counts_allocation> allocation_results_;  ///< and its results
 };
 
 }  // namespace mcubes

@@ -141,6 +141,19 @@ MCUBES_HOST_DEVICE inline double first_count_scale(const stratification& st, dou
   return static_cast<double>(st.calls - st.n_cubes * st.min_samples_per_cube) / total;
 }
 
+/// One integral's VEGAS+ allocation, as algorithm/vegas.hpp's allocate_counts asks it of a
+/// backend: its shares' sum (shares, when with_total; else the first scale is s0) and the search
+/// of its counts' scale (counts; base = n_cubes n_base, target = the calls). Trivially copyable
+/// (a backend copies many of them to the device: cuda_backend::allocate_counts_batch).
+struct counts_request {
+  share_sum_chunk shares;
+  count_sum_chunk counts;
+  stratification st;
+  double s0 = 0;
+  std::uint64_t base = 0, target = 0;
+  int with_total = 0;
+};
+
 /// A scale of the counts and the evaluations at it (find_count_scale).
 struct count_scale {
   double scale = 0;

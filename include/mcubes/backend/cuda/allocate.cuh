@@ -20,12 +20,20 @@
 ///     own counter, a grid synchronisation, and every thread reads the total. Every thread follows
 ///     the same tries, which are the host search's over the backend's counts: the same scale.
 /// Neither the grid nor the block size changes a result.
+///
+/// allocate_counts_batch does the same for many integrals (a parameter batch's members,
+/// algorithm/vegas_batch.hpp) in one ordinary launch and one round trip: one block of B threads per
+/// integral merges its tiles in turn and then its tile values (the same nodes of the same tree, so
+/// the same total), and searches the scale with block-wide exact counts (the same tries). One block
+/// per integral suits the small integrals of a batch; a large one keeps the grid of
+/// allocate_counts_kernel (one block was 4-5x slower there: bench/results/2026-11-27-vegas-plus-allocation.md).
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include <cub/block/block_reduce.cuh>
 
@@ -118,6 +126,58 @@ __global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shar
   if (blockIdx.x == 0 && tid == 0) scr->out = r;
 }
 
+/// The allocations of n requests (counts_request), one B-thread block per request (blocks stride
+/// over the requests): out[i] as allocate_counts_kernel computes it for request i.
+template <int B>
+__global__ void __launch_bounds__(B) allocate_counts_batch_kernel(const counts_request* requests, unsigned n,
+                                                                  counts_allocation* out) {
+  using reduce_u64 = cub::BlockReduce<unsigned long long, B>;
+  __shared__ typename reduce_u64::TempStorage reduce_storage;
+  __shared__ block_tree_storage<double, B> tree;
+  __shared__ double tiles[max_chunks / B];
+  __shared__ unsigned long long block_count;
+  const unsigned tid = threadIdx.x;
+  for (unsigned i = blockIdx.x; i < n; i += gridDim.x) {  // uniform per block
+    const counts_request q = requests[i];
+    const std::uint64_t n_chunks = q.st.n_chunks;
+    counts_allocation r;
+    double scale = q.s0;
+    bool search = q.with_total == 0;
+    if (q.with_total != 0) {
+      const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
+      for (std::uint64_t tile = 0; tile < n_tiles; ++tile) {
+        const std::uint64_t c = tile * B + tid;
+        const double t = block_tree_merge<B>(c < n_chunks ? q.shares(c) : 0.0, tree, plus_merge{});
+        if (tid == 0) tiles[tile] = t;
+      }
+      __syncthreads();
+      r.total = block_tree_merge<B>(tid < n_tiles ? tiles[tid] : 0.0, tree, plus_merge{});  // every thread: s[0]
+      search = usable_share_total(r.total);
+      if (search) scale = first_count_scale(q.st, r.total);
+    }
+    if (search) {
+      const auto count_at = [&](double s) -> std::uint64_t {
+        count_sum_chunk at = q.counts;
+        at.counts.scale = s;
+        unsigned long long mine = 0;
+        for (std::uint64_t c = tid; c < n_chunks; c += B) mine += at(c);
+        const unsigned long long part = reduce_u64(reduce_storage).Sum(mine);
+        if (tid == 0) block_count = part;
+        __syncthreads();
+        const unsigned long long all = block_count;
+        __syncthreads();  // before reduce_storage and block_count are used again
+        return all;
+      };
+      const count_scale found = find_count_scale(scale, count_at(scale), q.base, q.target, count_at);
+      r.scale = found.scale;
+      r.count = found.count;
+      r.searched = 1;
+    }
+    if (tid == 0) out[i] = r;
+    __syncthreads();  // tiles of the next request
+  }
+}
+
 /// Launches allocate_counts_kernel cooperatively in `stream` (as many blocks as are resident at
 /// once on `multiprocessors` SMs, at most one per tile of chunks) and waits for its result (one
 /// round trip). `scratch`: the kernel's device memory, kept by the caller between calls;
@@ -153,6 +213,37 @@ inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result, &scr->out, sizeof(counts_allocation), cudaMemcpyDeviceToHost, stream));
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
   return *host_result;
+}
+
+/// The allocations of `requests` (counts_request: as allocate_counts' arguments) in one launch of
+/// allocate_counts_batch_kernel in `stream` and one round trip: result i is what
+/// allocate_counts gives for request i, bit for bit (launched is always true: the launch is not
+/// cooperative). `device_requests`, `device_out`: the kernel's device memory, kept by the caller.
+/// @throws invalid_input if a request has more than max_chunks chunks; cuda_error if a CUDA call fails.
+inline std::vector<counts_allocation> allocate_counts_batch(const std::vector<counts_request>& requests,
+                                                            device_array<counts_request>& device_requests,
+                                                            device_array<counts_allocation>& device_out,
+                                                            cudaStream_t stream) {
+  const std::size_t n = requests.size();
+  std::vector<counts_allocation> out(n);
+  if (n == 0) return out;
+  for (const counts_request& q : requests)
+    MCUBES_EXPECTS(q.st.n_chunks <= max_chunks, "allocate_counts_batch: ", q.st.n_chunks, " chunks (at most ", max_chunks, ")");
+  if (device_requests.size() < n) {
+    device_requests = device_array<counts_request>(n);
+    device_out = device_array<counts_allocation>(n);
+  }
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(device_requests.data(), requests.data(), n * sizeof(counts_request),
+                                    cudaMemcpyHostToDevice, stream));
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(n, 65535));
+  allocate_counts_batch_kernel<allocate_threads><<<grid, allocate_threads, 0, stream>>>(device_requests.data(),
+                                                                                         static_cast<unsigned>(n),
+                                                                                         device_out.data());
+  MCUBES_CUDA_CHECK_LAUNCH("allocate_counts_batch_kernel");
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(out.data(), device_out.data(), n * sizeof(counts_allocation), cudaMemcpyDeviceToHost,
+                                    stream));
+  MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return out;
 }
 
 }  // namespace mcubes::cuda_detail
