@@ -89,7 +89,8 @@ struct option_info {
 /// messages and in scan's reproducing command (cli/). A new option: its field in vegas_options, its
 /// entry here (at the end: the checkpoint format's version then changes; checkpoint.hpp checks the
 /// count), its checks in validate(), and its flag (cli/integrate_args.cpp: add_vegas_flags,
-/// resolve_options); the field types the table handles are double, std::uint64_t, int, bool and
+/// resolve_options; tests/cli/test_cli.cpp checks that every entry is a flag of integrate and scan
+/// that sets its field); the field types the table handles are double, std::uint64_t, int, bool and
 /// stratification_mode (each consumer has one overload per type).
 template <class Visit>
 void for_each_vegas_option(Visit&& v) {

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -392,6 +393,46 @@ TEST(Cli, QuietPrintsTheValueWithItsErrorAndTheStatus) {
   EXPECT_EQ(q.out, "result: " + doc.at("result_text").get<std::string>() + status);
   EXPECT_LT(q.out.find('('), q.out.find(status)) << q.out;  // value(error): a parenthesis before the status
   EXPECT_EQ(q.err, "");
+}
+
+// Every field of the options table (options.hpp, for_each_vegas_option) is a flag of `integrate`
+// and of `scan` (its option_info::flag) that sets that field: a value given on the command line is
+// the one the JSON record's "options" (generated from the table) reports. A new entry of the
+// table fails here until its flag is registered (cli/integrate_args.cpp) and a value listed below.
+TEST(Cli, EveryOptionOfTheTableIsAFlagOfIntegrateAndScanThatSetsIt) {
+  struct given {
+    const char* text;  // after the flag; empty: a flag without a value
+    json expected;     // options[name] in the record
+  };
+  const std::map<std::string, given> values = {
+      {"rel_tol", {"0.25", 0.25}},          {"abs_tol", {"1e-9", 1e-9}},
+      {"calls_per_iteration", {"3000", 3000}}, {"max_iterations", {"11", 11}},
+      {"adapt_iterations", {"3", 3}},       {"skip", {"1", 1}},
+      {"min_iterations", {"2", 2}},         {"max_chi2_dof", {"7.5", 7.5}},
+      {"n_bins", {"64", 64}},               {"alpha", {"0.5", 0.5}},
+      {"symmetric_map", {"", true}},        {"stratification", {"uniform", "uniform"}},
+      {"beta", {"0.5", 0.5}},               {"seed", {"12345", 12345}}};
+  int entries = 0;
+  mcubes::for_each_vegas_option([&](const mcubes::option_info& info, auto) {
+    ++entries;
+    const std::string name = info.name, flag = info.flag;
+    SCOPED_TRACE(name + " (" + flag + ")");
+    const auto v = values.find(name);
+    ASSERT_NE(v, values.end()) << "no command-line value for the table's option " << name << " in this test";
+    // a small run; the option under test replaces the base's value of the same flag
+    std::string base = "f4 --dim 2 --backend cpu --threads 1";
+    if (name != "calls_per_iteration") base += " --calls-per-iter 2000";
+    if (name != "max_iterations") base += " --max-iterations 12";
+    const std::string arg = " " + flag + (*v->second.text != '\0' ? std::string(" ") + v->second.text : std::string());
+    for (const std::string& command : {"integrate " + base, "scan " + base + " --param a=5:6:2"}) {
+      const cli_run r = run_cli(command + arg + " --json -");
+      ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << command << arg << ": " << r.err;
+      const json doc = json::parse(r.out);
+      EXPECT_EQ(doc.at("options").at(name), v->second.expected) << command << arg;
+    }
+  });
+  EXPECT_EQ(entries, mcubes::vegas_option_count);
+  EXPECT_EQ(values.size(), static_cast<std::size_t>(mcubes::vegas_option_count)) << "a value for an option the table lacks";
 }
 
 // `mcubes --completion bash`: a script whose _mcubes completes the commands, each command's
