@@ -140,6 +140,25 @@ TEST(DeviceMap, AlphaZeroKeepsTheMapAndClearsTheBins) {
 
 namespace {
 
+// Shares of m sub-cubes as VEGAS+ meets them: 40 % quiet (0), the rest spread over eight decades,
+// and one sub-cube large enough to reach the cap.
+std::vector<double> spread_shares(std::uint64_t m, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  std::vector<double> host(m);
+  for (double& v : host) v = unif(rng) < 0.4 ? 0.0 : std::pow(10.0, 8 * unif(rng) - 4);
+  host[rng() % m] = 1e7;
+  return host;
+}
+
+// The counts' chunk functor of stratification st reading the shares at `share` (scale 0: set per try).
+count_sum_chunk counts_of(const stratification& st, const double* share) {
+  count_sum_chunk counts{cube_counts{}, st.n_cubes, st.chunk_cubes};
+  counts.counts.n_base = st.min_samples_per_cube;
+  counts.counts.n_extra_max = st.samples_per_cube - st.min_samples_per_cube;
+  counts.counts.share_in = share;
+  return counts;
+}
+
 // VEGAS+'s allocation in one launch (cuda_backend::allocate_counts, backend/cuda/allocate.cuh)
 // against the steps it replaces: the sum of the shares by reduce and the search of the counts'
 // scale on the host over count() (algorithm/vegas.hpp, allocate_counts): the same total, scale and
@@ -147,7 +166,6 @@ namespace {
 TEST(DeviceAllocation, OneLaunchGivesTheTotalScaleAndCountOfReduceAndCount) {
   MCUBES_REQUIRE_DEVICE();
   std::mt19937_64 rng(test_seed + 5);
-  std::uniform_real_distribution<double> unif(0.0, 1.0);
   cuda_backend backend;
   struct problem {
     int dim;
@@ -156,16 +174,11 @@ TEST(DeviceAllocation, OneLaunchGivesTheTotalScaleAndCountOfReduceAndCount) {
   for (const problem& pr : {problem{3, 200000}, problem{8, 1000000}, problem{2, 5000}, problem{4, std::uint64_t(1) << 28}}) {
     const stratification st = make_adaptive_stratification(pr.dim, pr.calls);
     const std::uint64_t m = st.n_cubes;
-    std::vector<double> host(m);
-    for (double& v : host) v = unif(rng) < 0.4 ? 0.0 : std::pow(10.0, 8 * unif(rng) - 4);  // quiet sub-cubes and a spread
-    host[rng() % m] = 1e7;  // one sub-cube that reaches the cap
+    const std::vector<double> host = spread_shares(m, rng);
     device_array<double> shares = backend.make_cube_values(m);
     backend.write_cube_values(shares.data(), 0, m, host.data());
     const share_sum_chunk sum{shares.data(), m, st.chunk_cubes};
-    count_sum_chunk counts{cube_counts{}, m, st.chunk_cubes};
-    counts.counts.n_base = st.min_samples_per_cube;
-    counts.counts.n_extra_max = st.samples_per_cube - st.min_samples_per_cube;
-    counts.counts.share_in = shares.data();
+    const count_sum_chunk counts = counts_of(st, shares.data());
     const double total = backend.reduce<double>(st.n_chunks, sum, plus_merge{});
     ASSERT_TRUE(usable_share_total(total));
     const auto count_at = [&](double s) {
@@ -202,7 +215,6 @@ TEST(DeviceAllocation, OneLaunchGivesTheTotalScaleAndCountOfReduceAndCount) {
 TEST(DeviceAllocation, ABatchOfRequestsGivesEachRequestsOwnAllocation) {
   MCUBES_REQUIRE_DEVICE();
   std::mt19937_64 rng(test_seed + 6);
-  std::uniform_real_distribution<double> unif(0.0, 1.0);
   cuda_backend backend;
   struct problem {
     int dim;
@@ -219,19 +231,12 @@ TEST(DeviceAllocation, ABatchOfRequestsGivesEachRequestsOwnAllocation) {
   for (const problem& pr : problems) {
     const stratification st = make_adaptive_stratification(pr.dim, pr.calls);
     const std::uint64_t m = st.n_cubes;
-    std::vector<double> host(m, 0.0);
-    if (!pr.zeros) {
-      for (double& v : host) v = unif(rng) < 0.4 ? 0.0 : std::pow(10.0, 8 * unif(rng) - 4);
-      host[rng() % m] = 1e7;  // one sub-cube that reaches the cap
-    }
+    const std::vector<double> host = pr.zeros ? std::vector<double>(m, 0.0) : spread_shares(m, rng);
     shares.push_back(backend.make_cube_values(m));
     backend.write_cube_values(shares.back().data(), 0, m, host.data());
     counts_request q;
     q.shares = share_sum_chunk{shares.back().data(), m, st.chunk_cubes};
-    q.counts = count_sum_chunk{cube_counts{}, m, st.chunk_cubes};
-    q.counts.counts.n_base = st.min_samples_per_cube;
-    q.counts.counts.n_extra_max = st.samples_per_cube - st.min_samples_per_cube;
-    q.counts.counts.share_in = shares.back().data();
+    q.counts = counts_of(st, shares.back().data());
     q.st = st;
     q.with_total = pr.with_total;
     q.s0 = pr.with_total != 0 ? 0.0 : first_count_scale(st, backend.reduce<double>(st.n_chunks, q.shares, plus_merge{}));
