@@ -50,6 +50,51 @@ TEST(BatchCuda, LargeBatchInTwoLanesFailureAndStop) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::large_batch_failure_and_stop(gpu(256));
 }
+// VEGAS+ sub-cubes of more samples than a segment, in the passes of a batch, are sampled by
+// segments over the whole round (backend/cuda/batch_heavy_cubes.cuh): every member is bitwise its
+// single run on the CPU (the serial pass) and on the GPU with another block size; the batch has them.
+struct rational_peak_params {
+  double centre, eps;
+};
+struct rational_peak4 {  // 1 / (eps + |x - c|^2): sharp peaks off the grid, +, -, *, / only
+  __host__ __device__ double operator()(const mcubes::point<4>& x, const rational_peak_params& p) const {
+    double r2 = p.eps;
+    for (int i = 0; i < 4; ++i) r2 += (x[i] - p.centre) * (x[i] - p.centre);
+    return 1.0 / r2;
+  }
+};
+
+TEST(BatchCuda, VegasPlusHeavySubCubesOfEveryMemberAreTheirSingleRuns) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes::vegas_options o;
+  o.calls_per_iteration = 200000;
+  o.max_iterations = 8;
+  o.adapt_iterations = 5;
+  o.skip = 2;
+  o.min_iterations = 6;
+  o.rel_tol = 1e-12;  // every iteration
+  o.seed = 2029;
+  ASSERT_EQ(o.stratification, mcubes::stratification_mode::adaptive);
+  const std::vector<rational_peak_params> ps = {{0.37, 1e-4}, {0.61, 3e-4}, {0.5, 1e-1}, {0.23, 1e-3}, {0.8, 2e-4}};
+  const std::vector<mcubes::region<4>> regions(ps.size(), mcubes::region<4>::unit());
+  mcubes::cuda_launch_policy policy;
+  policy.threads_per_block = 32;
+  mcubes::cuda_backend gpu32(policy);
+  const std::vector<mcubes::result> rs = mcubes::vegas_batch_with<4>(rational_peak4{}, regions, ps, o, gpu32);
+  EXPECT_GT(gpu32.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
+  ASSERT_EQ(rs.size(), ps.size());
+  for (std::size_t k = 0; k < ps.size(); ++k) {
+    const mcubes::with_parameters<rational_peak4, rational_peak_params> g{rational_peak4{}, ps[k]};
+    mcubes::vegas_options solo = o;
+    solo.seed = mcubes::batch_seed(o.seed, k);
+    solo.backend = mcubes::backend_kind::cuda;
+    solo.cuda_threads_per_block = 1024;
+    batch_tests::expect_identical(rs[k], mcubes::vegas<4>(g, regions[k], solo), "GPU, integral " + std::to_string(k));
+    solo.backend = mcubes::backend_kind::cpu;
+    solo.threads = 3;
+    batch_tests::expect_identical(rs[k], mcubes::vegas<4>(g, regions[k], solo), "CPU, integral " + std::to_string(k));
+  }
+}
 TEST(BatchCuda, BadSizes) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::bad_sizes(gpu(256));

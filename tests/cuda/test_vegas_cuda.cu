@@ -92,7 +92,8 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
 
 // VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled one segment
 // per thread (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
-// threads), for block sizes 32 and 1024, in adapting and non-adapting iterations; the run has them.
+// threads), for block sizes 32 and 1024 and with every pass balanced by samples (block size 64,
+// cuda/balanced_sample.cuh), in adapting and non-adapting iterations; the run has them.
 struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak off the grid, +, -, *, / only
   __host__ __device__ double operator()(const point<4>& x) const {
     double r2 = 1e-4;
@@ -112,6 +113,9 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   const result gpu = vegas_with<4>(rational_peak4{}, region<4>::unit(), o, gpu32);
   EXPECT_GT(gpu32.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
   policy.threads_per_block = 1024;
+  expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+  policy.threads_per_block = 64;
+  policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
   expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
   o.backend = backend_kind::cpu;
   for (int threads : {1, 3}) {

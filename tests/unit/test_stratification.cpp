@@ -409,17 +409,25 @@ TEST(SegmentRule, SerialSumsOfSegmentsAndTheSplitPassAgree) {
   }
   ASSERT_GT(multi, 0u) << "no sub-cube of several segments: the test misses the rule";
 
-  // 2. the whole pass, serial, against the split one
+  // 2. the whole pass, serial, against the split one, whose precomputed sub-cubes are those of
+  // more than T samples: T = L, and T = 8 < L (sub-cubes of one segment precomputed too: the
+  // threshold is a backend's choice, heavy_above)
   sp.counts.share_out = out_serial.data();
   cube_coord_t<D> coord[D] = {};
-  sum_sink bins_serial, bins_split;
+  sum_sink bins_serial;
   const chunk_partial serial = sample_cubes<D>(f, sp, map, 0, st.n_cubes, coord, bins_serial, uni);
+  for (const u64 T : {L, u64(8)}) {
+  SCOPED_TRACE(testing::Message() << "precomputed above " << T << " samples");
+  u64 one_segment = 0;
+  sum_sink bins_split;
+  std::fill(out_split.begin(), out_split.end(), 0.0);
   sp.counts.share_out = out_split.data();
   std::vector<double> means, vars;
   chunk_partial flags_split;
   for (u64 c = 0; c < st.n_cubes; ++c) {
     const u64 n = sp.counts.count(c);
-    if (n <= L) continue;
+    if (n <= T) continue;
+    one_segment += n <= L;
     std::uint64_t ic[D];
     cube_coordinates<D>(c, sp.g, ic);
     double cd[D];
@@ -440,13 +448,15 @@ TEST(SegmentRule, SerialSumsOfSegmentsAndTheSplitPassAgree) {
   }
   cube_coord_t<D> coord2[D] = {};
   const chunk_partial split = sample_cubes<D>(f, sp, map, 0, st.n_cubes, coord2, bins_split, uni, no_poll{},
-                                              test_precomputed{&means, &vars, L});
+                                              test_precomputed{&means, &vars, T});
   EXPECT_EQ(split.estimate, serial.estimate);
   EXPECT_EQ(split.variance, serial.variance);
   EXPECT_EQ(split.n_nonzero + flags_split.n_nonzero, serial.n_nonzero);
   EXPECT_EQ(std::max(split.max_contribution, flags_split.max_contribution), serial.max_contribution);
   EXPECT_EQ(bins_split.v, bins_serial.v);
   EXPECT_EQ(out_split, out_serial);
+  if (T < L) EXPECT_GT(one_segment, 0u) << "no precomputed sub-cube of one segment: the threshold below L is not tested";
+  }
 }
 
 }  // namespace

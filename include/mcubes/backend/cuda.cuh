@@ -9,6 +9,11 @@
 ///   device_map.cuh   the maps in device memory (one run's, a batch's K) and device_map, the
 ///                    trivially copyable reference to one;
 ///   vegas_pass.cuh, vector_pass.cuh, batch_pass.cuh  the scalar, vector and batch passes;
+///   heavy_cubes.cuh, batch_heavy_cubes.cuh  VEGAS+: the sub-cubes of many samples by segments
+///                    (a scalar pass's; a batched round's), balanced_sample.cuh the passes with
+///                    the threads balanced by samples (cuda_launch_policy::balance_above);
+///   allocate.cuh     VEGAS+: the per-sub-cube counts of the next pass;
+///   pass_flags.cuh   a pass's order-independent flags, its result record and their reductions;
 ///   adapt.cuh        the adaptation of the maps on the device;
 ///   *_kernels.cuh    the kernels (V-Sample / No-Adjust, vector, batch, adapt).
 /// The adaptive map lives in device memory for the whole run (device_map) and is adapted there
@@ -88,7 +93,8 @@ class cuda_backend {
   /// Whether the last adapting launch kept its bins in shared memory.
   bool last_shared_bins() const noexcept { return last_.shared_bins; }
   /// VEGAS+: the sub-cubes sampled one segment per thread (their count above the segment length;
-  /// backend/cuda/heavy_cubes.cuh) by this backend's scalar passes so far, summed over the passes.
+  /// backend/cuda/heavy_cubes.cuh, batch_heavy_cubes.cuh) by this backend's scalar passes and
+  /// batched rounds so far, summed over them.
   std::uint64_t heavy_cubes_sampled() const noexcept { return last_.heavy_cubes; }
   /// The host workers of a batch's host work (algorithm/vegas_batch.hpp): at most 8 threads
   /// (hardware threads), started on first use (backend/worker_pool.hpp).

@@ -145,7 +145,8 @@ template <int D, class Bins>
 MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, double u, bin_indices<D> bin, int axes) {
   const int level = bin_level(t);
   const std::uint64_t q = quantize(t, 1.0, u);  // t + u < 2^63, or clamped above the top level
-  for (int j = 0; j < D && j < axes; ++j) bins.add_level(level, j, bin.b[j], q);
+  const int n_axes = axes < D ? axes : D;
+  for (int j = 0; j < n_axes; ++j) bins.add_level(level, j, bin.b[j], q);
 }
 
 #if defined(__CUDACC__)
@@ -157,8 +158,13 @@ template <int D, class Bins, class BinOf>
 MCUBES_HOST_DEVICE inline void add_bin_term(Bins& bins, double t, double u, const BinOf& bin_of, int axes = D) {
   if (t < max_quantized_term) {  // the common case: level 0
     const std::uint64_t q = static_cast<std::uint64_t>(t + u);
-    if (q != 0)
-      for (int j = 0; j < D && j < axes; ++j) bins.add(j, bin_of(j), q);
+    if (q != 0) {
+      if (axes >= D) {  // every axis (the usual case): a loop of compile-time length, unrolled
+        for (int j = 0; j < D; ++j) bins.add(j, bin_of(j), q);
+      } else {  // m-Cubes1D: axes = 1
+        for (int j = 0; j < axes; ++j) bins.add(j, bin_of(j), q);
+      }
+    }
     return;
   }
   bin_indices<D> bin;

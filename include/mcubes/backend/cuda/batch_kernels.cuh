@@ -49,6 +49,9 @@ struct batch_item {
   bin_accumulator* over;       ///< its overflow levels (max_bin_level * D * n_bins; null until a pass reaches them)
   std::uint32_t zero_bins;     ///< 1: its level-0 bins are zeroed before the pass (zero_batch_bins_kernel)
   std::uint32_t zero_over;     ///< overflow levels zeroed before the pass
+  std::uint64_t heavy_chunk_first;  ///< its first chunk among the round's heavy chunks (batch_heavy_cubes.cuh)
+  std::uint64_t heavy_chunks;       ///< its chunks there (0: its heavy sub-cubes, if any, are sampled here)
+  heavy_cube_sums heavy;            ///< its precomputed heavy sub-cubes (none by default)
   P params;                    ///< the integral's parameters
 };
 
@@ -82,38 +85,6 @@ __device__ __forceinline__ unsigned find_item(const batch_item<D, P>* items, uns
   return lo;
 }
 
-/// Order-independent flags of a thread's chunk partials (sum, min, max), kept in registers while
-/// the block stays on one pass, then added to the pass's device_flags (add_to).
-struct thread_flags {
-  unsigned long long n_nonzero = 0, first_non_finite = ~0ull, max_contribution_bits = 0;
-  __device__ __forceinline__ void merge(const chunk_partial& p) {
-    n_nonzero += p.n_nonzero;
-    if (p.first_non_finite < first_non_finite) first_non_finite = p.first_non_finite;
-    const auto mx = static_cast<unsigned long long>(__double_as_longlong(p.max_contribution));
-    if (mx > max_contribution_bits) max_contribution_bits = mx;
-  }
-  /// Folds the warp's flags (shuffles) and adds them with one integer atomic each (where not
-  /// neutral) into `flags`; resets this thread's. The whole warp calls it.
-  __device__ __forceinline__ void add_to(device_flags* flags) {
-    constexpr unsigned full = 0xffffffffu;
-    unsigned long long nz = n_nonzero, first = first_non_finite, mx = max_contribution_bits;
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1) {
-      nz += __shfl_xor_sync(full, nz, s);
-      const unsigned long long of = __shfl_xor_sync(full, first, s);
-      first = of < first ? of : first;
-      const unsigned long long om = __shfl_xor_sync(full, mx, s);
-      mx = om > mx ? om : mx;
-    }
-    if ((threadIdx.x & 31u) == 0) {
-      if (nz) atomicAdd(&flags->n_nonzero, nz);
-      if (first != ~0ull) atomicMin(&flags->first_non_finite, first);
-      if (mx) atomicMax(&flags->max_contribution_bits, mx);
-    }
-    *this = thread_flags{};
-  }
-};
-
 /// Maximum levels of a thread's group tree (batch_item::group <= 2^(batch_group_levels - 1)).
 inline constexpr int batch_group_levels = 7;
 
@@ -142,7 +113,8 @@ inline std::size_t batch_group_smem_bytes(int levels, int block, std::size_t n_b
 /// otherwise exact integer atomics straight into the global bins. Either way the same integers.
 /// With `shared_edges` the block copies its current pass's map edges into shared memory (the same
 /// values, so the same bits).
-/// Flags are kept per thread while the block stays on a pass.
+/// Flags are kept per thread while the block stays on a pass. The heavy sub-cubes of a VEGAS+ pass
+/// (items[i].heavy, batch_heavy_cubes.cuh) were sampled before: their I_c, var_c are read.
 /// Preconditions: every adapting pass's bins and overflow levels are zero; flags[i] holds
 /// initial_flags(); every pass has the same n_bins; blockDim.x a power of two in
 /// [32, MaxThreads]; dynamic shared memory batch_group_smem_bytes(levels, blockDim.x,
@@ -209,9 +181,9 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
         const std::uint64_t end = begin + cc < it.sp.n_cubes ? begin + cc : it.sp.n_cubes;
         if constexpr (Adapt) {
           shared_bin_sink sink{s_lo, it.bins, it.over, n_values, n_bins, bins_in_smem};
-          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, sink, it.rng);
+          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, sink, it.rng, no_poll{}, it.heavy);
         } else {
-          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, none, it.rng);
+          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, none, it.rng, no_poll{}, it.heavy);
         }
         fl.merge(part);
       }

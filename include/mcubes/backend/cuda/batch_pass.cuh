@@ -2,7 +2,8 @@
 /// @file backend/cuda/batch_pass.cuh
 /// The passes of a parameter batch on the CUDA backend (cuda_backend::make_batch, start_batch,
 /// finish_batch): the batch's device state made and checked against free memory, the pass
-/// descriptors of a round, one V-Sample and one No-Adjust launch over all their tiles
+/// descriptors of a round, the heavy sub-cubes of its VEGAS+ passes (batch_heavy_cubes.cuh), one
+/// V-Sample and one No-Adjust launch over all their tiles
 /// (backend/cuda/batch_kernels.cuh; launch_grid over the units), one reduction for all, and the
 /// sums taken back (with the replays of failing samples and the reruns of passes that reached
 /// overflow levels their integral did not have yet).
@@ -23,6 +24,7 @@
 #include "../../core/stratification.hpp"
 #include "../../error.hpp"
 #include "../../integrand.hpp"
+#include "batch_heavy_cubes.cuh"
 #include "batch_kernels.cuh"
 #include "check.cuh"
 #include "device_array.cuh"
@@ -147,6 +149,7 @@ void start_batch_passes(pass_context& cx, const F& f, batch_state<D, P>& b, cons
   int levels = 1;
   bool any_zero = false;
   std::uint32_t max_over = 0;
+  std::uint64_t heavy_chunks = 0, max_heavy = 0, max_segments = 0;  // batch_heavy_cubes.cuh
   for (std::size_t j = 0; j < n; ++j) {
     const batch_pass<D>& ps = passes[order[j]];
     const std::size_t k = ps.integral;
@@ -171,6 +174,16 @@ void start_batch_passes(pass_context& cx, const F& f, batch_state<D, P>& b, cons
     it.params = b.host_params[k];
     it.zero_bins = 0;
     it.zero_over = 0;
+    it.heavy = heavy_cube_sums{};
+    it.heavy_chunk_first = heavy_chunks;
+    it.heavy_chunks = heavy_cubes_first(ps.sp, ps.stride) ? ps.st.n_chunks : 0;
+    if (it.heavy_chunks != 0) {  // a heavy sub-cube has more than T samples and at most n / L + 1 segments
+      const std::uint64_t L = ps.sp.counts.segment;
+      it.heavy.above = heavy_above(ps.sp.counts, ps.st.calls, ps.st.n_cubes);
+      heavy_chunks += it.heavy_chunks;
+      max_heavy += ps.st.calls / (it.heavy.above + 1);
+      max_segments += ps.st.calls / (it.heavy.above + 1) + ps.st.calls / L + 1;
+    }
     if (ps.adapt) {  // bins of a pass that was not adapted to (the probe, a rescaled pass) are zeroed first
       it.zero_bins = b.clean[k] ? 0u : 1u;
       it.zero_over = static_cast<std::uint32_t>(b.over_dirty[k]);
@@ -184,6 +197,7 @@ void start_batch_passes(pass_context& cx, const F& f, batch_state<D, P>& b, cons
     b.tile_est = device_array<double>(units);
     b.tile_var = device_array<double>(units);
   }
+  if (heavy_chunks != 0) prepare_batch_heavy(b.heavy, b.host_items.data(), n, heavy_chunks, max_heavy, max_segments);
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(b.items.data(), b.host_items.data(), n * sizeof(batch_item<D, P>), cudaMemcpyHostToDevice,
                                     stream));
   if (any_zero) {  // one launch zeroes the bins of every adapting pass that needs it (the adapting items come first)
@@ -193,6 +207,9 @@ void start_batch_passes(pass_context& cx, const F& f, batch_state<D, P>& b, cons
         b.items.data(), static_cast<unsigned>(n_adapt), b.bin_values());
     MCUBES_CUDA_CHECK_LAUNCH("zero_batch_bins_kernel");
   }
+  if (heavy_chunks != 0)  // every pass's heavy sub-cubes, by segments, before the passes that read their sums
+    sample_batch_heavy_cubes<D>(b.heavy, f, b.items.data(), static_cast<unsigned>(n), static_cast<unsigned>(n_adapt), b.n_bins,
+                                heavy_chunks, b.flags.data(), cx.occupancy, cx.device.multiprocessors(), stream);
   if (n_adapt > 0)
     launch_batch<D, F, P, true>(cx, f, b.items.data(), static_cast<unsigned>(n_adapt), 0, units_adapt, b, b.flags.data(), levels);
   if (n_adapt < n)
@@ -221,6 +238,8 @@ std::vector<iteration_sums> finish_batch_passes(pass_context& cx, const F& f, ba
   const cudaStream_t stream = cx.stream();
   b.done.wait();
   b.started = false;
+  if (b.heavy.listed) cx.last.heavy_cubes += b.heavy.host_heavy.data()[0];
+  b.heavy.listed = false;
   const std::vector<std::size_t> order = std::move(b.order);
   const std::size_t n = passes.size();
 

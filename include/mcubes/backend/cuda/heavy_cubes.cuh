@@ -1,8 +1,9 @@
 #pragma once
 /// @file backend/cuda/heavy_cubes.cuh
 /// VEGAS+ on the GPU without one thread per large sub-cube: the heavy sub-cubes of a scalar pass
-/// (those whose count n_c exceeds the segment length L, core/cube_counts.hpp) are sampled one
-/// segment of L samples per thread before the V-Sample launch, which then takes their I_c and var_c
+/// (those whose count n_c exceeds T = heavy_above, at most the segment length L of
+/// core/cube_counts.hpp) are sampled one segment of at most L samples per thread before the
+/// V-Sample launch, which then takes their I_c and var_c
 /// as given (core/sampler.hpp, sample_cubes with a precomputed-cubes policy). Without it a sub-cube
 /// of up to 50000 samples is one thread's serial loop, and a handful of threads set a pass's time.
 ///
@@ -40,32 +41,70 @@
 namespace mcubes {
 namespace cuda_detail {
 
-/// Step 1: heavy[ch] = the chunk's sub-cubes of more than L samples, segs[ch] = their segments
-/// (ceil(n_c / L) each); heavy[n_chunks] = segs[n_chunks] = 0 (the exclusive sums' totals).
+/// T, the samples above which a sub-cube is sampled before V-Sample, by segments (a "heavy"
+/// sub-cube): min(L, max(8, 4 floor(N/m))). The segment rule alone fixes the bits (a sub-cube of
+/// at most L samples is one segment, whichever kernel samples it), so T is the backend's choice
+/// for balance only: a V-Sample thread then meets sub-cubes of at most 4x the average count, and
+/// at most N / (T + 1) <= m / 4 sub-cubes are heavy (the lists stay O(m)).
+inline std::uint64_t heavy_above(const cube_counts& counts, std::uint64_t calls, std::uint64_t n_cubes) {
+  const std::uint64_t avg = n_cubes != 0 ? calls / n_cubes : 0;
+  const std::uint64_t t = std::max<std::uint64_t>(8, 4 * avg);
+  return counts.segment != 0 && counts.segment < t ? counts.segment : t;
+}
+
+/// The work of a chunk for balanced V-Sample (balanced_sample.cuh), in samples: those of its light
+/// sub-cubes (at most T each) plus chunk_work_per_cube per sub-cube and chunk_work_base (the
+/// per-sub-cube and per-chunk costs: coordinates, sums, the share). Never changes a result.
+inline constexpr unsigned long long chunk_work_per_cube = 2, chunk_work_base = 8;
+
+/// Step 1: heavy[ch] = the chunk's sub-cubes of more than `above` samples, segs[ch] = their segments
+/// (ceil(n_c / L) each); heavy[n_chunks] = segs[n_chunks] = 0 (the exclusive sums' totals); with
+/// `work`, work[ch] the chunk's work (chunk_work_base) and work[n_chunks] = 0.
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
-__global__ void heavy_count_kernel(cube_counts counts, std::uint64_t n_cubes, std::uint64_t chunk_cubes, std::uint64_t n_chunks,
-                                   std::uint64_t chunk_begin, std::uint64_t chunk_end, unsigned long long* heavy,
-                                   unsigned long long* segs) {
+__global__ void heavy_count_kernel(cube_counts counts, std::uint64_t above, std::uint64_t n_cubes, std::uint64_t chunk_cubes,
+                                   std::uint64_t n_chunks, std::uint64_t chunk_begin, std::uint64_t chunk_end,
+                                   unsigned long long* heavy, unsigned long long* segs, unsigned long long* work) {
   const std::uint64_t L = counts.segment;
   for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch <= n_chunks;
        ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    unsigned long long nh = 0, ns = 0;
+    unsigned long long nh = 0, ns = 0, w = 0;
     if (ch >= chunk_begin && ch < chunk_end) {  // the chunks of this pass (a team rank's: backend/team.hpp)
       const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
+      w = chunk_work_base + chunk_work_per_cube * (end - begin);
       for (std::uint64_t c = begin; c < end; ++c) {
         const std::uint64_t n = counts.count(c);
-        if (n > L) ++nh, ns += (n + L - 1) / L;
+        if (n > above)
+          ++nh, ns += (n + L - 1) / L;
+        else
+          w += n;
       }
     }
     heavy[ch] = nh;
     segs[ch] = ns;
+    if (work != nullptr) work[ch] = w;
   }
+}
+
+/// The cost of the chunk-per-thread kernel in work units: for each group of 32 consecutive chunks
+/// (a warp of v_sample_kernel), 32 times its largest work[ch], summed into *cost (integer atomics).
+/// Against the total work it says how much of a warp's time its threads idle (balanced_sample.cuh).
+template <int Unused = 0>  // a template: vague linkage
+__global__ void warp_cost_kernel(const unsigned long long* work, std::uint64_t n_chunks, unsigned long long* cost) {
+  unsigned long long acc = 0;
+  for (std::uint64_t g = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; g * 32 < n_chunks;
+       g += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    unsigned long long mx = 0;
+    for (std::uint64_t ch = g * 32; ch < g * 32 + 32 && ch < n_chunks; ++ch) mx = work[ch] > mx ? work[ch] : mx;
+    acc += 32 * mx;
+  }
+  if (acc) atomicAdd(cost, acc);
 }
 
 /// Step 2: cube[h] and seg_first[h] of the chunk's heavy sub-cubes from its exclusive sums
 /// heavy_first[ch], seg_first_of_chunk[ch]; the last chunk also writes seg_first[n_heavy].
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
-__global__ void heavy_list_kernel(cube_counts counts, std::uint64_t n_cubes, std::uint64_t chunk_cubes, std::uint64_t n_chunks,
+__global__ void heavy_list_kernel(cube_counts counts, std::uint64_t above, std::uint64_t n_cubes, std::uint64_t chunk_cubes,
+                                  std::uint64_t n_chunks,
                                   std::uint64_t chunk_begin, std::uint64_t chunk_end, const unsigned long long* heavy_first,
                                   const unsigned long long* seg_first_of_chunk, unsigned long long* cube,
                                   unsigned long long* seg_first) {
@@ -77,7 +116,7 @@ __global__ void heavy_list_kernel(cube_counts counts, std::uint64_t n_cubes, std
     const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
     for (std::uint64_t c = begin; mine && c < end; ++c) {
       const std::uint64_t n = counts.count(c);
-      if (n > L) {
+      if (n > above) {
         cube[h] = c;
         seg_first[h] = s;
         ++h;
@@ -172,8 +211,13 @@ struct heavy_buffers {
   device_array<unsigned long long> cube, seg_first;  ///< step 2 (n_heavy, n_heavy + 1)
   device_array<double> seg_s1, seg_s2;               ///< step 3 (segments)
   device_array<double> means, vars;                  ///< step 4 (n_heavy)
-  pinned_array<unsigned long long> host_totals;      ///< heavy sub-cubes, segments
+  pinned_array<unsigned long long> host_totals;      ///< heavy sub-cubes, segments; with work: total work, warp cost
   std::uint64_t n_heavy = 0, n_segments = 0;         ///< of the last list_heavy_cubes
+  std::uint64_t above = 0;                           ///< its T (heavy_above)
+  std::uint64_t work = 0, warp_cost = 0;             ///< with work: its total and warp_cost_kernel's sum
+  device_array<unsigned long long> cost;             ///< warp_cost_kernel's accumulator
+  device_array<unsigned long long> chunk_work, chunk_work_first;  ///< balanced V-Sample: work per chunk, exclusive sums
+  device_array<double> chunk_est, chunk_var;         ///< balanced V-Sample: the chunk partials (n_chunks)
 };
 
 template <class T>
@@ -185,21 +229,29 @@ void grow(device_array<T>& a, std::size_t n) {
 /// sub-cubes and of their segments (n_heavy = 0: nothing to do), the lists in `hb`. Synchronises
 /// the stream once (the totals). @throws cuda_error if a CUDA call fails.
 /// Only the chunks [chunk_begin, chunk_end) are listed (a team rank's, backend/team.hpp; all by default).
+/// With `work`, also each chunk's work for balanced V-Sample and their exclusive sums
+/// (hb.chunk_work_first, its total last), and hb.work, hb.warp_cost (warp_cost_kernel).
 inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const stratification& st, cudaStream_t stream,
                              int multiprocessors, std::uint64_t& n_heavy, std::uint64_t& n_segments,
-                             std::uint64_t chunk_begin = 0, std::uint64_t chunk_end = ~std::uint64_t(0)) {
+                             std::uint64_t chunk_begin = 0, std::uint64_t chunk_end = ~std::uint64_t(0), bool work = false) {
   const std::uint64_t nc = st.n_chunks;
+  if (work) {
+    grow(hb.chunk_work, nc + 1);
+    grow(hb.chunk_work_first, nc + 1);
+  }
   grow(hb.chunk_heavy, nc + 1);
   grow(hb.chunk_segs, nc + 1);
   grow(hb.chunk_heavy_first, nc + 1);
   grow(hb.chunk_seg_first, nc + 1);
-  if (hb.host_totals.size() < 2) hb.host_totals = pinned_array<unsigned long long>(2);
+  if (hb.host_totals.size() < 4) hb.host_totals = pinned_array<unsigned long long>(4);
   const unsigned T = 256;
   const auto grid_for = [&](std::uint64_t n) {
     return static_cast<unsigned>(std::min<std::uint64_t>((n + T - 1) / T, 32ull * multiprocessors));
   };
-  heavy_count_kernel<><<<grid_for(nc + 1), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
-                                                         hb.chunk_heavy.data(), hb.chunk_segs.data());
+  hb.above = heavy_above(counts, st.calls, st.n_cubes);
+  heavy_count_kernel<><<<grid_for(nc + 1), T, 0, stream>>>(counts, hb.above, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
+                                                         hb.chunk_heavy.data(), hb.chunk_segs.data(),
+                                                         work ? hb.chunk_work.data() : nullptr);
   MCUBES_CUDA_CHECK_LAUNCH("heavy_count_kernel");
   std::size_t bytes = 0;
   MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(),
@@ -209,6 +261,18 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
                                                   hb.chunk_heavy_first.data(), static_cast<int>(nc + 1), stream));
   MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_segs.data(),
                                                   hb.chunk_seg_first.data(), static_cast<int>(nc + 1), stream));
+  if (work) {
+    MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_work.data(),
+                                                    hb.chunk_work_first.data(), static_cast<int>(nc + 1), stream));
+    grow(hb.cost, 1);
+    MCUBES_CUDA_CHECK(cudaMemsetAsync(hb.cost.data(), 0, sizeof(unsigned long long), stream));
+    warp_cost_kernel<><<<grid_for((nc + 31) / 32), T, 0, stream>>>(hb.chunk_work.data(), nc, hb.cost.data());
+    MCUBES_CUDA_CHECK_LAUNCH("warp_cost_kernel");
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data() + 2, hb.chunk_work_first.data() + nc, sizeof(unsigned long long),
+                                      cudaMemcpyDeviceToHost, stream));
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data() + 3, hb.cost.data(), sizeof(unsigned long long),
+                                      cudaMemcpyDeviceToHost, stream));
+  }
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data(), hb.chunk_heavy_first.data() + nc, sizeof(unsigned long long),
                                     cudaMemcpyDeviceToHost, stream));
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(hb.host_totals.data() + 1, hb.chunk_seg_first.data() + nc, sizeof(unsigned long long),
@@ -216,10 +280,12 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
   n_heavy = hb.n_heavy = hb.host_totals.data()[0];
   n_segments = hb.n_segments = hb.host_totals.data()[1];
+  hb.work = work ? hb.host_totals.data()[2] : 0;
+  hb.warp_cost = work ? hb.host_totals.data()[3] : 0;
   if (n_heavy == 0) return;
   grow(hb.cube, n_heavy);
   grow(hb.seg_first, n_heavy + 1);
-  heavy_list_kernel<><<<grid_for(nc), T, 0, stream>>>(counts, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
+  heavy_list_kernel<><<<grid_for(nc), T, 0, stream>>>(counts, hb.above, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
                                                     hb.chunk_heavy_first.data(), hb.chunk_seg_first.data(), hb.cube.data(),
                                                     hb.seg_first.data());
   MCUBES_CUDA_CHECK_LAUNCH("heavy_list_kernel");

@@ -34,6 +34,14 @@ struct cuda_launch_policy {
   /// Device array integrands (cuda/array_path.cuh): points per call of the integrand at most
   /// (whole tiles; at least one tile). Memory: (D + 1) x 8 bytes per point. Never changes the result.
   std::uint64_t array_call_points = std::uint64_t(1) << 22;
+  /// VEGAS+ scalar passes (one device, not a team's rank): balanced V-Sample
+  /// (cuda/balanced_sample.cuh, threads balanced by samples instead of one chunk each) for a pass
+  /// whose chunk-per-thread warps would cost at least this multiple of its work (warp cost / work
+  /// >= 1 always: 1 takes every such pass); 0: never (the default). Measured on an H200
+  /// (bench/results/2026-11-29-vegas-plus-balance.md): always balanced, f4 8-D at 3e9 calls +29 %
+  /// evaluations/s, but 4-D Gaussians at 1e8 calls -8 % and the m-Cubes suite 5-15 % slower; so
+  /// off by default. Never changes the result.
+  double balance_above = 0;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).

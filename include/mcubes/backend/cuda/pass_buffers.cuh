@@ -22,6 +22,7 @@
 #include "../../error.hpp"
 #include "adapt_kernels.cuh"
 #include "array_path.cuh"
+#include "batch_heavy_cubes.cuh"
 #include "batch_kernels.cuh"
 #include "check.cuh"
 #include "device_array.cuh"
@@ -179,6 +180,7 @@ struct batch_state {
   cuda_event done;                   ///< after the started passes' results reached host_results (their
                                      ///< items were read before: the host may rewrite them then)
   std::vector<std::size_t> order;    ///< the started passes in launch order (adapting first)
+  batch_heavy_buffers heavy;         ///< VEGAS+ passes: their heavy sub-cubes (batch_heavy_cubes.cuh)
   bool started = false;              ///< passes started and not yet finished
   std::size_t map_doubles() const { return static_cast<std::size_t>(D) * (n_bins + 1); }
   std::size_t bin_values() const { return static_cast<std::size_t>(D) * n_bins; }

@@ -37,28 +37,10 @@
 #include "../../core/adaptive_map.hpp"
 #include "../../core/reduction.hpp"
 #include "../../core/sampler.hpp"
+#include "pass_flags.cuh"
 
 namespace mcubes {
 namespace cuda_detail {
-
-/// Order-independent flags of one pass, in device memory.
-struct device_flags {
-  unsigned long long n_nonzero;
-  unsigned long long first_non_finite;
-  unsigned long long max_contribution_bits;  ///< bit pattern of a non-negative double (ordered like the value)
-};
-
-/// The flags before a pass: no non-zero sample, no non-finite sample, largest contribution 0.
-MCUBES_HOST_DEVICE constexpr device_flags initial_flags() { return device_flags{0ull, ~0ull, 0ull}; }
-
-/// What one sampling pass leaves on the device for the host: the fixed-tree sums over all sub-cubes
-/// of I_c and var_c (unscaled, as iteration_sums) and the pass's flags. Written by
-/// tree_reduce_kernel, so that one small device-to-host copy per pass suffices.
-struct pass_result {
-  double estimate;
-  double variance;
-  device_flags flags;
-};
 
 /// Adds q to a 128-bit accumulator with integer atomics (global memory): the low word with
 /// atomicAdd, and 1 to the high word when that addition wrapped around (old + q < old).
@@ -234,78 +216,6 @@ __device__ __forceinline__ void flush_shared_bins(const unsigned long long* lo, 
     for (int u = 0; u < 4; ++u)
       if (old[u] + q[u] < old[u]) atomicAdd(reinterpret_cast<unsigned long long*>(&global[idx[u]].hi), 1ull);
   }
-}
-
-/// Per-warp flags of a V-Sample block in shared memory: slot w is read and written only by lane 0
-/// of warp w until the block's final barrier.
-struct warp_flags {
-  unsigned long long n_nonzero;
-  unsigned long long first_non_finite;
-  unsigned long long max_contribution_bits;
-};
-
-/// Folds the flags of the warp's chunk partials into its shared slot (order-independent integer
-/// sum, min and max over the lanes; max on the bit patterns of non-negative doubles). Done once per
-/// tile, so that no per-thread flag accumulators stay live across sample_chunk (registers).
-template <bool Adapt>
-__device__ __forceinline__ void fold_warp_flags(const chunk_partial& part, warp_flags& slot) {
-  constexpr unsigned full = 0xffffffffu;
-  unsigned long long nz = part.n_nonzero;
-#pragma unroll
-  for (int s = 16; s >= 1; s >>= 1) nz += __shfl_xor_sync(full, nz, s);
-  unsigned long long first = part.first_non_finite;
-  if (__any_sync(full, first != ~0ull)) {  // rare: only with a non-finite integrand value
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(full, first, s);
-      first = o < first ? o : first;
-    }
-  }
-  unsigned long long mx = 0;
-  if constexpr (Adapt) {  // No-Adjust never sets max_contribution
-    mx = static_cast<unsigned long long>(__double_as_longlong(part.max_contribution));
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(full, mx, s);
-      mx = o > mx ? o : mx;
-    }
-  }
-  if ((threadIdx.x & 31u) == 0) {
-    slot.n_nonzero += nz;
-    if (first < slot.first_non_finite) slot.first_non_finite = first;
-    if (mx > slot.max_contribution_bits) slot.max_contribution_bits = mx;
-  }
-}
-
-/// The heavy sub-cubes of a pass as V-Sample's sample_cubes takes them (precomputed-cubes policy,
-/// core/sampler.hpp). Trivially copyable. segment = ~0: none (every sub-cube is sampled there).
-struct heavy_cube_sums {
-  static constexpr bool enabled = true;
-  const unsigned long long* chunk_first = nullptr;  ///< first heavy index of each chunk
-  const double* means = nullptr;
-  const double* vars = nullptr;
-  std::uint64_t chunk_cubes = 1;
-  std::uint64_t segment = ~std::uint64_t(0);  ///< L: a sub-cube of more samples is heavy
-  MCUBES_HOST_DEVICE std::uint64_t first(std::uint64_t begin) const {
-    return chunk_first != nullptr ? chunk_first[begin / chunk_cubes] : 0;
-  }
-  MCUBES_HOST_DEVICE bool precomputed(std::uint64_t n) const { return n > segment; }
-  MCUBES_HOST_DEVICE double mean(std::uint64_t h) const { return means[h]; }
-  MCUBES_HOST_DEVICE double var(std::uint64_t h) const { return vars[h]; }
-};
-
-/// Adds the per-warp flags of a block (n_warps slots) to the pass's flags: one global atomic per
-/// flag and block (order-independent). Called by one thread after the block's last fold.
-__device__ __forceinline__ void add_block_flags(const warp_flags* s_flags, unsigned n_warps, device_flags* flags) {
-  warp_flags t{0ull, ~0ull, 0ull};
-  for (unsigned w = 0; w < n_warps; ++w) {
-    t.n_nonzero += s_flags[w].n_nonzero;
-    if (s_flags[w].first_non_finite < t.first_non_finite) t.first_non_finite = s_flags[w].first_non_finite;
-    if (s_flags[w].max_contribution_bits > t.max_contribution_bits) t.max_contribution_bits = s_flags[w].max_contribution_bits;
-  }
-  if (t.n_nonzero) atomicAdd(&flags->n_nonzero, t.n_nonzero);
-  if (t.first_non_finite != ~0ull) atomicMin(&flags->first_non_finite, t.first_non_finite);
-  if (t.max_contribution_bits) atomicMax(&flags->max_contribution_bits, t.max_contribution_bits);
 }
 
 /// The tile loop of v_sample_kernel: block b handles tiles first + b, first + b + gridDim.x, ...

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../core/array_rows.hpp"
@@ -22,6 +23,7 @@
 #include "../../integrand.hpp"
 #include "../team.hpp"
 #include "array_path.cuh"
+#include "balanced_sample.cuh"
 #include "check.cuh"
 #include "device.cuh"
 #include "device_map.cuh"
@@ -96,16 +98,17 @@ bool heavy_cubes_first(const sampling_params<D>& sp, std::uint64_t stride) {
 /// Returns the view V-Sample reads them through (none when no sub-cube has more than L samples).
 /// Only the chunks [chunk_begin, chunk_end) (a team rank's: backend/team.hpp; an array path's
 /// slice). `listed`: the lists of the last call stand (the same chunks and counts: the array path's
-/// second launch over a slice), step 1 and 2 are not run again.
+/// second launch over a slice), step 1 and 2 are not run again. `work`: the chunks' work for
+/// balanced V-Sample is listed too (list_heavy_cubes).
 template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
-                                   std::uint64_t chunk_end, bool listed = false) {
+                                   std::uint64_t chunk_end, bool listed = false, bool work = false) {
   heavy_buffers& hb = cx.buffers.heavy;
   const cudaStream_t stream = cx.stream();
   std::uint64_t n_heavy = hb.n_heavy, n_segments = hb.n_segments;
   if (!listed) {
-    list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end);
+    list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end, work);
     cx.last.heavy_cubes += n_heavy;
   }
   if (n_heavy == 0) return heavy_cube_sums{};
@@ -139,7 +142,7 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   view.means = hb.means.data();
   view.vars = hb.vars.data();
   view.chunk_cubes = st.chunk_cubes;
-  view.segment = sp.counts.segment;
+  view.above = hb.above;
   return view;
 }
 
@@ -322,7 +325,20 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     // VEGAS+ over every chunk (of this rank's): the sub-cubes of more than one segment first, one segment per thread
     const bool heavy_first = heavy_cubes_first(sp, stride);
     const std::uint64_t c0 = in_team ? split.chunk_begin() : 0, c1 = in_team ? split.chunk_end() : st.n_chunks;
-    if (adapt) {
+    if (heavy_first && !in_team && cx.policy.balance_above > 0) {  // balanced by samples where asked (balanced_sample.cuh)
+      const auto balanced = [&](auto adapt_tag) {
+        constexpr bool A = decltype(adapt_tag)::value;
+        const heavy_cube_sums heavy = sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, true);
+        if (!balanced_pays(buf.heavy, cx.policy.balance_above))
+          return launch_v_sample<D, F, A>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, A && shared_bins, smem_plain, smem_alt,
+                                          heavy);
+        return launch_balanced_sample<D, F, A>(f, sp, dmap, st.n_chunks, n_tiles, B, buf.heavy, buf.tile_est.data(),
+                                               buf.tile_var.data(), buf.bins.data(), buf.over.data(), A && shared_bins,
+                                               buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(),
+                                               optin - 1024, stream);
+      };
+      grid = adapt ? balanced(std::true_type{}) : balanced(std::false_type{});
+    } else if (adapt) {
       const heavy_cube_sums heavy =
           heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1) : heavy_cube_sums{};
       grid = launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, shared_bins, smem_plain, smem_alt, heavy);
