@@ -188,14 +188,14 @@ int main(int argc, char** argv) {
         mcubes::cuda_launch_policy pol;
         mcubes::cuda_backend be(pol, 0);
         const auto t1 = clk::now();
-        auto st = be.make_batch<4>(ps.data(), K, o.n_bins);
+        auto st = be.make_batch<4>(ps.data(), K, mcubes::map_bins_for(o));
         const auto t2 = clk::now();
         std::vector<mcubes::vegas_state> states(K);
         std::vector<mcubes::batch_pass<4>> passes;
         for (std::size_t k = 0; k < K; ++k) {
           mcubes::vegas_options ok = o;
           ok.seed = mcubes::batch_seed(o.seed, k);
-          mcubes::vegas_run<4> run(reg, ok, states[k], "cuda", o.n_bins);
+          mcubes::vegas_run<4> run(reg, ok, states[k], "cuda", mcubes::map_bins_for(o));
           mcubes::batch_pass<4> p;
           p.integral = k;
           p.sp = run.params();

@@ -18,7 +18,7 @@
 ///     heavy sub-cubes' sums read, as v_sample_kernel does) and writes its partial (estimate,
 ///     variance) to chunk_est[ch], chunk_var[ch]; bins in the block's shared memory when they fit
 ///     (flushed once per block), flags per thread then per warp (integer atomics);
-///  2. chunk_tiles_kernel: tile k of B = the policy's block size chunks summed over the fixed
+///  2. balanced_tiles_kernel: tile k of B = the policy's block size chunks summed over the fixed
 ///     pairwise tree (block_tree_sum) into tile_est[k], tile_var[k], exactly as v_sample_tiles does
 ///     with the partials it computes; then tree_reduce_kernel as for every pass.
 /// Determinism: each chunk's partial is sample_chunk's, the tree over the chunks the same, the bins
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
 /// chunk_est[k B + t] (0.0 at and past n_sel) summed over the fixed pairwise tree into tile_est[k],
 /// tile_var[k]. blockDim.x: the block size whose tiles the pass's tree reduction expects.
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
-__global__ void chunk_tiles_kernel(const double* chunk_est, const double* chunk_var, std::uint64_t n_sel,
+__global__ void balanced_tiles_kernel(const double* chunk_est, const double* chunk_var, std::uint64_t n_sel,
                                    std::uint64_t tile_first, std::uint64_t tile_end, double* tile_est, double* tile_var) {
   __shared__ double s_red[2][2][32];
   const unsigned B = blockDim.x, tid = threadIdx.x;
@@ -171,9 +171,9 @@ int launch_balanced_sample(const F& f, const sampling_params<D>& sp, const map_v
                                     philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration), heavy);
   MCUBES_CUDA_CHECK_LAUNCH("balanced_sample_kernel");
   const unsigned tiles_grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(n_tiles, 32ull * multiprocessors)));
-  chunk_tiles_kernel<><<<tiles_grid, block, 0, stream>>>(hb.chunk_est.data(), hb.chunk_var.data(), n_chunks, 0, n_tiles,
+  balanced_tiles_kernel<><<<tiles_grid, block, 0, stream>>>(hb.chunk_est.data(), hb.chunk_var.data(), n_chunks, 0, n_tiles,
                                                         tile_est, tile_var);
-  MCUBES_CUDA_CHECK_LAUNCH("chunk_tiles_kernel");
+  MCUBES_CUDA_CHECK_LAUNCH("balanced_tiles_kernel");
   return static_cast<int>(grid);
 }
 
