@@ -90,19 +90,10 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
                            bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
                            philox_schedule rng, heavy_cube_sums heavy) {
   extern __shared__ unsigned long long balanced_dyn[];  // [D n_bins bin low words] [D (n_bins + 1) edges]
-  const unsigned B = blockDim.x, tid = threadIdx.x;
   const int n_bin_values = D * map.n_bins;
   const bool bins_in_smem = Adapt && shared_bins;
-  const unsigned n_edges = static_cast<unsigned>(D) * static_cast<unsigned>(map.n_bins + 1);
-  unsigned dyn_bytes;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_bytes));
-  double* s_edges = reinterpret_cast<double*>(balanced_dyn + (bins_in_smem ? n_bin_values : 0));
-  const bool edges_in_smem =
-      dyn_bytes >= (bins_in_smem ? static_cast<unsigned long long>(n_bin_values) * 8 : 0ull) + n_edges * 8ull;
-  if (bins_in_smem)
-    for (int i = tid; i < n_bin_values; i += B) balanced_dyn[i] = 0ull;
-  if (edges_in_smem)
-    for (unsigned i = tid; i < n_edges; i += B) s_edges[i] = map.edges[i];
+  double* s_edges;
+  const bool edges_in_smem = fill_dynamic_smem<D>(balanced_dyn, map, bins_in_smem, s_edges);
   __syncthreads();
   shared_bin_sink sink{balanced_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
   thread_flags fl;

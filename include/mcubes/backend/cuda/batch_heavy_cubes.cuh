@@ -79,16 +79,13 @@ __global__ void batch_heavy_count_kernel(const batch_item<D, P>* items, unsigned
                                          unsigned long long* heavy, unsigned long long* segs) {
   for (std::uint64_t rc = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; rc <= n_chunks;
        rc += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    unsigned long long nh = 0, ns = 0;
+    unsigned long long nh = 0, ns = 0, light = 0;
     if (rc < n_chunks) {
       const batch_item<D, P>& it = items[heavy_item_of(items, n_items, rc)];
-      const std::uint64_t L = it.sp.counts.segment, cc = it.sp.chunk_cubes;
+      const std::uint64_t cc = it.sp.chunk_cubes;
       const std::uint64_t begin = (rc - it.heavy_chunk_first) * cc;
       const std::uint64_t end = begin + cc < it.sp.n_cubes ? begin + cc : it.sp.n_cubes;
-      for (std::uint64_t c = begin; c < end; ++c) {
-        const std::uint64_t n = it.sp.counts.count(c);
-        if (n > it.heavy.above) ++nh, ns += (n + L - 1) / L;
-      }
+      count_heavy_cubes(it.sp.counts, it.heavy.above, begin, end, nh, ns, light);
     }
     heavy[rc] = nh;
     segs[rc] = ns;
@@ -106,19 +103,11 @@ __global__ void batch_heavy_list_kernel(const batch_item<D, P>* items, unsigned 
     const unsigned i = heavy_item_of(items, n_items, rc);
     const batch_item<D, P>& it = items[i];
     unsigned long long h = heavy_first[rc], s = seg_first_of_chunk[rc];
-    const std::uint64_t L = it.sp.counts.segment, cc = it.sp.chunk_cubes;
+    const std::uint64_t cc = it.sp.chunk_cubes;
     const std::uint64_t begin = (rc - it.heavy_chunk_first) * cc;
     const std::uint64_t end = begin + cc < it.sp.n_cubes ? begin + cc : it.sp.n_cubes;
-    for (std::uint64_t c = begin; c < end; ++c) {
-      const std::uint64_t n = it.sp.counts.count(c);
-      if (n > it.heavy.above) {
-        cube[h] = c;
-        pass_of[h] = i;
-        seg_first[h] = s;
-        ++h;
-        s += (n + L - 1) / L;
-      }
-    }
+    list_heavy_cubes_of(it.sp.counts, it.heavy.above, begin, end, h, s, cube, seg_first,
+                        [&](unsigned long long hh) { pass_of[hh] = i; });
     if (rc + 1 == n_chunks) seg_first[h] = s;
   }
 }
@@ -147,16 +136,8 @@ __global__ void __launch_bounds__(256)
   std::uint64_t s0 = blockIdx.x * per;
   const std::uint64_t s_end = s0 + per < n_segments ? s0 + per : n_segments;
   no_bins none;
-  const auto heavy_of = [&](std::uint64_t s) {  // the h with seg_first[h] <= s < seg_first[h + 1]
-    std::uint64_t lo = 0, hi = n_heavy;
-    while (hi - lo > 1) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (seg_first[mid] <= s) lo = mid; else hi = mid;
-    }
-    return lo;
-  };
   while (s0 < s_end) {  // the block's segments of one pass at a time (the same values in every thread)
-    const unsigned i = pass_of[heavy_of(s0)];
+    const unsigned i = pass_of[heavy_of_segment(seg_first, n_heavy, s0)];
     const batch_item<D, P>& it = items[i];
     const std::uint64_t pass_end = chunk_seg_first[it.heavy_chunk_first + it.heavy_chunks];
     const std::uint64_t e = pass_end < s_end ? pass_end : s_end;
@@ -168,25 +149,16 @@ __global__ void __launch_bounds__(256)
       __syncthreads();
     }
     for (std::uint64_t s = s0 + threadIdx.x; s < e; s += B) {
-      const std::uint64_t h = heavy_of(s);
-      const std::uint64_t c = cube[h];
-      const std::uint64_t n = it.sp.counts.count(c), L = it.sp.counts.segment;
-      const std::uint64_t k0 = (s - seg_first[h]) * L, k1 = n - k0 > L ? k0 + L : n;
-      cube_coord_t<D> coord[D];
-      cube_start<D>(c, it.sp.g, coord);
-      double cd[D];
-      for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
-      const double term_scale = it.sp.bin_scale / static_cast<double>(n);
-      const std::uint64_t first = c * it.sp.p;
+      const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
       const with_parameters<F, P> g{f, it.params};
       const map_view<D> map{it.edges, it.n_bins};
       chunk_partial part;
-      double t1 = 0, t2 = 0;
+      double t1, t2;
       if (adapt) {
         shared_bin_sink sink{batch_heavy_dyn, it.bins, it.over, n_values, it.n_bins, in_smem};
-        sample_segment<D>(g, it.sp, map, it.rng, cd, first + k0, first + k1, first, term_scale, sink, part, t1, t2, no_poll{});
+        sample_heavy_segment<D>(g, it.sp, map, it.rng, cube[h], s - seg_first[h], sink, part, t1, t2);
       } else {
-        sample_segment<D>(g, it.sp, map, it.rng, cd, first + k0, first + k1, first, term_scale, none, part, t1, t2, no_poll{});
+        sample_heavy_segment<D>(g, it.sp, map, it.rng, cube[h], s - seg_first[h], none, part, t1, t2);
       }
       seg_s1[s] = t1;
       seg_s2[s] = t2;
@@ -214,14 +186,8 @@ __global__ void batch_heavy_finish_kernel(const batch_item<D, P>* items, const u
   const std::uint64_t n_heavy = *n_heavy_p;
   for (std::uint64_t h = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; h < n_heavy;
        h += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    const cube_counts& counts = items[pass_of[h]].sp.counts;
-    const std::uint64_t c = cube[h];
-    double s1 = 0, s2 = 0;
-    for (std::uint64_t s = seg_first[h]; s < seg_first[h + 1]; ++s) {
-      s1 += seg_s1[s];
-      s2 += seg_s2[s];
-    }
-    const cube_estimate ce = finish_cube(s1, s2, static_cast<double>(counts.count(c)), counts, c);
+    const cube_estimate ce =
+        finish_heavy_cube(items[pass_of[h]].sp.counts, cube[h], seg_first[h], seg_first[h + 1], seg_s1, seg_s2);
     means[h] = ce.mean;
     vars[h] = ce.var;
   }
@@ -271,14 +237,8 @@ void sample_batch_heavy_cubes(batch_heavy_buffers& hb, const F& f, const batch_i
   batch_heavy_count_kernel<D, P><<<grid_for(n_chunks + 1), T, 0, stream>>>(items, n_items, n_chunks, hb.chunk_heavy.data(),
                                                                            hb.chunk_segs.data());
   MCUBES_CUDA_CHECK_LAUNCH("batch_heavy_count_kernel");
-  std::size_t bytes = 0;
-  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(),
-                                                  static_cast<int>(n_chunks + 1), stream));
-  grow(hb.scan_scratch, bytes);
-  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_heavy.data(),
-                                                  hb.chunk_heavy_first.data(), static_cast<int>(n_chunks + 1), stream));
-  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_segs.data(),
-                                                  hb.chunk_seg_first.data(), static_cast<int>(n_chunks + 1), stream));
+  scan_heavy_counts(hb.scan_scratch, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(), hb.chunk_segs.data(),
+                    hb.chunk_seg_first.data(), n_chunks + 1, stream);
   batch_heavy_list_kernel<D, P><<<grid_for(n_chunks), T, 0, stream>>>(items, n_items, n_chunks, hb.chunk_heavy_first.data(),
                                                                       hb.chunk_seg_first.data(), hb.cube.data(),
                                                                       hb.pass_of.data(), hb.seg_first.data());

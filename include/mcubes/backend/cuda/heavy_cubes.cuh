@@ -57,6 +57,85 @@ inline std::uint64_t heavy_above(const cube_counts& counts, std::uint64_t calls,
 /// per-sub-cube and per-chunk costs: coordinates, sums, the share). Never changes a result.
 inline constexpr unsigned long long chunk_work_per_cube = 2, chunk_work_base = 8;
 
+/// The steps' bodies, shared by the scalar passes' kernels here and a batched round's
+/// (batch_heavy_cubes.cuh).
+///
+/// Step 1 for the sub-cubes [begin, end) of a chunk: nh heavy sub-cubes (more than `above`
+/// samples), ns segments of theirs (ceil(n_c / L) each), `light` the samples of the others.
+__device__ __forceinline__ void count_heavy_cubes(const cube_counts& counts, std::uint64_t above, std::uint64_t begin,
+                                                  std::uint64_t end, unsigned long long& nh, unsigned long long& ns,
+                                                  unsigned long long& light) {
+  const std::uint64_t L = counts.segment;
+  for (std::uint64_t c = begin; c < end; ++c) {
+    const std::uint64_t n = counts.count(c);
+    if (n > above)
+      ++nh, ns += (n + L - 1) / L;
+    else
+      light += n;
+  }
+}
+
+/// Step 2 for the sub-cubes [begin, end) of a chunk whose first heavy index is h and first segment
+/// s: cube[h] and seg_first[h] of each heavy one (index order), also(h) called for each; on return
+/// h and s are past the chunk's.
+template <class Also>
+__device__ __forceinline__ void list_heavy_cubes_of(const cube_counts& counts, std::uint64_t above, std::uint64_t begin,
+                                                    std::uint64_t end, unsigned long long& h, unsigned long long& s,
+                                                    unsigned long long* cube, unsigned long long* seg_first, const Also& also) {
+  const std::uint64_t L = counts.segment;
+  for (std::uint64_t c = begin; c < end; ++c) {
+    const std::uint64_t n = counts.count(c);
+    if (n > above) {
+      cube[h] = c;
+      seg_first[h] = s;
+      also(h);
+      ++h;
+      s += (n + L - 1) / L;
+    }
+  }
+}
+
+/// The heavy sub-cube of segment s: the h < n_heavy with seg_first[h] <= s < seg_first[h + 1].
+__device__ __forceinline__ std::uint64_t heavy_of_segment(const unsigned long long* seg_first, std::uint64_t n_heavy,
+                                                          std::uint64_t s) {
+  std::uint64_t lo = 0, hi = n_heavy;
+  while (hi - lo > 1) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (seg_first[mid] <= s) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+/// Step 3 for segment k of sub-cube c (samples [k L, min(n_c, (k + 1) L)) of it): its serial
+/// sums t1, t2 (from 0), its bin terms into `bins` and its flags into `part` (sample_segment).
+template <int D, class F, class Bins, class U>
+__device__ __forceinline__ void sample_heavy_segment(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                                                     const U& rng, std::uint64_t c, std::uint64_t k, Bins& bins,
+                                                     chunk_partial& part, double& t1, double& t2) {
+  const std::uint64_t n = sp.counts.count(c), L = sp.counts.segment;
+  const std::uint64_t k0 = k * L, k1 = n - k0 > L ? k0 + L : n;
+  cube_coord_t<D> coord[D];
+  cube_start<D>(c, sp.g, coord);
+  double cd[D];
+  for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
+  const double term_scale = sp.bin_scale / static_cast<double>(n);
+  const std::uint64_t first = c * sp.p;
+  t1 = t2 = 0;
+  sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, bins, part, t1, t2, no_poll{});
+}
+
+/// Step 4 for sub-cube c whose segments are [s_begin, s_end): s1, s2 = serial sums of their sums
+/// in order (sample_cubes' segment rule), then finish_cube (I_c, var_c, the share).
+__device__ __forceinline__ cube_estimate finish_heavy_cube(const cube_counts& counts, std::uint64_t c, std::uint64_t s_begin,
+                                                           std::uint64_t s_end, const double* seg_s1, const double* seg_s2) {
+  double s1 = 0, s2 = 0;
+  for (std::uint64_t s = s_begin; s < s_end; ++s) {
+    s1 += seg_s1[s];
+    s2 += seg_s2[s];
+  }
+  return finish_cube(s1, s2, static_cast<double>(counts.count(c)), counts, c);
+}
+
 /// Step 1: heavy[ch] = the chunk's sub-cubes of more than `above` samples, segs[ch] = their segments
 /// (ceil(n_c / L) each); heavy[n_chunks] = segs[n_chunks] = 0 (the exclusive sums' totals); with
 /// `work`, work[ch] the chunk's work (chunk_work_base) and work[n_chunks] = 0.
@@ -64,20 +143,13 @@ template <int Unused = 0>  // a template: vague linkage (a program may include t
 __global__ void heavy_count_kernel(cube_counts counts, std::uint64_t above, std::uint64_t n_cubes, std::uint64_t chunk_cubes,
                                    std::uint64_t n_chunks, std::uint64_t chunk_begin, std::uint64_t chunk_end,
                                    unsigned long long* heavy, unsigned long long* segs, unsigned long long* work) {
-  const std::uint64_t L = counts.segment;
   for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch <= n_chunks;
        ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
     unsigned long long nh = 0, ns = 0, w = 0;
     if (ch >= chunk_begin && ch < chunk_end) {  // the chunks of this pass (a team rank's: backend/team.hpp)
       const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
       w = chunk_work_base + chunk_work_per_cube * (end - begin);
-      for (std::uint64_t c = begin; c < end; ++c) {
-        const std::uint64_t n = counts.count(c);
-        if (n > above)
-          ++nh, ns += (n + L - 1) / L;
-        else
-          w += n;
-      }
+      count_heavy_cubes(counts, above, begin, end, nh, ns, w);
     }
     heavy[ch] = nh;
     segs[ch] = ns;
@@ -108,20 +180,12 @@ __global__ void heavy_list_kernel(cube_counts counts, std::uint64_t above, std::
                                   std::uint64_t chunk_begin, std::uint64_t chunk_end, const unsigned long long* heavy_first,
                                   const unsigned long long* seg_first_of_chunk, unsigned long long* cube,
                                   unsigned long long* seg_first) {
-  const std::uint64_t L = counts.segment;
   for (std::uint64_t ch = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; ch < n_chunks;
        ch += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
     unsigned long long h = heavy_first[ch], s = seg_first_of_chunk[ch];
-    const bool mine = ch >= chunk_begin && ch < chunk_end;  // as heavy_count_kernel
-    const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
-    for (std::uint64_t c = begin; mine && c < end; ++c) {
-      const std::uint64_t n = counts.count(c);
-      if (n > above) {
-        cube[h] = c;
-        seg_first[h] = s;
-        ++h;
-        s += (n + L - 1) / L;
-      }
+    if (ch >= chunk_begin && ch < chunk_end) {  // as heavy_count_kernel
+      const std::uint64_t begin = ch * chunk_cubes, end = begin + chunk_cubes < n_cubes ? begin + chunk_cubes : n_cubes;
+      list_heavy_cubes_of(counts, above, begin, end, h, s, cube, seg_first, [](unsigned long long) {});
     }
     if (ch + 1 == n_chunks) seg_first[h] = s;
   }
@@ -148,31 +212,17 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
   __syncthreads();
   shared_bin_sink sink{heavy_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
   no_bins none;
-  const std::uint64_t L = sp.counts.segment;
   for (std::uint64_t base = blockIdx.x * static_cast<std::uint64_t>(B); base < n_segments;
        base += static_cast<std::uint64_t>(gridDim.x) * B) {  // the same trip count for the whole block
     const std::uint64_t s = base + tid;
     chunk_partial part;
     if (s < n_segments) {
-      std::uint64_t lo = 0, hi = n_heavy;  // the h with seg_first[h] <= s < seg_first[h + 1]
-      while (hi - lo > 1) {
-        const std::uint64_t mid = lo + (hi - lo) / 2;
-        if (seg_first[mid] <= s) lo = mid; else hi = mid;
-      }
-      const std::uint64_t c = cube[lo];
-      const std::uint64_t n = sp.counts.count(c);
-      const std::uint64_t k0 = (s - seg_first[lo]) * L, k1 = n - k0 > L ? k0 + L : n;
-      cube_coord_t<D> coord[D];
-      cube_start<D>(c, sp.g, coord);
-      double cd[D];
-      for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
-      const double term_scale = sp.bin_scale / static_cast<double>(n);
-      const std::uint64_t first = c * sp.p;
-      double t1 = 0, t2 = 0;
+      const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
+      double t1, t2;
       if constexpr (Adapt)
-        sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, sink, part, t1, t2, no_poll{});
+        sample_heavy_segment<D>(f, sp, map, rng, cube[h], s - seg_first[h], sink, part, t1, t2);
       else
-        sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, none, part, t1, t2, no_poll{});
+        sample_heavy_segment<D>(f, sp, map, rng, cube[h], s - seg_first[h], none, part, t1, t2);
       seg_s1[s] = t1;
       seg_s2[s] = t2;
     }
@@ -191,13 +241,7 @@ __global__ void heavy_finish_kernel(cube_counts counts, const unsigned long long
                                     double* vars) {
   for (std::uint64_t h = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; h < n_heavy;
        h += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    const std::uint64_t c = cube[h];
-    double s1 = 0, s2 = 0;
-    for (std::uint64_t s = seg_first[h]; s < seg_first[h + 1]; ++s) {
-      s1 += seg_s1[s];
-      s2 += seg_s2[s];
-    }
-    const cube_estimate ce = finish_cube(s1, s2, static_cast<double>(counts.count(c)), counts, c);
+    const cube_estimate ce = finish_heavy_cube(counts, cube[h], seg_first[h], seg_first[h + 1], seg_s1, seg_s2);
     means[h] = ce.mean;
     vars[h] = ce.var;
   }
@@ -223,6 +267,20 @@ struct heavy_buffers {
 template <class T>
 void grow(device_array<T>& a, std::size_t n) {
   if (a.size() < n) a = device_array<T>(n);
+}
+
+/// The exclusive sums (cub::DeviceScan) of step 1's n per-chunk counts: heavy -> heavy_first and
+/// segs -> seg_first (their totals last), with `scratch` grown as CUB asks. Returns the scratch
+/// bytes (enough for another scan of n 64-bit values). @throws cuda_error if a scan fails.
+inline std::size_t scan_heavy_counts(device_array<unsigned char>& scratch, const unsigned long long* heavy,
+                                     unsigned long long* heavy_first, const unsigned long long* segs,
+                                     unsigned long long* seg_first, std::uint64_t n, cudaStream_t stream) {
+  std::size_t bytes = 0;
+  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, heavy, heavy_first, static_cast<int>(n), stream));
+  grow(scratch, bytes);
+  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, heavy, heavy_first, static_cast<int>(n), stream));
+  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, segs, seg_first, static_cast<int>(n), stream));
+  return bytes;
 }
 
 /// Steps 1 and 2 for a pass with counts `counts` over `st` (VEGAS+, every chunk): the number of heavy
@@ -253,14 +311,8 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
                                                          hb.chunk_heavy.data(), hb.chunk_segs.data(),
                                                          work ? hb.chunk_work.data() : nullptr);
   MCUBES_CUDA_CHECK_LAUNCH("heavy_count_kernel");
-  std::size_t bytes = 0;
-  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(),
-                                                  static_cast<int>(nc + 1), stream));
-  grow(hb.scan_scratch, bytes);
-  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_heavy.data(),
-                                                  hb.chunk_heavy_first.data(), static_cast<int>(nc + 1), stream));
-  MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_segs.data(),
-                                                  hb.chunk_seg_first.data(), static_cast<int>(nc + 1), stream));
+  std::size_t bytes = scan_heavy_counts(hb.scan_scratch, hb.chunk_heavy.data(), hb.chunk_heavy_first.data(),
+                                        hb.chunk_segs.data(), hb.chunk_seg_first.data(), nc + 1, stream);
   if (work) {
     MCUBES_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(hb.scan_scratch.data(), bytes, hb.chunk_work.data(),
                                                     hb.chunk_work_first.data(), static_cast<int>(nc + 1), stream));

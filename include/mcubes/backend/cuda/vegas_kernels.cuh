@@ -218,6 +218,29 @@ __device__ __forceinline__ void flush_shared_bins(const unsigned long long* lo, 
   }
 }
 
+/// The dynamic shared memory of a V-Sample launch (v_sample_kernel, balanced_sample_kernel):
+/// with bins_in_smem, the D n_bins bin low words first, zeroed here; then the map's D (n_bins + 1)
+/// edges, copied here, when the launch gave room for them (the kernel reads the size it got, see
+/// v_sample_dynamic_smem_bytes). Returns whether the edges are in shared memory, at `s_edges`.
+/// The caller synchronises the block before reading either.
+template <int D>
+__device__ __forceinline__ bool fill_dynamic_smem(unsigned long long* dyn, const map_view<D>& map, bool bins_in_smem,
+                                                  double*& s_edges) {
+  const unsigned B = blockDim.x, tid = threadIdx.x;
+  const int n_bin_values = D * map.n_bins;
+  const unsigned n_edges = static_cast<unsigned>(D) * static_cast<unsigned>(map.n_bins + 1);
+  unsigned dyn_bytes;  // the dynamic shared memory this launch was given
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_bytes));
+  s_edges = reinterpret_cast<double*>(dyn + (bins_in_smem ? n_bin_values : 0));
+  const bool edges_in_smem =
+      dyn_bytes >= (bins_in_smem ? static_cast<unsigned long long>(n_bin_values) * 8 : 0ull) + n_edges * 8ull;
+  if (bins_in_smem)
+    for (int i = tid; i < n_bin_values; i += B) dyn[i] = 0ull;
+  if (edges_in_smem)
+    for (unsigned i = tid; i < n_edges; i += B) s_edges[i] = map.edges[i];
+  return edges_in_smem;
+}
+
 /// The tile loop of v_sample_kernel: block b handles tiles first + b, first + b + gridDim.x, ...
 /// below n_tiles; in tile k thread t samples chunk (k*B + t)*stride (sample_chunk, core/sampler.hpp) and the block sums the B chunk
 /// partials over the fixed pairwise tree (block_tree_sum) into tile_est[k], tile_var[k].
@@ -285,17 +308,9 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
   const unsigned warp = tid >> 5;
   const int n_bin_values = D * map.n_bins;
   const bool bins_in_smem = Adapt && shared_bins;
-  const unsigned n_edges = static_cast<unsigned>(D) * static_cast<unsigned>(map.n_bins + 1);
-  unsigned dyn_bytes;  // the dynamic shared memory this launch was given
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_bytes));
-  double* s_edges = reinterpret_cast<double*>(v_sample_dyn + (bins_in_smem ? n_bin_values : 0));
-  const bool edges_in_smem =
-      dyn_bytes >= (bins_in_smem ? static_cast<unsigned long long>(n_bin_values) * 8 : 0ull) + n_edges * 8ull;
   if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
-  if (bins_in_smem)
-    for (int i = tid; i < n_bin_values; i += B) v_sample_dyn[i] = 0ull;
-  if (edges_in_smem)
-    for (unsigned i = tid; i < n_edges; i += B) s_edges[i] = map.edges[i];
+  double* s_edges;
+  const bool edges_in_smem = fill_dynamic_smem<D>(v_sample_dyn, map, bins_in_smem, s_edges);
   __syncthreads();
 
   shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
