@@ -4,7 +4,8 @@
 # test that needs no GPU (GPU tests skip themselves with a message); package the Python wheel from
 # that build and import it from a fresh virtual environment (scripts/check-wheel.sh); then
 # build the fast tests (CTest label `fast`) with AddressSanitizer and UndefinedBehaviorSanitizer in
-# build-asan/ and run them. Fails if either part fails; both always run.
+# build-asan/ and run them there (only there: the main build leaves them out). Fails if either part
+# fails; both always run.
 # Without a visible GPU the CUDA code is compiled to check that it compiles, nothing can run it:
 # to PTX for compute_90 alone (MCUBES_CUDA_ARCHITECTURES=90-virtual: no machine code, so no ptxas,
 # about a quarter of nvcc's time; MCUBES_CUDA_ARCHITECTURES to change it), and with
@@ -37,7 +38,10 @@ if [ "$gpu" -eq 0 ]; then
 else
   arch_args+=(-DMCUBES_CUDA_COMPILE_CHECK=OFF)
 fi
-cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DMCUBES_BUILD_TESTS=ON -DMCUBES_BUILD_PYTHON=ON "${arch_args[@]}"
+# The fast tests (CTest label `fast`) are built and run in the sanitizer build below only
+# (MCUBES_BUILD_FAST_TESTS=OFF here): compiled once, not twice.
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DMCUBES_BUILD_TESTS=ON -DMCUBES_BUILD_FAST_TESTS=OFF -DMCUBES_BUILD_PYTHON=ON \
+  "${arch_args[@]}"
 cmake --build build-test -j"$jobs"
 rc_main=0
 ctest --test-dir build-test --output-on-failure -j"$jobs" --timeout 1200 || rc_main=$?

@@ -90,9 +90,10 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
   expect_same_result(gpu, cpu);
 }
 
-// VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled one segment
-// per thread (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
-// threads), for block sizes 32 and 1024 and with every pass balanced by samples (block size 64,
+// VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled ahead by
+// segments (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
+// threads), for block sizes 32 and 1024, with a segment per thread and with a sample per thread
+// (blocks of 32 and 256), and with every pass balanced by samples (block size 64,
 // cuda/balanced_sample.cuh), in adapting and non-adapting iterations; the run has them.
 struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak off the grid, +, -, *, / only
   __host__ __device__ double operator()(const point<4>& x) const {
@@ -114,6 +115,17 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   EXPECT_GT(gpu32.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
   policy.threads_per_block = 1024;
   expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+  // both forms of the heavy sub-cubes' sampling (heavy_cubes.cuh, step 3): a segment per thread
+  // always, a sample per thread always (blocks of 32 threads: a segment in pieces of 32 samples)
+  for (double spread : {0.0, 1e30}) {
+    for (int tpb : {32, 256}) {
+      SCOPED_TRACE(testing::Message() << "spread_heavy_below " << spread << ", block " << tpb);
+      policy.spread_heavy_below = spread;
+      policy.threads_per_block = tpb;
+      expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+    }
+  }
+  policy.spread_heavy_below = cuda_launch_policy{}.spread_heavy_below;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
   expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));

@@ -195,34 +195,49 @@ struct no_precomputed_cubes {
   MCUBES_HOST_DEVICE double var(std::uint64_t) const { return 0; }
 };
 
+/// One sample of sample_segment (see there), sample `index` of the sub-cube whose coordinates (as
+/// doubles) are cd: add(f J, (f J)^2) (both 0 for a non-finite value, which is recorded in `out`),
+/// out.n_nonzero, and with enabled `bins` out.max_contribution and the bin terms
+/// (f J)^2 * term_scale. The serial sums of a segment add f J and (f J)^2 in index order; a backend
+/// may compute the samples of a segment in parallel and add them in that order (the CUDA backend's
+/// heavy sub-cubes, backend/cuda/heavy_cubes.cuh): the same bits.
+template <int D, class F, class Bins, class U, class Add>
+MCUBES_HOST_DEVICE inline void sample_term(const F& f, const sampling_params<D>& sp, const map_view<D>& map, const U& uni,
+                                           const double (&cd)[D], std::uint64_t index, double term_scale, Bins& bins,
+                                           chunk_partial& out, const Add& add) {
+  point<D> x;
+  int bin[D];
+  const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
+  double v = sample_value<D>(f, x, index);
+  double fj = v * jac;
+  double fj2 = fj * fj;
+  if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows: recorded, never summed
+    if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
+    v = fj = fj2 = 0;
+  }
+  if (v != 0) ++out.n_nonzero;
+  add(fj, fj2);
+  if constexpr (Bins::enabled) {
+    if (fj2 > out.max_contribution) out.max_contribution = fj2;
+    add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; }, sp.bin_axes);
+  }
+}
+
 /// Samples indices [first, last) of one sub-cube whose coordinates (as doubles) are cd, the body of
 /// sample_cubes for one segment (see there): adds f J to t1 and (f J)^2 to t2 serially in index
 /// order (from the caller's values, 0 for a new segment), each bin term (f J)^2 * term_scale to
-/// `bins`, and the flags to `out`. `cube_first` is the sub-cube's first index (the poll's rhythm).
-/// Returns false when the poll asked to stop (the caller abandons the pass).
+/// `bins`, and the flags to `out` (sample_term). `cube_first` is the sub-cube's first index (the
+/// poll's rhythm). Returns false when the poll asked to stop (the caller abandons the pass).
 template <int D, class F, class Bins, class U, class Poll>
 MCUBES_HOST_DEVICE inline bool sample_segment(const F& f, const sampling_params<D>& sp, const map_view<D>& map, const U& uni,
                                               const double (&cd)[D], std::uint64_t first, std::uint64_t last,
                                               std::uint64_t cube_first, double term_scale, Bins& bins, chunk_partial& out,
                                               double& t1, double& t2, const Poll& poll) {
   for (std::uint64_t index = first; index != last; ++index) {
-    point<D> x;
-    int bin[D];
-    const double jac = make_sample<D>(sp, map, uni, cd, index, x, bin);
-    double v = sample_value<D>(f, x, index);
-    double fj = v * jac;
-    double fj2 = fj * fj;
-    if (!(fj2 - fj2 == 0)) {  // f NaN or +-Inf, or f J or (f J)^2 overflows: recorded, never summed
-      if (index < out.first_non_finite) out.first_non_finite = index, out.non_finite_value = v;
-      v = fj = fj2 = 0;
-    }
-    if (v != 0) ++out.n_nonzero;
-    t1 += fj;
-    t2 += fj2;
-    if constexpr (Bins::enabled) {
-      if (fj2 > out.max_contribution) out.max_contribution = fj2;
-      add_bin_term<D>(bins, fj2 * term_scale, quantization_dither(index), [&](int j) { return bin[j]; }, sp.bin_axes);
-    }
+    sample_term<D>(f, sp, map, uni, cd, index, term_scale, bins, out, [&](double fj, double fj2) {
+      t1 += fj;
+      t2 += fj2;
+    });
     if constexpr (Poll::enabled) {
       if (((index - cube_first) & 63u) == 63u && poll()) return false;
     }

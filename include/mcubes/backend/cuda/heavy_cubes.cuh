@@ -13,10 +13,13 @@
 ///     the totals, which the host reads (one small copy; no heavy sub-cube: nothing more is done).
 ///  2. heavy_list_kernel: per chunk, the list of its heavy sub-cubes (index order) and the first
 ///     segment of each (seg_first[h], with seg_first[n_heavy] = the number of segments).
-///  3. heavy_segment_kernel: thread per segment s: its sub-cube h (binary search in seg_first), the
-///     serial sums t1, t2 of its samples, its bin terms and flags (sample_segment, the same body as
-///     every backend's serial pass); the sums go to seg_s1[s], seg_s2[s].
-///  4. heavy_finish_kernel: thread per heavy sub-cube: s1, s2 as the serial sums of its segments'
+///  3. per segment s, its sub-cube h (binary search in seg_first) and the serial sums t1, t2 of its
+///     samples, its bin terms and flags (sample_term, the body of every backend's serial pass);
+///     the sums go to seg_s1[s], seg_s2[s]. heavy_segment_kernel: thread per segment, where the
+///     segments fill the device; heavy_sample_kernel: a sample per thread and the sums of a
+///     segment added in index order by one thread, where they are few (a thread's loop of L
+///     samples would set the pass's time). The same bits either way.
+///  4. heavy_finish_kernel: a warp per heavy sub-cube: s1, s2 as the serial sums of its segments'
 ///     sums in order, then I_c, var_c and the share (finish_cube) into heavy_mean[h], heavy_var[h].
 ///  5. the V-Sample launch reads heavy_mean / heavy_var in sample_cubes' order (heavy_cube_sums).
 /// Determinism: every sum is the one sample_cubes' segment rule defines; the bins are exact
@@ -191,7 +194,9 @@ __global__ void heavy_list_kernel(cube_counts counts, std::uint64_t above, std::
   }
 }
 
-/// Step 3 (V-Sample: Adapt, the bins; No-Adjust: none): thread per segment, grid-stride. The bins
+/// Step 3, thread per segment (sample_heavy_segment), grid-stride: the form for passes of at least
+/// as many segments as the device runs threads at once (heavy_sample_kernel below is for fewer).
+/// V-Sample: Adapt, the bins; No-Adjust: none. The bins
 /// go through shared_bin_sink (in shared memory when `shared_bins`, flushed at the block's end);
 /// the flags are folded per warp and added once per block, as in v_sample_kernel. blockDim.x a
 /// multiple of 32, at most 256.
@@ -233,17 +238,166 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
   if (bins_in_smem) flush_shared_bins(heavy_dyn, bins, n_bin_values);
 }
 
-/// Step 4: thread per heavy sub-cube h: s1, s2 = serial sums of its segments' sums, in order
-/// (sample_cubes' segment rule), then finish_cube (I_c, var_c, and its share when counts.share_out).
+/// Bytes of dynamic shared memory of a heavy_sample_kernel launch of B threads: the bins' low words
+/// when they are kept in shared memory (shared_bins: Adapt only), the values of a step's samples
+/// (2 B doubles), the coordinates of its segments' sub-cubes (4 D doubles) and a round's segments
+/// (4 B words). Its static shared memory is under v_sample_static_smem_bytes (the backend's bound
+/// for every kernel).
+template <int D>
+inline constexpr std::size_t heavy_sample_dynamic_smem_bytes(std::size_t n_bin_values, bool shared_bins, std::size_t B) {
+  return (shared_bins ? n_bin_values * sizeof(unsigned long long) : 0) + (6 * B + 4 * static_cast<std::size_t>(D)) * 8;
+}
+
+/// Step 3, one sample per thread: the form for passes of fewer segments than the device runs
+/// threads at once (a small problem's few large sub-cubes), where a thread's loop over the L
+/// samples of its segment is the pass's time. The same bits as heavy_segment_kernel. V-Sample:
+/// Adapt, the bins; No-Adjust: none.
+/// Block b takes the consecutive segments [b per, (b + 1) per) (per: n_segments / gridDim.x rounded
+/// up to a multiple of G), in rounds of B: first every thread looks up one segment of the round
+/// (its sub-cube, first sample index, length and bin term scale: the binary search and loads in
+/// parallel, not on each step's path), then steps of G = B / P segments, P = min(L, B) threads
+/// each: thread q of a segment's group computes samples q, q + P, ... of it (sample_term, the body
+/// of every backend's serial pass) into shared memory, and the group's first thread adds them in
+/// index order into the segment's t1, t2 (from 0: sample_segment's sums, bit for bit), written to
+/// seg_s1[s], seg_s2[s]. The bins go through shared_bin_sink (in shared memory when `shared_bins`,
+/// flushed at the block's end); the flags are kept per thread, folded per warp and added once per
+/// block. The block stays together (block-wide barriers). blockDim.x a power of two in [32, 256].
+template <int D, class F, bool Adapt>
+__global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
+    heavy_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, const unsigned long long* cube,
+                        const unsigned long long* seg_first, std::uint64_t n_heavy, std::uint64_t n_segments, double* seg_s1,
+                        double* seg_s2, bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
+                        philox_schedule rng) {
+  // dynamic shared memory (heavy_sample_dynamic_smem_bytes): [D n_bins bin low words (shared_bins)]
+  // [f J of a step's samples, by thread: B][(f J)^2: B][a step's sub-cube coordinates: 4 x D]
+  // [a round's segments: sub-cube B][first sample B][length B][bin term scale B]
+  extern __shared__ unsigned long long heavy_dyn[];
+  __shared__ warp_flags s_flags[8];
+  const unsigned B = blockDim.x, tid = threadIdx.x, warp = tid >> 5;
+  const std::uint64_t L = sp.counts.segment;
+  const unsigned P = L < B ? static_cast<unsigned>(L) : B;  // threads of a segment (L, B powers of two)
+  const unsigned G = B / P;                                 // segments of a step, at most 4 (L >= 64)
+  const unsigned g = tid / P, q = tid % P;
+  const int n_bin_values = D * map.n_bins;
+  const bool bins_in_smem = Adapt && shared_bins;
+  double* const s_v1 = reinterpret_cast<double*>(heavy_dyn + (bins_in_smem ? n_bin_values : 0));
+  double* const s_v2 = s_v1 + B;
+  double* const s_cd = s_v2 + B;
+  unsigned long long* const s_cube = reinterpret_cast<unsigned long long*>(s_cd + 4 * D);
+  unsigned long long* const s_first = s_cube + B;
+  unsigned long long* const s_len = s_first + B;
+  double* const s_scale = reinterpret_cast<double*>(s_len + B);
+  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
+  if (bins_in_smem)
+    for (int i = tid; i < n_bin_values; i += B) heavy_dyn[i] = 0ull;
+  shared_bin_sink sink{heavy_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
+  no_bins none;
+  chunk_partial part;  // this thread's flags (its estimate and variance stay unused)
+  std::uint64_t per = (n_segments + gridDim.x - 1) / gridDim.x;
+  per = (per + G - 1) / G * G;
+  const std::uint64_t s_begin = blockIdx.x * per, s_end = s_begin + per < n_segments ? s_begin + per : n_segments;
+  for (std::uint64_t round = s_begin; round < s_end; round += B) {  // the same values in every thread
+    __syncthreads();  // the last round's reads are done (and the bins zeroed, first time)
+    {
+      const std::uint64_t s = round + tid;
+      std::uint64_t len = 0;
+      if (s < s_end) {
+        const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
+        const std::uint64_t c = cube[h], n = sp.counts.count(c), k0 = (s - seg_first[h]) * L;
+        len = n - k0 > L ? L : n - k0;
+        s_cube[tid] = c;
+        s_first[tid] = c * sp.p + k0;
+        s_scale[tid] = sp.bin_scale / static_cast<double>(n);
+      }
+      s_len[tid] = len;
+    }
+    const std::uint64_t round_end = round + B < s_end ? round + B : s_end;
+    for (std::uint64_t step = round; step < round_end; step += G) {
+      const unsigned j = static_cast<unsigned>(step - round) + g;  // the group's segment in the round
+      __syncthreads();  // the round's look-ups are visible; the last step's coordinates are read
+      if (q == 0 && s_len[j] != 0) {
+        cube_coord_t<D> coord[D];
+        cube_start<D>(s_cube[j], sp.g, coord);
+        for (int i = 0; i < D; ++i) s_cd[g * D + i] = static_cast<double>(coord[i]);
+      }
+      __syncthreads();
+      const std::uint64_t len = s_len[j], first = s_first[j];
+      const double scale = s_scale[j];
+      double cd[D];
+      for (int i = 0; i < D; ++i) cd[i] = s_cd[g * D + i];
+      double t1 = 0, t2 = 0;  // the segment's sums (its group's first thread)
+      for (std::uint64_t k = 0; __syncthreads_or(k < len); k += P) {  // a piece of P samples of every segment
+        double fj = 0, fj2 = 0;
+        const auto keep = [&](double a, double b) {
+          fj = a;
+          fj2 = b;
+        };
+        if (k + q < len) {
+          if constexpr (Adapt)
+            sample_term<D>(f, sp, map, rng, cd, first + k + q, scale, sink, part, keep);
+          else
+            sample_term<D>(f, sp, map, rng, cd, first + k + q, scale, none, part, keep);
+        }
+        s_v1[tid] = fj;
+        s_v2[tid] = fj2;
+        __syncthreads();
+        if (q == 0 && k < len) {  // in index order (the next piece's first barrier comes after these reads)
+          const unsigned m = len - k < P ? static_cast<unsigned>(len - k) : P;
+          for (unsigned i = 0; i < m; ++i) {
+            t1 += s_v1[tid + i];
+            t2 += s_v2[tid + i];
+          }
+        }
+      }
+      if (q == 0 && len != 0) {
+        seg_s1[round + j] = t1;
+        seg_s2[round + j] = t2;
+      }
+    }
+  }
+  fold_warp_flags<Adapt>(part, s_flags[warp]);
+  __syncthreads();  // every shared bin atomic and flag fold of the block is done
+  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
+  if (bins_in_smem) flush_shared_bins(heavy_dyn, bins, n_bin_values);
+}
+
+/// Step 4: a warp per heavy sub-cube h: the warp loads its segments' sums 128 at a time into
+/// shared memory (independent loads), and its lane 0 adds them in order into s1, s2 (sample_cubes'
+/// segment rule, as finish_heavy_cube), then finish_cube (I_c, var_c, and its share when
+/// counts.share_out). A sub-cube of thousands of segments is then a few load latencies, not one per
+/// segment. blockDim.x a multiple of 32, at most 256.
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
-__global__ void heavy_finish_kernel(cube_counts counts, const unsigned long long* cube, const unsigned long long* seg_first,
-                                    std::uint64_t n_heavy, const double* seg_s1, const double* seg_s2, double* means,
-                                    double* vars) {
-  for (std::uint64_t h = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; h < n_heavy;
-       h += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
-    const cube_estimate ce = finish_heavy_cube(counts, cube[h], seg_first[h], seg_first[h + 1], seg_s1, seg_s2);
-    means[h] = ce.mean;
-    vars[h] = ce.var;
+__global__ void __launch_bounds__(256) heavy_finish_kernel(cube_counts counts, const unsigned long long* cube,
+                                                           const unsigned long long* seg_first, std::uint64_t n_heavy,
+                                                           const double* seg_s1, const double* seg_s2, double* means,
+                                                           double* vars) {
+  constexpr unsigned W = 128;  // segment sums per load round
+  __shared__ double s_buf[8][2][W];
+  const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  for (std::uint64_t h = blockIdx.x * static_cast<std::uint64_t>(warps) + w; h < n_heavy;
+       h += static_cast<std::uint64_t>(gridDim.x) * warps) {  // the whole warp takes the same h
+    const std::uint64_t s_begin = seg_first[h], s_end = seg_first[h + 1];
+    double s1 = 0, s2 = 0;
+    for (std::uint64_t s = s_begin; s < s_end; s += W) {
+      for (unsigned i = lane; i < W; i += 32) {
+        s_buf[w][0][i] = s + i < s_end ? seg_s1[s + i] : 0.0;
+        s_buf[w][1][i] = s + i < s_end ? seg_s2[s + i] : 0.0;
+      }
+      __syncwarp();
+      if (lane == 0) {
+        const unsigned m = s_end - s < W ? static_cast<unsigned>(s_end - s) : W;
+        for (unsigned i = 0; i < m; ++i) {
+          s1 += s_buf[w][0][i];
+          s2 += s_buf[w][1][i];
+        }
+      }
+      __syncwarp();
+    }
+    if (lane == 0) {
+      const cube_estimate ce = finish_cube(s1, s2, static_cast<double>(counts.count(cube[h])), counts, cube[h]);
+      means[h] = ce.mean;
+      vars[h] = ce.var;
+    }
   }
 }
 

@@ -42,6 +42,14 @@ struct cuda_launch_policy {
   /// evaluations/s, but 4-D Gaussians at 1e8 calls -8 % and the m-Cubes suite 5-15 % slower; so
   /// off by default. Never changes the result.
   double balance_above = 0;
+  /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a sample per
+  /// thread (heavy_sample_kernel) when their segments number fewer than spread_heavy_below times
+  /// the threads that heavy_segment_kernel keeps resident on the device, else a segment per thread.
+  /// 0.5 by default: on an H200, f4 8-D at 1e6 calls (a few thousand segments) ran the heavy step
+  /// in 48 us against 90 us, but at 3e9 calls the sample-per-thread form took the whole adapting
+  /// iteration from 2.65e10 to 1.9e10 evaluations/s (bench/results/2026-11-29-heavy-samples.md).
+  /// 0: always a segment per thread; a huge value: always a sample per thread. Never changes the result.
+  double spread_heavy_below = 0.5;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).

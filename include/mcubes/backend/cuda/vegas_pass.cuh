@@ -118,22 +118,43 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   grow(hb.vars, n_heavy);
   pass_buffers& buf = cx.buffers;
   const int B = std::min(cx.policy.threads_per_block, 256);  // no result depends on it
-  const std::size_t smem = Adapt && shared_bins ? static_cast<std::size_t>(D) * dmap.n_bins * sizeof(unsigned long long) : 0;
-  auto kernel = heavy_segment_kernel<D, F, Adapt>;
-  const int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem);
-  if (per_sm < 1)
+  const int sms = cx.device.multiprocessors();
+  const std::size_t n_bin_values = static_cast<std::size_t>(D) * dmap.n_bins;
+  const auto rng = philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration);
+  // a segment per thread where the segments fill the device (cuda_launch_policy::spread_heavy_below),
+  // else a sample per thread (heavy_cubes.cuh, step 3): the same bits, a choice of speed only
+  const std::size_t smem_seg = Adapt && shared_bins ? n_bin_values * sizeof(unsigned long long) : 0;
+  const int per_sm_seg = cx.occupancy.blocks_per_sm(heavy_segment_kernel<D, F, Adapt>, B, smem_seg);
+  if (per_sm_seg < 1)
     throw cuda_error("heavy sub-cube kernel cannot run with " + std::to_string(B) + " threads per block and " +
-                     std::to_string(smem) + " bytes of shared memory");
-  const std::uint64_t seg_blocks = (n_segments + B - 1) / B;
-  const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), seg_blocks, Adapt);
-  kernel<<<static_cast<unsigned>(grid), B, smem, stream>>>(f, sp, dmap, hb.cube.data(), hb.seg_first.data(), n_heavy,
-                                                           n_segments, hb.seg_s1.data(), hb.seg_s2.data(), buf.bins.data(),
-                                                           buf.over.data(), Adapt && shared_bins, buf.flags.data(),
-                                                           philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
-  MCUBES_CUDA_CHECK_LAUNCH("heavy_segment_kernel");
-  const unsigned T = 256;
+                     std::to_string(smem_seg) + " bytes of shared memory");
+  const double resident = static_cast<double>(per_sm_seg) * B * sms;
+  if (static_cast<double>(n_segments) >= cx.policy.spread_heavy_below * resident) {
+    const std::uint64_t grid = policy_grid(cx.policy, per_sm_seg, sms, (n_segments + B - 1) / B, Adapt);
+    heavy_segment_kernel<D, F, Adapt><<<static_cast<unsigned>(grid), B, smem_seg, stream>>>(
+        f, sp, dmap, hb.cube.data(), hb.seg_first.data(), n_heavy, n_segments, hb.seg_s1.data(), hb.seg_s2.data(),
+        buf.bins.data(), buf.over.data(), Adapt && shared_bins, buf.flags.data(), rng);
+    MCUBES_CUDA_CHECK_LAUNCH("heavy_segment_kernel");
+  } else {
+    // the bins in shared memory where V-Sample has them there and the step's values fit beside them
+    const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
+    const bool bins_in_smem = Adapt && shared_bins &&
+                              heavy_sample_dynamic_smem_bytes<D>(n_bin_values, true, B) + v_sample_static_smem_bytes <= optin;
+    const std::size_t smem = heavy_sample_dynamic_smem_bytes<D>(n_bin_values, bins_in_smem, B);
+    const int per_sm = cx.occupancy.blocks_per_sm(heavy_sample_kernel<D, F, Adapt>, B, smem);
+    if (per_sm < 1)
+      throw cuda_error("heavy sub-cube kernel cannot run with " + std::to_string(B) + " threads per block and " +
+                       std::to_string(smem) + " bytes of shared memory");
+    const std::uint64_t per_step = static_cast<std::uint64_t>(B) / std::min<std::uint64_t>(sp.counts.segment, B);
+    const std::uint64_t grid = policy_grid(cx.policy, per_sm, sms, (n_segments + per_step - 1) / per_step, Adapt);
+    heavy_sample_kernel<D, F, Adapt><<<static_cast<unsigned>(grid), B, smem, stream>>>(
+        f, sp, dmap, hb.cube.data(), hb.seg_first.data(), n_heavy, n_segments, hb.seg_s1.data(), hb.seg_s2.data(),
+        buf.bins.data(), buf.over.data(), bins_in_smem, buf.flags.data(), rng);
+    MCUBES_CUDA_CHECK_LAUNCH("heavy_sample_kernel");
+  }
+  const unsigned T = 256;  // a warp per heavy sub-cube
   const auto finish_grid =
-      static_cast<unsigned>(std::min<std::uint64_t>((n_heavy + T - 1) / T, 32ull * cx.device.multiprocessors()));
+      static_cast<unsigned>(std::min<std::uint64_t>((n_heavy + T / 32 - 1) / (T / 32), 32ull * cx.device.multiprocessors()));
   heavy_finish_kernel<><<<finish_grid, T, 0, stream>>>(sp.counts, hb.cube.data(), hb.seg_first.data(), n_heavy, hb.seg_s1.data(),
                                                      hb.seg_s2.data(), hb.means.data(), hb.vars.data());
   MCUBES_CUDA_CHECK_LAUNCH("heavy_finish_kernel");
