@@ -8,7 +8,7 @@
 
 namespace {
 
-mcubes::execution gpu(int block) {
+mcubes::execution cuda_execution(int block) {
   mcubes::execution ex;
   ex.backend = mcubes::backend_kind::cuda;
   ex.cuda_threads_per_block = block;
@@ -19,36 +19,36 @@ mcubes::execution gpu(int block) {
 
 TEST(BatchCuda, ResultKIsTheSingleRunWithItsDerivedSeed) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::contract_holds(gpu(64), gpu(512));
-  batch_tests::contract_holds(gpu(1024), gpu(32));
+  batch_tests::contract_holds(cuda_execution(64), cuda_execution(512));
+  batch_tests::contract_holds(cuda_execution(1024), cuda_execution(32));
 }
 TEST(BatchCuda, MembersReachingTheOverflowLevelsAreTheirSingleRuns) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::overflow_levels_are_single_runs(gpu(256), gpu(128));
+  batch_tests::overflow_levels_are_single_runs(cuda_execution(256), cuda_execution(128));
 }
 TEST(BatchCuda, ResultKDoesNotDependOnTheOtherMembers) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::independent_of_other_members(gpu(256));
+  batch_tests::independent_of_other_members(cuda_execution(256));
 }
 TEST(BatchCuda, EveryMemberWithinFourSigma) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::accurate_with_regions(gpu(256));
+  batch_tests::accurate_with_regions(cuda_execution(256));
 }
 TEST(BatchCuda, FailureNamesTheIntegral) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::failure_names_the_integral(gpu(128));
+  batch_tests::failure_names_the_integral(cuda_execution(128));
 }
 TEST(BatchCuda, StopInterruptsEveryMember) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::stop_interrupts_every_member(gpu(256));
+  batch_tests::stop_interrupts_every_member(cuda_execution(256));
 }
 TEST(BatchCuda, ManyMembersAreTheirSingleRuns) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::many_members(gpu(256));
+  batch_tests::many_members(cuda_execution(256));
 }
 TEST(BatchCuda, LargeBatchInTwoLanesFailureAndStop) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::large_batch_failure_and_stop(gpu(256));
+  batch_tests::large_batch_failure_and_stop(cuda_execution(256));
 }
 // VEGAS+ sub-cubes of more samples than a segment, in the passes of a batch, are sampled by
 // segments over the whole round (backend/cuda/batch_heavy_cubes.cuh): every member is bitwise its
@@ -56,7 +56,7 @@ TEST(BatchCuda, LargeBatchInTwoLanesFailureAndStop) {
 struct rational_peak_params {
   double centre, eps;
 };
-struct rational_peak4 {  // 1 / (eps + |x - c|^2): sharp peaks off the grid, +, -, *, / only
+struct rational_peaks4 {  // 1 / (eps + |x - c|^2): sharp peaks off the grid, +, -, *, / only
   __host__ __device__ double operator()(const mcubes::point<4>& x, const rational_peak_params& p) const {
     double r2 = p.eps;
     for (int i = 0; i < 4; ++i) r2 += (x[i] - p.centre) * (x[i] - p.centre);
@@ -80,11 +80,11 @@ TEST(BatchCuda, VegasPlusHeavySubCubesOfEveryMemberAreTheirSingleRuns) {
   mcubes::cuda_launch_policy policy;
   policy.threads_per_block = 32;
   mcubes::cuda_backend gpu32(policy);
-  const std::vector<mcubes::result> rs = mcubes::vegas_batch_with<4>(rational_peak4{}, regions, ps, o, gpu32);
+  const std::vector<mcubes::result> rs = mcubes::vegas_batch_with<4>(rational_peaks4{}, regions, ps, o, gpu32);
   EXPECT_GT(gpu32.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
   ASSERT_EQ(rs.size(), ps.size());
   for (std::size_t k = 0; k < ps.size(); ++k) {
-    const mcubes::with_parameters<rational_peak4, rational_peak_params> g{rational_peak4{}, ps[k]};
+    const mcubes::with_parameters<rational_peaks4, rational_peak_params> g{rational_peaks4{}, ps[k]};
     mcubes::vegas_options solo = o;
     solo.seed = mcubes::batch_seed(o.seed, k);
     solo.backend = mcubes::backend_kind::cuda;
@@ -97,5 +97,5 @@ TEST(BatchCuda, VegasPlusHeavySubCubesOfEveryMemberAreTheirSingleRuns) {
 }
 TEST(BatchCuda, BadSizes) {
   MCUBES_REQUIRE_DEVICE();
-  batch_tests::bad_sizes(gpu(256));
+  batch_tests::bad_sizes(cuda_execution(256));
 }

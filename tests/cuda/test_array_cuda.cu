@@ -20,7 +20,7 @@ namespace {
 
 using namespace mcubes;
 
-constexpr double kSigmas = 4.0;
+constexpr double kArraySigmas = 4.0;
 
 // prod_j (1 + x_j^2): integral (4/3)^D over the unit cube. Sharp Gaussian peak at 0.4: adapts.
 template <int D>
@@ -165,10 +165,10 @@ TEST(CudaArray, KnownIntegralsWithinFourSigma) {
   MCUBES_REQUIRE_DEVICE();
   call_log log;
   const result r = vegas<3>(array_of<3>(kind::poly, &log), region<3>::unit(), opts(1000000));
-  EXPECT_NEAR(r.estimate, std::pow(4.0 / 3.0, 3), kSigmas * r.error);
+  EXPECT_NEAR(r.estimate, std::pow(4.0 / 3.0, 3), kArraySigmas * r.error);
   const double g = std::sqrt(M_PI / 200) / 2 * (std::erf(0.6 * std::sqrt(200.0)) + std::erf(0.4 * std::sqrt(200.0)));
   const result p = vegas<4>(array_of<4>(kind::peak, &log), region<4>::unit(), opts(1000000));
-  EXPECT_NEAR(p.estimate, std::pow(g, 4), kSigmas * p.error);
+  EXPECT_NEAR(p.estimate, std::pow(g, 4), kArraySigmas * p.error);
   EXPECT_LT(p.error, 1e-3 * p.estimate);
 }
 

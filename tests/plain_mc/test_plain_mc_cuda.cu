@@ -17,8 +17,8 @@
 
 namespace {
 
-constexpr double max_pull = 4.0;
-constexpr int block_sizes[] = {32, 64, 128, 256, 512, 1024};
+constexpr double kMaxPull = 4.0;
+constexpr int kBlockSizes[] = {32, 64, 128, 256, 512, 1024};
 
 using mcubes_test::bits;
 using mcubes_test::has_device;
@@ -55,7 +55,7 @@ TEST(PlainMCCuda, BitwiseIdenticalForEveryBlockSizeAndCloseToTheCpu) {
   const std::uint64_t n = 30000007;
   const mcubes::result cpu = mcubes::plain_mc<3>(mcubes::suite::f3_corner_peak{}, reg, opts(n, 9, mcubes::backend_kind::cpu));
   mcubes::result ref;
-  for (int b : block_sizes) {
+  for (int b : kBlockSizes) {
     mcubes::cuda_launch_policy policy;
     policy.threads_per_block = b;
     mcubes::cuda_backend backend(policy);
@@ -113,7 +113,7 @@ TEST(PlainMCCuda, StatusAgreesWithTheCpu) {
     const mcubes::result cpu = mcubes::plain_mc<2>(linear2{}, reg, opts(n, 1, mcubes::backend_kind::cpu));
     const mcubes::result gpu = mcubes::plain_mc<2>(linear2{}, reg, opts(n, 1, mcubes::backend_kind::cuda));
     EXPECT_EQ(gpu.status, cpu.status) << "N = " << n;
-    EXPECT_LE(std::fabs(gpu.estimate - 16.0), max_pull * gpu.error);
+    EXPECT_LE(std::fabs(gpu.estimate - 16.0), kMaxPull * gpu.error);
     EXPECT_EQ(gpu.records[0].n_nonzero, cpu.records[0].n_nonzero);
   }
   EXPECT_EQ(mcubes::plain_mc<2>(linear2{}, reg, opts(1000000, 1, mcubes::backend_kind::cuda)).status,
