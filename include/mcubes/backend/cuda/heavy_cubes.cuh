@@ -194,8 +194,9 @@ __global__ void heavy_list_kernel(cube_counts counts, std::uint64_t above, std::
   }
 }
 
-/// Step 3, thread per segment (sample_heavy_segment), grid-stride: the form for passes of at least
-/// as many segments as the device runs threads at once (heavy_sample_kernel below is for fewer).
+/// Step 3, thread per segment (sample_heavy_segment), grid-stride: the form for passes whose
+/// segments fill the device (cuda_launch_policy::spread_heavy_below; heavy_sample_kernel below is
+/// for fewer).
 /// V-Sample: Adapt, the bins; No-Adjust: none. The bins
 /// go through shared_bin_sink (in shared memory when `shared_bins`, flushed at the block's end);
 /// the flags are folded per warp and added once per block, as in v_sample_kernel. blockDim.x a
@@ -248,8 +249,8 @@ inline constexpr std::size_t heavy_sample_dynamic_smem_bytes(std::size_t n_bin_v
   return (shared_bins ? n_bin_values * sizeof(unsigned long long) : 0) + (6 * B + 4 * static_cast<std::size_t>(D)) * 8;
 }
 
-/// Step 3, one sample per thread: the form for passes of fewer segments than the device runs
-/// threads at once (a small problem's few large sub-cubes), where a thread's loop over the L
+/// Step 3, one sample per thread: the form for passes of fewer segments than fill the device
+/// (cuda_launch_policy::spread_heavy_below: a small problem's few large sub-cubes), where a thread's loop over the L
 /// samples of its segment is the pass's time. The same bits as heavy_segment_kernel. V-Sample:
 /// Adapt, the bins; No-Adjust: none.
 /// Block b takes the consecutive segments [b per, (b + 1) per) (per: n_segments / gridDim.x rounded
