@@ -152,5 +152,6 @@ int trace(const std::string& name, vegas_options o);                    // refer
 int throughput(vegas_options o, std::uint64_t calls, int runs, bool breakdown);  // throughput.cpp
 int cpu_rates(vegas_options o, std::uint64_t calls, int runs);          // cpu.cpp
 int accuracy(vegas_options o, const accuracy_args& a);                  // accuracy.cpp
+int eq45(vegas_options o, std::uint64_t calls, int seeds, std::uint64_t first_seed);  // eq45.cpp
 
 }  // namespace mcubes_bench

@@ -14,6 +14,9 @@
 //       evaluations per CPU-second per thread (process CPU time / evaluations, robust to load) and
 //       per wall second of the CPU backend for f4 8-D and f2 6-D, 10 iterations of 1e6 calls, the
 //       protocol of gsl-vegas-bench (issue: at least twice GSL's monte_vegas per core).
+//   mcubes-bench eq45 [--backend cuda|cpu] [--calls 1e7] [--seeds 5] [--first-seed 1] [--stratification adaptive]
+//       Lepage's Eq. (45) (8-D, three peaks off the grid) at the library's default options but the
+//       calls: per seed the time to the result, iterations, estimate, pull; the median time.
 //   mcubes-bench accuracy [--backend cuda|cpu] [--seeds 100] [--first-seed 1] [--first-level 1] [--levels 9]
 //                         [--integrands f2,f3,...] [--csv FILE] [--summary FILE] [--max-evals E] [--max-calls N]
 //                         [--fail-fast] [--dry-run]
@@ -38,6 +41,11 @@ int main(int argc, char** argv) {
   auto* thr = app.add_subcommand("throughput", "evaluations/s of adapting and non-adapting iterations");
   auto* cpu = app.add_subcommand("cpu", "CPU evaluations/s per thread, f4 8-D and f2 6-D");
   auto* trc = app.add_subcommand("trace", "one run at the reference settings, every iteration printed");
+  auto* eq = app.add_subcommand("eq45", "Lepage's Eq. (45) at the default options: time to the result per seed");
+  int eq_seeds = 5;
+  std::uint64_t eq_first_seed = 1;
+  eq->add_option("--seeds", eq_seeds, "seeds (default 5)")->check(CLI::Range(1, 100000));
+  eq->add_option("--first-seed", eq_first_seed, "first seed (default 1)");
   auto* acc = app.add_subcommand("accuracy", "accuracy study (paper section 5.1): tolerance ladder x seeds, CSV + summary");
   accuracy_args acc_args;
   acc->add_option("--seeds", acc_args.seeds, "runs per level (default 100), seeds --first-seed .. --first-seed + N - 1")
@@ -69,23 +77,32 @@ int main(int argc, char** argv) {
     s->add_option("--seed", seed, "seed");
   }
   std::string stratification = "uniform";  // the m-Cubes reference's algorithm; adaptive: VEGAS+
-  for (auto* s : {ref, thr, trc, acc, cpu})
+  for (auto* s : {ref, thr, trc, acc, cpu, eq})
     s->add_option("--stratification", stratification, "uniform (m-Cubes, the default here) or adaptive (VEGAS+)")
         ->check(CLI::IsMember({"uniform", "adaptive"}));
-  for (auto* s : {ref, thr, trc, acc}) {
+  for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--backend", backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
     s->add_option("--tpb", tpb, "CUDA threads per block");
   }
   int adapt_tiles = 1, max_blocks = 0;
-  for (auto* s : {ref, thr, trc, acc}) {
+  double heavy_above = 2, balance_above = 0, spread_heavy_below = 0.5;  // cuda_launch_policy's defaults
+  for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
     s->add_option("--max-blocks", max_blocks, "CUDA: at most this many blocks (0: fill the GPU)")->check(CLI::Range(0, 1 << 30));
+    s->add_option("--heavy-above", heavy_above,
+                  "CUDA, VEGAS+: sub-cubes above this multiple of the average count are sampled by segments "
+                  "(cuda_launch_policy::heavy_above_average; single integrals)")
+        ->check(CLI::Range(1.0, 1e6));
+    s->add_option("--balance-above", balance_above, "CUDA, VEGAS+: cuda_launch_policy::balance_above (0: never)")
+        ->check(CLI::Range(0.0, 1e30));
+    s->add_option("--spread-heavy-below", spread_heavy_below, "CUDA, VEGAS+: cuda_launch_policy::spread_heavy_below")
+        ->check(CLI::Range(0.0, 1e30));
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
   for (auto* s : {ref, thr, trc, cpu}) s->add_flag("--symmetric-map", symmetric_map, "m-Cubes1D: one map for every axis");
-  for (auto* s : {thr, cpu}) s->add_option("--calls", calls, "calls per iteration");
+  for (auto* s : {thr, cpu, eq}) s->add_option("--calls", calls, "calls per iteration");
   CLI11_PARSE(app, argc, argv);
   mcubes::vegas_options o;
   o.backend = backend == "cuda" ? mcubes::backend_kind::cuda : mcubes::backend_kind::cpu;
@@ -94,12 +111,16 @@ int main(int argc, char** argv) {
   o.seed = seed;
   o.symmetric_map = symmetric_map;
   o.stratification = stratification == "adaptive" ? mcubes::stratification_mode::adaptive : mcubes::stratification_mode::uniform;
+  if (eq->parsed() && eq->count("--stratification") == 0) o.stratification = mcubes::stratification_mode::adaptive;  // the library's default
   try {
 #if defined(MCUBES_HAS_CUDA_BACKEND)
     bench_policy().adapt_tiles_per_block = adapt_tiles;
     bench_policy().max_blocks = max_blocks;
+    bench_policy().heavy_above_average = heavy_above;
+    bench_policy().balance_above = balance_above;
+    bench_policy().spread_heavy_below = spread_heavy_below;
 #else
-    (void)adapt_tiles, (void)max_blocks;
+    (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {
@@ -110,6 +131,7 @@ int main(int argc, char** argv) {
     if (ref->parsed()) return reference(o, runs);
     if (trc->parsed()) return trace(trace_name, o);
     if (acc->parsed()) return accuracy(o, acc_args);
+    if (eq->parsed()) return eq45(o, calls, eq_seeds, eq_first_seed);
     if (thr->parsed()) return throughput(o, calls, runs, breakdown);
     return cpu_rates(o, calls, runs);
   } catch (const mcubes::invalid_input& e) {

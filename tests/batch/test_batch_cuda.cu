@@ -94,6 +94,14 @@ TEST(BatchCuda, VegasPlusHeavySubCubesOfEveryMemberAreTheirSingleRuns) {
     solo.threads = 3;
     batch_tests::expect_identical(rs[k], mcubes::vegas<4>(g, regions[k], solo), "CPU, integral " + std::to_string(k));
   }
+  // the heavy threshold at the average count (cuda_launch_policy::batch_heavy_above_average = 1):
+  // more sub-cubes of every member sampled ahead, the same bits
+  policy.batch_heavy_above_average = 1.0;
+  mcubes::cuda_backend gpu_low(policy);
+  const std::vector<mcubes::result> low = mcubes::vegas_batch_with<4>(rational_peaks4{}, regions, ps, o, gpu_low);
+  ASSERT_EQ(low.size(), ps.size());
+  for (std::size_t k = 0; k < ps.size(); ++k)
+    batch_tests::expect_identical(low[k], rs[k], "heavy_above_average 1, integral " + std::to_string(k));
 }
 TEST(BatchCuda, BadSizes) {
   MCUBES_REQUIRE_DEVICE();

@@ -93,7 +93,8 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
 // VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled ahead by
 // segments (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
 // threads), for block sizes 32 and 1024, with a segment per thread and with a sample per thread
-// (blocks of 32 and 256), and with every pass balanced by samples (block size 64,
+// (blocks of 32 and 256), with the heavy threshold at 1x and 2x the average count (more sub-cubes
+// sampled ahead), and with every pass balanced by samples (block size 64,
 // cuda/balanced_sample.cuh), in adapting and non-adapting iterations; the run has them.
 struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak off the grid, +, -, *, / only
   __host__ __device__ double operator()(const point<4>& x) const {
@@ -125,6 +126,18 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
       expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
     }
   }
+  // the heavy threshold at 1x and 2x the average count (cuda_launch_policy::heavy_above_average):
+  // more sub-cubes sampled ahead, each form
+  for (double above : {1.0, 2.0}) {
+    for (double spread : {0.0, 1e30}) {
+      SCOPED_TRACE(testing::Message() << "heavy_above_average " << above << ", spread_heavy_below " << spread);
+      policy.heavy_above_average = above;
+      policy.spread_heavy_below = spread;
+      policy.threads_per_block = 128;
+      expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+    }
+  }
+  policy.heavy_above_average = cuda_launch_policy{}.heavy_above_average;
   policy.spread_heavy_below = cuda_launch_policy{}.spread_heavy_below;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)

@@ -179,7 +179,7 @@ void start_batch_passes(pass_context& cx, const F& f, batch_state<D, P>& b, cons
     it.heavy_chunks = heavy_cubes_first(ps.sp, ps.stride) ? ps.st.n_chunks : 0;
     if (it.heavy_chunks != 0) {  // a heavy sub-cube has more than T samples and at most n / L + 1 segments
       const std::uint64_t L = ps.sp.counts.segment;
-      it.heavy.above = heavy_above(ps.sp.counts, ps.st.calls, ps.st.n_cubes);
+      it.heavy.above = heavy_above(ps.sp.counts, ps.st.calls, ps.st.n_cubes, cx.policy.batch_heavy_above_average);
       heavy_chunks += it.heavy_chunks;
       max_heavy += ps.st.calls / (it.heavy.above + 1);
       max_segments += ps.st.calls / (it.heavy.above + 1) + ps.st.calls / L + 1;

@@ -45,13 +45,18 @@ namespace mcubes {
 namespace cuda_detail {
 
 /// T, the samples above which a sub-cube is sampled before V-Sample, by segments (a "heavy"
-/// sub-cube): min(L, max(8, 4 floor(N/m))). The segment rule alone fixes the bits (a sub-cube of
-/// at most L samples is one segment, whichever kernel samples it), so T is the backend's choice
-/// for balance only: a V-Sample thread then meets sub-cubes of at most 4x the average count, and
-/// at most N / (T + 1) <= m / 4 sub-cubes are heavy (the lists stay O(m)).
-inline std::uint64_t heavy_above(const cube_counts& counts, std::uint64_t calls, std::uint64_t n_cubes) {
+/// sub-cube): min(L, max(8, floor(a floor(N/m)))), a = `average_factor`
+/// (cuda_launch_policy::heavy_above_average for a single integral's passes, 2 by default;
+/// batch_heavy_above_average for a batched round's, 4 by default; at least 1). The segment rule alone
+/// fixes the bits (a sub-cube of at most L samples is one segment, whichever kernel samples it),
+/// so T is the backend's choice for balance only: a V-Sample thread then meets sub-cubes of at
+/// most a times the average count, and at most N / (T + 1) <= m / a sub-cubes are heavy (the
+/// lists stay O(m)).
+inline std::uint64_t heavy_above(const cube_counts& counts, std::uint64_t calls, std::uint64_t n_cubes,
+                                 double average_factor) {
   const std::uint64_t avg = n_cubes != 0 ? calls / n_cubes : 0;
-  const std::uint64_t t = std::max<std::uint64_t>(8, 4 * avg);
+  const auto scaled = static_cast<std::uint64_t>(average_factor * static_cast<double>(avg));
+  const std::uint64_t t = std::max<std::uint64_t>(8, scaled);
   return counts.segment != 0 && counts.segment < t ? counts.segment : t;
 }
 
@@ -446,7 +451,8 @@ inline std::size_t scan_heavy_counts(device_array<unsigned char>& scratch, const
 /// (hb.chunk_work_first, its total last), and hb.work, hb.warp_cost (warp_cost_kernel).
 inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const stratification& st, cudaStream_t stream,
                              int multiprocessors, std::uint64_t& n_heavy, std::uint64_t& n_segments,
-                             std::uint64_t chunk_begin = 0, std::uint64_t chunk_end = ~std::uint64_t(0), bool work = false) {
+                             std::uint64_t chunk_begin = 0, std::uint64_t chunk_end = ~std::uint64_t(0), bool work = false,
+                             double average_factor = 2) {
   const std::uint64_t nc = st.n_chunks;
   if (work) {
     grow(hb.chunk_work, nc + 1);
@@ -461,7 +467,7 @@ inline void list_heavy_cubes(heavy_buffers& hb, const cube_counts& counts, const
   const auto grid_for = [&](std::uint64_t n) {
     return static_cast<unsigned>(std::min<std::uint64_t>((n + T - 1) / T, 32ull * multiprocessors));
   };
-  hb.above = heavy_above(counts, st.calls, st.n_cubes);
+  hb.above = heavy_above(counts, st.calls, st.n_cubes, average_factor);
   heavy_count_kernel<><<<grid_for(nc + 1), T, 0, stream>>>(counts, hb.above, st.n_cubes, st.chunk_cubes, nc, chunk_begin, chunk_end,
                                                          hb.chunk_heavy.data(), hb.chunk_segs.data(),
                                                          work ? hb.chunk_work.data() : nullptr);

@@ -50,6 +50,19 @@ struct cuda_launch_policy {
   /// iteration from 2.65e10 to 1.9e10 evaluations/s (bench/results/2026-11-29-heavy-samples.md).
   /// 0: always a segment per thread; a huge value: always a sample per thread. Never changes the result.
   double spread_heavy_below = 0.5;
+  /// VEGAS+ scalar passes: a sub-cube of more than T = min(L, max(8, floor(heavy_above_average x
+  /// the average count))) samples is sampled ahead of V-Sample by segments (heavy_cubes.cuh,
+  /// heavy_above), so that a V-Sample thread, whose block waits for its slowest thread at every
+  /// tile, meets sub-cubes of at most that multiple of the average. At least 1; 2 by default:
+  /// measured on an H200 against 1, 1.5, 2.5, 3 and 4 (the earlier default)
+  /// (bench/results/2026-11-29-heavy-threshold.md). Never changes the result (the segment rule
+  /// fixes the sums whichever kernel samples a sub-cube).
+  double heavy_above_average = 2;
+  /// The same threshold for the passes of a batched round (batch_heavy_cubes.cuh, whose segments
+  /// are sampled a segment per thread only): 4 by default; 2 took 1024 4-D Gaussians of 1e5 calls
+  /// from 0.057 s to 0.088 s on an H200 (bench/results/2026-11-29-heavy-threshold.md). At least 1.
+  /// Never changes the result.
+  double batch_heavy_above_average = 4;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).
@@ -75,8 +88,8 @@ inline constexpr std::size_t batch_group_smem_limit = 32 * 1024;
 inline constexpr std::size_t adapt_smem_limit = 48 * 1024;
 
 /// Returns `policy` after checking it.
-/// @throws invalid_input for a bad block size, a negative max_blocks, adapt_tiles_per_block < 1 or
-///         array_call_points < 1.
+/// @throws invalid_input for a bad block size, a negative max_blocks, adapt_tiles_per_block < 1,
+///         array_call_points < 1, or heavy_above_average or batch_heavy_above_average outside [1, 1e6].
 inline const cuda_launch_policy& checked_policy(const cuda_launch_policy& policy) {
   validate_block_size(policy.threads_per_block, "threads_per_block");
   MCUBES_EXPECTS(policy.max_blocks >= 0, "max_blocks must be non-negative, got ", policy.max_blocks);
@@ -84,6 +97,10 @@ inline const cuda_launch_policy& checked_policy(const cuda_launch_policy& policy
                  policy.adapt_tiles_per_block);
   MCUBES_EXPECTS(policy.array_call_points >= 1, "array_call_points must be at least 1, got ",
                  policy.array_call_points);
+  MCUBES_EXPECTS(policy.heavy_above_average >= 1 && policy.heavy_above_average <= 1e6,
+                 "heavy_above_average must be in [1, 1e6], got ", policy.heavy_above_average);
+  MCUBES_EXPECTS(policy.batch_heavy_above_average >= 1 && policy.batch_heavy_above_average <= 1e6,
+                 "batch_heavy_above_average must be in [1, 1e6], got ", policy.batch_heavy_above_average);
   return policy;
 }
 

@@ -108,7 +108,8 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   const cudaStream_t stream = cx.stream();
   std::uint64_t n_heavy = hb.n_heavy, n_segments = hb.n_segments;
   if (!listed) {
-    list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end, work);
+    list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end, work,
+                     cx.policy.heavy_above_average);
     cx.last.heavy_cubes += n_heavy;
   }
   if (n_heavy == 0) return heavy_cube_sums{};
