@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   }
   int adapt_tiles = 1, max_blocks = 0;
   double heavy_above = 2, balance_above = 0, spread_heavy_below = 0.5;  // cuda_launch_policy's defaults
+  int spread_light = 0;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -98,6 +99,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 1e30));
     s->add_option("--spread-heavy-below", spread_heavy_below, "CUDA, VEGAS+: cuda_launch_policy::spread_heavy_below")
         ->check(CLI::Range(0.0, 1e30));
+    s->add_option("--spread-light", spread_light, "CUDA, VEGAS+: cuda_launch_policy::spread_light_cubes (1 or 0)")
+        ->check(CLI::Range(0, 1));
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
@@ -119,8 +122,9 @@ int main(int argc, char** argv) {
     bench_policy().heavy_above_average = heavy_above;
     bench_policy().balance_above = balance_above;
     bench_policy().spread_heavy_below = spread_heavy_below;
+    bench_policy().spread_light_cubes = spread_light != 0;
 #else
-    (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below;
+    (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {

@@ -94,7 +94,8 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
 // segments (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
 // threads), for block sizes 32 and 1024, with a segment per thread and with a sample per thread
 // (blocks of 32 and 256), with the heavy threshold at 1x and 2x the average count (more sub-cubes
-// sampled ahead), and with every pass balanced by samples (block size 64,
+// sampled ahead), with V-Sample's samples spread over a warp's lanes and not (blocks of 32 to
+// 1024), and with every pass balanced by samples (block size 64,
 // cuda/balanced_sample.cuh), in adapting and non-adapting iterations; the run has them.
 struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak off the grid, +, -, *, / only
   __host__ __device__ double operator()(const point<4>& x) const {
@@ -139,6 +140,17 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   }
   policy.heavy_above_average = cuda_launch_policy{}.heavy_above_average;
   policy.spread_heavy_below = cuda_launch_policy{}.spread_heavy_below;
+  // V-Sample with a warp's samples spread over its lanes (blocks of at most 256 threads) and
+  // without (a thread's loop over its sub-cube), each block size
+  for (bool spread_light : {true, false}) {
+    for (int tpb : {32, 64, 256, 1024}) {
+      SCOPED_TRACE(testing::Message() << "spread_light_cubes " << spread_light << ", block " << tpb);
+      policy.spread_light_cubes = spread_light;
+      policy.threads_per_block = tpb;
+      expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+    }
+  }
+  policy.spread_light_cubes = cuda_launch_policy{}.spread_light_cubes;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
   expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));

@@ -70,7 +70,7 @@ class cuda_backend {
   explicit cuda_backend(cuda_launch_policy policy = {}, int device = 0)
       : policy_(cuda_detail::checked_policy(policy)),
         device_(device),
-        occupancy_(device_.properties(), cuda_detail::v_sample_static_smem_bytes),
+        occupancy_(device_.properties()),
         buffers_(device_.stream()) {}
   cuda_backend(const cuda_backend&) = delete;
   cuda_backend& operator=(const cuda_backend&) = delete;

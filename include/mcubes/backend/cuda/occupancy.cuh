@@ -63,6 +63,12 @@ struct cuda_launch_policy {
   /// from 0.057 s to 0.088 s on an H200 (bench/results/2026-11-29-heavy-threshold.md). At least 1.
   /// Never changes the result.
   double batch_heavy_above_average = 4;
+  /// VEGAS+ scalar passes of one sub-cube per chunk (stride 1, not a device array integrand):
+  /// V-Sample with a warp's samples spread over its lanes (vegas_kernels.cuh,
+  /// v_sample_tiles_spread) instead of a thread's loop over its own sub-cube's samples. Off by
+  /// default: on an H200 Lepage's Eq. (45) at 1e7 calls 15 % faster, the m-Cubes suite 0-6 % slower
+  /// (bench/results/2026-11-29-heavy-threshold.md). Never changes the result.
+  bool spread_light_cubes = false;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).
@@ -130,25 +136,39 @@ inline std::uint64_t policy_grid(const cuda_launch_policy& policy, int blocks_pe
 /// kernel and shared-memory size (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
 class kernel_occupancy {
  public:
-  /// For a device with `props`; the kernels' static shared memory is at most static_smem bytes.
-  kernel_occupancy(const cudaDeviceProp& props, std::size_t static_smem)
-      : max_dynamic_smem_(props.sharedMemPerBlockOptin - static_cast<int>(static_smem)) {}
+  /// For a device with `props`.
+  explicit kernel_occupancy(const cudaDeviceProp& props) : optin_(props.sharedMemPerBlockOptin) {}
 
   /// Resident blocks per multiprocessor of `kernel` with B threads and `smem` bytes of dynamic
-  /// shared memory. The kernel's dynamic limit is raised once to all the opt-in shared memory the
-  /// static part leaves. @throws cuda_error if a query fails.
+  /// shared memory. The kernel's dynamic limit is raised once to all the opt-in shared memory its
+  /// static shared memory leaves (cudaFuncGetAttributes). @throws cuda_error if a query fails.
   template <class K>
   int blocks_per_sm(K kernel, int B, std::size_t smem) {
     int& per_sm = cache_[{reinterpret_cast<const void*>(kernel), smem}];
     if (per_sm == 0) {
-      MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_smem_));
+      const int max_dynamic = optin_ - static_cast<int>(static_smem(kernel));
+      MCUBES_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic));
       MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
     }
     return per_sm;
   }
 
+  /// The static shared memory of `kernel` in bytes (cudaFuncGetAttributes, queried once).
+  /// @throws cuda_error if the query fails.
+  template <class K>
+  std::size_t static_smem(K kernel) {
+    auto it = static_.find(reinterpret_cast<const void*>(kernel));
+    if (it == static_.end()) {
+      cudaFuncAttributes attr{};
+      MCUBES_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+      it = static_.emplace(reinterpret_cast<const void*>(kernel), attr.sharedSizeBytes).first;
+    }
+    return it->second;
+  }
+
  private:
-  int max_dynamic_smem_;
+  int optin_;  ///< sharedMemPerBlockOptin
+  std::map<const void*, std::size_t> static_;
   std::map<std::pair<const void*, std::size_t>, int> cache_;
 };
 

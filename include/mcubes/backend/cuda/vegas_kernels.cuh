@@ -278,6 +278,137 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
   }
 }
 
+/// The tile loop of v_sample_kernel for VEGAS+ passes of one sub-cube per chunk (Spread: sp.counts
+/// per cube, sp.chunk_cubes == 1, stride 1; launch_v_sample decides): thread t of tile k still
+/// owns chunk k*B + t, i.e. sub-cube c = k*B + t, and its partial, but a warp samples the light
+/// sub-cubes of its 32 lanes as one list (their samples in lane order, then index order) 32 at a
+/// time, a sample per lane: the owner of list position i is the last lane whose exclusive sum of
+/// counts is at most i (five shuffles), its sub-cube's coordinates and bin scale come by shuffle,
+/// the values f J and (f J)^2 go through `win` (this warp's 2 x 32 doubles of shared memory), and
+/// each owner adds its samples' values in index order (the segment rule of sample_cubes, at
+/// segments of sp.counts.segment). So the per-sub-cube sums, I_c, var_c and the share, the chunk
+/// partials and the tile tree are those of sample_chunk, bit for bit; the bin terms and flags of a
+/// sample are added by the lane that computed it (exact integers, order-independent). A warp then
+/// costs about its samples / 32 steps, not 32 threads' loops of their own counts (a warp of the
+/// chunk-per-thread loop waits, sub-cube by sub-cube, for its largest count). Heavy sub-cubes
+/// (`heavy`) are taken as precomputed, as in sample_cubes.
+template <int D, class F, bool Adapt>
+__device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+                                                      std::uint64_t n_sel, std::uint64_t first, std::uint64_t n_tiles,
+                                                      double* tile_est, double* tile_var, shared_bin_sink& sink,
+                                                      double (*red)[2][32], warp_flags& flags, const philox_schedule& rng,
+                                                      const heavy_cube_sums& heavy, double (*win)[32],
+                                                      unsigned short (*coords)[32]) {
+  constexpr unsigned full = 0xffffffffu;
+  const unsigned B = blockDim.x, tid = threadIdx.x, lane = tid & 31u;
+  // list positions in 32 bits: a sub-cube has at most sp.p < 2^26 samples (launch_v_sample)
+  const unsigned seg_len = sp.counts.segment != 0 && sp.counts.segment < sp.p ? static_cast<unsigned>(sp.counts.segment)
+                                                                               : static_cast<unsigned>(sp.p);
+  no_bins none;
+  for (unsigned k = 0;; ++k) {
+    const std::uint64_t tile = first + blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
+    if (tile >= n_tiles) break;
+    const std::uint64_t warp_first = tile * B + (tid & ~31u);  // sub-cube of this warp's lane 0
+    chunk_partial part;
+    double s1 = 0, s2 = 0;
+    unsigned mine = 0, P = 0, S = 0;  // samples sampled here (0: heavy or none), their list offset, the warp's
+    {
+      const std::uint64_t c = warp_first + lane;  // this lane's sub-cube (= chunk)
+      std::uint64_t n = 0;
+      if (c < n_sel) {
+        n = sp.counts.count(c);
+        if (!heavy.precomputed(n)) mine = static_cast<unsigned>(n);
+        if constexpr (D >= 2) {  // its coordinates, for the lanes that sample it
+          cube_coord_t<D> coord[D];
+          cube_start<D>(c, sp.g, coord);
+#pragma unroll
+          for (int j = 0; j < D; ++j) coords[j][lane] = static_cast<unsigned short>(coord[j]);
+        }
+      }
+      __syncwarp();
+      unsigned incl = mine;
+#pragma unroll
+      for (unsigned s = 1; s < 32; s <<= 1) {
+        const unsigned o = __shfl_up_sync(full, incl, s);
+        if (lane >= s) incl += o;
+      }
+      P = incl - mine;
+      S = __shfl_sync(full, incl, 31);
+    }
+    double t1 = 0, t2 = 0;
+    for (unsigned w0 = 0; w0 < S; w0 += 32) {
+      const unsigned i = w0 + lane;
+      unsigned owner = 0;  // the last lane with P <= i (its count is then > 0 where i < S)
+#pragma unroll
+      for (unsigned step = 16; step >= 1; step >>= 1)
+        if (__shfl_sync(full, P, owner + step) <= i) owner += step;
+      const unsigned p_owner = __shfl_sync(full, P, owner);
+      const unsigned n_owner = __shfl_sync(full, mine, owner);
+      double fj = 0, fj2 = 0;
+      if (i < S) {
+        const std::uint64_t cube = warp_first + owner;
+        double cd[D];
+        if constexpr (D >= 2) {
+#pragma unroll
+          for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coords[j][owner]);
+        } else {
+          cd[0] = static_cast<double>(cube);  // D = 1: the coordinate is the index (exact below 2^53)
+        }
+        const double ts = sp.bin_scale / static_cast<double>(n_owner);  // as sample_cubes (per-cube counts)
+        const std::uint64_t index = cube * sp.p + (i - p_owner);
+        const auto keep = [&](double a, double b) {
+          fj = a;
+          fj2 = b;
+        };
+        if constexpr (Adapt)
+          sample_term<D>(f, sp, map, rng, cd, index, ts, sink, part, keep);
+        else
+          sample_term<D>(f, sp, map, rng, cd, index, ts, none, part, keep);
+      }
+      win[0][lane] = fj;
+      win[1][lane] = fj2;
+      __syncwarp();
+      // this lane's samples in the window, in index order (list positions [a, e))
+      const unsigned a = P > w0 ? P : w0;
+      const unsigned e = P + mine < w0 + 32 ? P + mine : w0 + 32;
+      for (unsigned j = a; j < e; ++j) {
+        t1 += win[0][j - w0];
+        t2 += win[1][j - w0];
+        const unsigned kk = j - P + 1;  // samples of the sub-cube added so far
+        if (kk % seg_len == 0 || kk == mine) {  // a segment's end: its sums into the sub-cube's
+          s1 += t1;
+          s2 += t2;
+          t1 = t2 = 0;
+        }
+      }
+      __syncwarp();
+    }
+    {
+      const std::uint64_t c = warp_first + lane;
+      if (c < n_sel) {
+        const std::uint64_t n = sp.counts.count(c);  // again: no register held across the windows
+        cube_estimate ce;
+        if (heavy.precomputed(n)) {
+          const std::uint64_t h = heavy.first(c);
+          ce.mean = heavy.mean(h);
+          ce.var = heavy.var(h);
+        } else {
+          ce = finish_cube(s1, s2, static_cast<double>(n), sp.counts, c);
+        }
+        part.estimate += ce.mean;
+        part.variance += ce.var;
+      }
+    }
+    fold_warp_flags<Adapt>(part, flags);
+    double ev = part.estimate, vv = part.variance;
+    block_tree_sum(ev, vv, red[k & 1u]);
+    if (tid == 0) {
+      tile_est[tile] = ev;
+      tile_var[tile] = vv;
+    }
+  }
+}
+
 /// V-Sample (Adapt = true) or V-Sample-No-Adjust over tiles [tile_first, n_tiles) of blockDim.x
 /// chunks (v_sample_tiles; tile_first > 0 only for the array path's slices, array_path.cuh). The
 /// heavy sub-cubes of a VEGAS+ pass (`heavy`, backend/cuda/heavy_cubes.cuh) were sampled before:
@@ -322,6 +453,48 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
   else
     v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red,
                                 s_flags[warp], rng, heavy);
+  __syncthreads();  // every shared bin atomic and flag fold of the block is done
+  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
+  if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
+}
+
+/// Whether v_sample_spread_kernel exists for dimension D: its static shared memory, beyond
+/// v_sample_kernel's, holds per warp of a block of at most 256 threads 2 x 32 doubles (the value
+/// windows) and D x 32 16-bit sub-cube coordinates (D >= 2): 4 KiB + D / 2 KiB per block.
+template <int D>
+inline constexpr bool v_sample_spread_available = D <= 64;
+
+/// v_sample_kernel with the tile loop of v_sample_tiles_spread (VEGAS+ passes of one sub-cube per
+/// chunk, stride 1, g < 2^16): the same preconditions, shared memory and results (bit for bit),
+/// the samples of a warp's light sub-cubes spread over its lanes. Blocks of at most 256 threads.
+template <int D, class F, bool Adapt>
+__global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
+    v_sample_spread_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t n_sel, std::uint64_t tile_first,
+                           std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
+                           bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng,
+                           heavy_cube_sums heavy) {
+  extern __shared__ unsigned long long v_sample_dyn[];  // as v_sample_kernel
+  __shared__ double s_red[2][2][32];
+  __shared__ warp_flags s_flags[32];
+  __shared__ double s_win[8][2][32];  // a warp's values f J, (f J)^2 of one window
+  __shared__ unsigned short s_coord[8][D >= 2 ? D : 1][32];  // its lanes' sub-cube coordinates
+  const unsigned B = blockDim.x;
+  const unsigned tid = threadIdx.x;
+  const unsigned warp = tid >> 5;
+  const int n_bin_values = D * map.n_bins;
+  const bool bins_in_smem = Adapt && shared_bins;
+  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
+  double* s_edges;
+  const bool edges_in_smem = fill_dynamic_smem<D>(v_sample_dyn, map, bins_in_smem, s_edges);
+  __syncthreads();
+
+  shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
+  if (edges_in_smem)
+    v_sample_tiles_spread<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, n_sel, tile_first, n_tiles, tile_est, tile_var,
+                                       sink, s_red, s_flags[warp], rng, heavy, s_win[warp], s_coord[warp]);
+  else
+    v_sample_tiles_spread<D, F, Adapt>(f, sp, map, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red, s_flags[warp],
+                                       rng, heavy, s_win[warp], s_coord[warp]);
   __syncthreads();  // every shared bin atomic and flag fold of the block is done
   if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
   if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);

@@ -13,6 +13,7 @@
 #include <exception>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../../core/array_rows.hpp"
@@ -52,36 +53,65 @@ struct pass_context {
   cudaStream_t stream() const noexcept { return device.stream(); }
 };
 
-/// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
-/// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
-/// blocks; the kernel reads which from the size it gets. Returns the grid size (launch_grid over
-/// the tiles, with the policy's adapt_tiles_per_block for V-Sample).
-/// Tiles [tile_first, n_tiles) only (the array path's slices; 0 otherwise).
-template <int D, class F, bool Adapt>
-int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride,
-                    std::uint64_t n_sel, std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins,
-                    std::size_t smem_plain, std::size_t smem_edges, const heavy_cube_sums& heavy = heavy_cube_sums{}) {
-  const int B = cx.policy.threads_per_block;
-  auto kernel = B <= 256 ? v_sample_kernel<D, F, Adapt, 256> : v_sample_kernel<D, F, Adapt, 1024>;
-  std::size_t smem = smem_edges;
-  int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem_edges);
-  if (smem_edges != smem_plain) {
-    const int plain = cx.occupancy.blocks_per_sm(kernel, B, smem_plain);
-    if (plain > per_sm) {
-      per_sm = plain;
-      smem = smem_plain;
+/// The dynamic shared memory and resident blocks per multiprocessor of a V-Sample launch of
+/// `kernel` with B threads: `smem_edges` (bins and map edges) unless it does not fit beside the
+/// kernel's `static_bytes` or `smem_plain` (bins only, edges read from global memory) allows more
+/// resident blocks. @throws cuda_error if no block fits.
+template <class K>
+std::pair<int, std::size_t> v_sample_smem(pass_context& cx, K kernel, int B, std::size_t smem_plain, std::size_t smem_edges,
+                                          std::size_t static_bytes) {
+  const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
+  std::size_t smem = smem_plain;
+  int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem_plain);
+  if (smem_edges != smem_plain && smem_edges + static_bytes <= optin) {
+    const int with_edges = cx.occupancy.blocks_per_sm(kernel, B, smem_edges);
+    if (with_edges >= per_sm) {
+      per_sm = with_edges;
+      smem = smem_edges;
     }
   }
   if (per_sm < 1)
     throw cuda_error("V-Sample kernel cannot run with " + std::to_string(B) + " threads per block and " +
                      std::to_string(smem) + " bytes of shared memory");
-  const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
+  return {per_sm, smem};
+}
+
+/// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
+/// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
+/// blocks; the kernel reads which from the size it gets. Returns the grid size (launch_grid over
+/// the tiles, with the policy's adapt_tiles_per_block for V-Sample).
+/// Tiles [tile_first, n_tiles) only (the array path's slices; 0 otherwise).
+/// VEGAS+ passes of one sub-cube per chunk (stride 1, blocks of at most 256 threads, g < 2^16, at
+/// most 2^26 samples per sub-cube; not a device array integrand's) run v_sample_spread_kernel where
+/// cuda_launch_policy::spread_light_cubes asks for it and its shared memory fits: the same bits.
+template <int D, class F, bool Adapt>
+int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride,
+                    std::uint64_t n_sel, std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins,
+                    std::size_t smem_plain, std::size_t smem_edges, const heavy_cube_sums& heavy = heavy_cube_sums{}) {
+  const int B = cx.policy.threads_per_block;
   pass_buffers& buf = cx.buffers;
+  const auto rng = philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration);
+  if constexpr (v_sample_spread_available<D> && !detail::sample_indexed<F>::value) {
+    const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
+    auto kernel = v_sample_spread_kernel<D, F, Adapt>;
+    if (cx.policy.spread_light_cubes && sp.counts.per_cube() && sp.chunk_cubes == 1 && stride == 1 && B <= 256 &&
+        sp.g < 65536 && sp.p < (std::uint64_t(1) << 26) && smem_plain + cx.occupancy.static_smem(kernel) <= optin) {
+      const std::size_t spread_static = cx.occupancy.static_smem(kernel);
+      const auto [per_sm, smem] = v_sample_smem(cx, kernel, B, smem_plain, smem_edges, spread_static);
+      const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
+      kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, n_sel, tile_first, n_tiles, buf.tile_est.data(),
+                                                                   buf.tile_var.data(), buf.bins.data(), buf.over.data(),
+                                                                   shared_bins, buf.flags.data(), rng, heavy);
+      MCUBES_CUDA_CHECK_LAUNCH("v_sample_spread_kernel");
+      return static_cast<int>(grid);
+    }
+  }
+  auto kernel = B <= 256 ? v_sample_kernel<D, F, Adapt, 256> : v_sample_kernel<D, F, Adapt, 1024>;
+  const auto [per_sm, smem] = v_sample_smem(cx, kernel, B, smem_plain, smem_edges, v_sample_static_smem_bytes);
+  const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
   kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, stride, n_sel, tile_first, n_tiles,
                                                                buf.tile_est.data(), buf.tile_var.data(), buf.bins.data(),
-                                                               buf.over.data(), shared_bins, buf.flags.data(),
-                                                               philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration),
-                                                               heavy);
+                                                               buf.over.data(), shared_bins, buf.flags.data(), rng, heavy);
   MCUBES_CUDA_CHECK_LAUNCH("v_sample_kernel");
   return static_cast<int>(grid);
 }
