@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   }
   int adapt_tiles = 1, max_blocks = 0;
   double heavy_above = 2, balance_above = 0, spread_heavy_below = 0.5;  // cuda_launch_policy's defaults
-  int spread_light = 0;
+  double spread_light = 1.25;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 1e30));
     s->add_option("--spread-heavy-below", spread_heavy_below, "CUDA, VEGAS+: cuda_launch_policy::spread_heavy_below")
         ->check(CLI::Range(0.0, 1e30));
-    s->add_option("--spread-light", spread_light, "CUDA, VEGAS+: cuda_launch_policy::spread_light_cubes (1 or 0)")
-        ->check(CLI::Range(0, 1));
+    s->add_option("--spread-light", spread_light,
+                  "CUDA, VEGAS+: cuda_launch_policy::spread_light_above (0: always spread; above 32: never)")
+        ->check(CLI::Range(0.0, 1e30));
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
     bench_policy().heavy_above_average = heavy_above;
     bench_policy().balance_above = balance_above;
     bench_policy().spread_heavy_below = spread_heavy_below;
-    bench_policy().spread_light_cubes = spread_light != 0;
+    bench_policy().spread_light_above = spread_light;
 #else
     (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
 #endif

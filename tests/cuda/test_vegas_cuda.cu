@@ -140,17 +140,17 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   }
   policy.heavy_above_average = cuda_launch_policy{}.heavy_above_average;
   policy.spread_heavy_below = cuda_launch_policy{}.spread_heavy_below;
-  // V-Sample with a warp's samples spread over its lanes (blocks of at most 256 threads) and
-  // without (a thread's loop over its sub-cube), each block size
-  for (bool spread_light : {true, false}) {
+  // V-Sample with every warp's samples spread over its lanes (spread_light_above 0), with the
+  // default choice per warp, and with a thread per sub-cube (blocks of 1024: always), each block size
+  for (double spread_above : {0.0, cuda_launch_policy{}.spread_light_above, 1e30}) {
     for (int tpb : {32, 64, 256, 1024}) {
-      SCOPED_TRACE(testing::Message() << "spread_light_cubes " << spread_light << ", block " << tpb);
-      policy.spread_light_cubes = spread_light;
+      SCOPED_TRACE(testing::Message() << "spread_light_above " << spread_above << ", block " << tpb);
+      policy.spread_light_above = spread_above;
       policy.threads_per_block = tpb;
       expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
     }
   }
-  policy.spread_light_cubes = cuda_launch_policy{}.spread_light_cubes;
+  policy.spread_light_above = cuda_launch_policy{}.spread_light_above;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
   expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));

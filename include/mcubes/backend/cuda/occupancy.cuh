@@ -63,12 +63,13 @@ struct cuda_launch_policy {
   /// from 0.057 s to 0.088 s on an H200 (bench/results/2026-11-29-heavy-threshold.md). At least 1.
   /// Never changes the result.
   double batch_heavy_above_average = 4;
-  /// VEGAS+ scalar passes of one sub-cube per chunk (stride 1, not a device array integrand):
-  /// V-Sample with a warp's samples spread over its lanes (vegas_kernels.cuh,
-  /// v_sample_tiles_spread) instead of a thread's loop over its own sub-cube's samples. Off by
-  /// default: on an H200 Lepage's Eq. (45) at 1e7 calls 15 % faster, the m-Cubes suite 0-6 % slower
-  /// (bench/results/2026-11-29-heavy-threshold.md). Never changes the result.
-  bool spread_light_cubes = false;
+  /// VEGAS+ scalar passes of one sub-cube per chunk (stride 1, blocks of at most 256 threads, not a
+  /// device array integrand): V-Sample spreads a warp's samples over its lanes (vegas_kernels.cuh,
+  /// v_sample_tiles_spread) where 32 x the warp's largest count exceeds spread_light_above x its
+  /// samples (a thread's loop over its own sub-cube would take that many times the even share),
+  /// else each lane samples its own sub-cube. 0: always spread; above 32: the chunk-per-thread
+  /// kernel. 1.25 by default (bench/results/2026-11-29-heavy-threshold.md). Never changes the result.
+  double spread_light_above = 1.25;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).
@@ -95,7 +96,8 @@ inline constexpr std::size_t adapt_smem_limit = 48 * 1024;
 
 /// Returns `policy` after checking it.
 /// @throws invalid_input for a bad block size, a negative max_blocks, adapt_tiles_per_block < 1,
-///         array_call_points < 1, or heavy_above_average or batch_heavy_above_average outside [1, 1e6].
+///         array_call_points < 1, heavy_above_average or batch_heavy_above_average outside [1, 1e6], or
+///         a negative spread_light_above.
 inline const cuda_launch_policy& checked_policy(const cuda_launch_policy& policy) {
   validate_block_size(policy.threads_per_block, "threads_per_block");
   MCUBES_EXPECTS(policy.max_blocks >= 0, "max_blocks must be non-negative, got ", policy.max_blocks);
@@ -107,6 +109,7 @@ inline const cuda_launch_policy& checked_policy(const cuda_launch_policy& policy
                  "heavy_above_average must be in [1, 1e6], got ", policy.heavy_above_average);
   MCUBES_EXPECTS(policy.batch_heavy_above_average >= 1 && policy.batch_heavy_above_average <= 1e6,
                  "batch_heavy_above_average must be in [1, 1e6], got ", policy.batch_heavy_above_average);
+  MCUBES_EXPECTS(policy.spread_light_above >= 0, "spread_light_above must be non-negative, got ", policy.spread_light_above);
   return policy;
 }
 

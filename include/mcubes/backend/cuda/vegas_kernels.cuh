@@ -290,15 +290,17 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 /// partials and the tile tree are those of sample_chunk, bit for bit; the bin terms and flags of a
 /// sample are added by the lane that computed it (exact integers, order-independent). A warp then
 /// costs about its samples / 32 steps, not 32 threads' loops of their own counts (a warp of the
-/// chunk-per-thread loop waits, sub-cube by sub-cube, for its largest count). Heavy sub-cubes
-/// (`heavy`) are taken as precomputed, as in sample_cubes.
+/// chunk-per-thread loop waits, sub-cube by sub-cube, for its largest count). A warp whose counts
+/// are close to even (32 x its largest count at most `spread_above` x its samples) has each lane
+/// sample its own sub-cube instead, as sample_cubes does: the same sums either way. Heavy
+/// sub-cubes (`heavy`) are taken as precomputed, as in sample_cubes.
 template <int D, class F, bool Adapt>
 __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                       std::uint64_t n_sel, std::uint64_t first, std::uint64_t n_tiles,
                                                       double* tile_est, double* tile_var, shared_bin_sink& sink,
                                                       double (*red)[2][32], warp_flags& flags, const philox_schedule& rng,
                                                       const heavy_cube_sums& heavy, double (*win)[32],
-                                                      unsigned short (*coords)[32]) {
+                                                      unsigned short (*coords)[32], double spread_above) {
   constexpr unsigned full = 0xffffffffu;
   const unsigned B = blockDim.x, tid = threadIdx.x, lane = tid & 31u;
   // list positions in 32 bits: a sub-cube has at most sp.p < 2^26 samples (launch_v_sample)
@@ -335,7 +337,40 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
       P = incl - mine;
       S = __shfl_sync(full, incl, 31);
     }
+    unsigned mx = mine;  // the warp's largest count: the steps of a thread-per-sub-cube loop
+#pragma unroll
+    for (unsigned s = 16; s >= 1; s >>= 1) {
+      const unsigned o = __shfl_xor_sync(full, mx, s);
+      mx = o > mx ? o : mx;
+    }
     double t1 = 0, t2 = 0;
+    if (!(32.0 * mx > spread_above * static_cast<double>(S))) {
+      // counts close to even: each lane samples its own sub-cube (sample_cubes' loop over segments)
+      if (mine > 0) {
+        const std::uint64_t c = warp_first + lane;
+        double cd[D];
+        if constexpr (D >= 2) {
+#pragma unroll
+          for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coords[j][lane]);
+        } else {
+          cd[0] = static_cast<double>(c);
+        }
+        const double ts = sp.bin_scale / static_cast<double>(mine);
+        const std::uint64_t cube_first = c * sp.p, last = cube_first + mine;
+        for (std::uint64_t s0 = cube_first; s0 != last;) {
+          const std::uint64_t s_end = last - s0 > seg_len ? s0 + seg_len : last;
+          t1 = t2 = 0;
+          if constexpr (Adapt)
+            sample_segment<D>(f, sp, map, rng, cd, s0, s_end, cube_first, ts, sink, part, t1, t2, no_poll{});
+          else
+            sample_segment<D>(f, sp, map, rng, cd, s0, s_end, cube_first, ts, none, part, t1, t2, no_poll{});
+          s1 += t1;
+          s2 += t2;
+          s0 = s_end;
+        }
+      }
+      S = 0;  // no window below
+    }
     for (unsigned w0 = 0; w0 < S; w0 += 32) {
       const unsigned i = w0 + lane;
       unsigned owner = 0;  // the last lane with P <= i (its count is then > 0 where i < S)
@@ -466,13 +501,14 @@ inline constexpr bool v_sample_spread_available = D <= 64;
 
 /// v_sample_kernel with the tile loop of v_sample_tiles_spread (VEGAS+ passes of one sub-cube per
 /// chunk, stride 1, g < 2^16): the same preconditions, shared memory and results (bit for bit),
-/// the samples of a warp's light sub-cubes spread over its lanes. Blocks of at most 256 threads.
+/// the samples of a warp's light sub-cubes spread over its lanes where its counts are uneven
+/// (`spread_above`). Blocks of at most 256 threads.
 template <int D, class F, bool Adapt>
 __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
     v_sample_spread_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t n_sel, std::uint64_t tile_first,
                            std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                            bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng,
-                           heavy_cube_sums heavy) {
+                           heavy_cube_sums heavy, double spread_above) {
   extern __shared__ unsigned long long v_sample_dyn[];  // as v_sample_kernel
   __shared__ double s_red[2][2][32];
   __shared__ warp_flags s_flags[32];
@@ -491,10 +527,10 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
   shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
   if (edges_in_smem)
     v_sample_tiles_spread<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, n_sel, tile_first, n_tiles, tile_est, tile_var,
-                                       sink, s_red, s_flags[warp], rng, heavy, s_win[warp], s_coord[warp]);
+                                       sink, s_red, s_flags[warp], rng, heavy, s_win[warp], s_coord[warp], spread_above);
   else
     v_sample_tiles_spread<D, F, Adapt>(f, sp, map, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red, s_flags[warp],
-                                       rng, heavy, s_win[warp], s_coord[warp]);
+                                       rng, heavy, s_win[warp], s_coord[warp], spread_above);
   __syncthreads();  // every shared bin atomic and flag fold of the block is done
   if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
   if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);

@@ -83,7 +83,7 @@ std::pair<int, std::size_t> v_sample_smem(pass_context& cx, K kernel, int B, std
 /// Tiles [tile_first, n_tiles) only (the array path's slices; 0 otherwise).
 /// VEGAS+ passes of one sub-cube per chunk (stride 1, blocks of at most 256 threads, g < 2^16, at
 /// most 2^26 samples per sub-cube; not a device array integrand's) run v_sample_spread_kernel where
-/// cuda_launch_policy::spread_light_cubes asks for it and its shared memory fits: the same bits.
+/// cuda_launch_policy::spread_light_above is at most 32 and its shared memory fits: the same bits.
 template <int D, class F, bool Adapt>
 int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride,
                     std::uint64_t n_sel, std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins,
@@ -94,14 +94,15 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
   if constexpr (v_sample_spread_available<D> && !detail::sample_indexed<F>::value) {
     const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
     auto kernel = v_sample_spread_kernel<D, F, Adapt>;
-    if (cx.policy.spread_light_cubes && sp.counts.per_cube() && sp.chunk_cubes == 1 && stride == 1 && B <= 256 &&
+    if (cx.policy.spread_light_above <= 32 && sp.counts.per_cube() && sp.chunk_cubes == 1 && stride == 1 && B <= 256 &&
         sp.g < 65536 && sp.p < (std::uint64_t(1) << 26) && smem_plain + cx.occupancy.static_smem(kernel) <= optin) {
       const std::size_t spread_static = cx.occupancy.static_smem(kernel);
       const auto [per_sm, smem] = v_sample_smem(cx, kernel, B, smem_plain, smem_edges, spread_static);
       const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
       kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, n_sel, tile_first, n_tiles, buf.tile_est.data(),
                                                                    buf.tile_var.data(), buf.bins.data(), buf.over.data(),
-                                                                   shared_bins, buf.flags.data(), rng, heavy);
+                                                                   shared_bins, buf.flags.data(), rng, heavy,
+                                                                   cx.policy.spread_light_above);
       MCUBES_CUDA_CHECK_LAUNCH("v_sample_spread_kernel");
       return static_cast<int>(grid);
     }
