@@ -444,6 +444,38 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
   }
 }
 
+/// The block of a V-Sample kernel around its tile loop: the warps' flag slots and the dynamic shared
+/// memory (fill_dynamic_smem: bins, map edges), then tiles(map, sink, s_red, this warp's flag slot),
+/// then the block's flags (add_block_flags) and shared bins (flush_shared_bins). tiles is called
+/// at two sites, with the edges in shared memory or not, so that the compiler makes two copies of
+/// the tile loop and the shared-memory one reads the edges with LDS and 32-bit addresses (one
+/// loop through a generic pointer measured 5-8% slower).
+template <int D, bool Adapt, class Tiles>
+__device__ __forceinline__ void v_sample_block(const map_view<D>& map, bin_accumulator* bins, bin_accumulator* over,
+                                               bool shared_bins, device_flags* flags, const Tiles& tiles) {
+  extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
+  __shared__ double s_red[2][2][32];                    // warp sums of a tile, double buffered
+  __shared__ warp_flags s_flags[32];
+  const unsigned B = blockDim.x;
+  const unsigned tid = threadIdx.x;
+  const unsigned warp = tid >> 5;
+  const int n_bin_values = D * map.n_bins;
+  const bool bins_in_smem = Adapt && shared_bins;
+  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
+  double* s_edges;
+  const bool edges_in_smem = fill_dynamic_smem<D>(v_sample_dyn, map, bins_in_smem, s_edges);
+  __syncthreads();
+
+  shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
+  if (edges_in_smem)
+    tiles(map_view<D>{s_edges, map.n_bins}, sink, s_red, s_flags[warp]);
+  else
+    tiles(map, sink, s_red, s_flags[warp]);
+  __syncthreads();  // every shared bin atomic and flag fold of the block is done
+  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
+  if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
+}
+
 /// V-Sample (Adapt = true) or V-Sample-No-Adjust over tiles [tile_first, n_tiles) of blockDim.x
 /// chunks (v_sample_tiles; tile_first > 0 only for the array path's slices, array_path.cuh). The
 /// heavy sub-cubes of a VEGAS+ pass (`heavy`, backend/cuda/heavy_cubes.cuh) were sampled before:
@@ -466,31 +498,11 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
                     std::uint64_t tile_first, std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                     bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng,
                     heavy_cube_sums heavy) {
-  extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
-  __shared__ double s_red[2][2][32];                    // warp sums of a tile, double buffered
-  __shared__ warp_flags s_flags[32];
-  const unsigned B = blockDim.x;
-  const unsigned tid = threadIdx.x;
-  const unsigned warp = tid >> 5;
-  const int n_bin_values = D * map.n_bins;
-  const bool bins_in_smem = Adapt && shared_bins;
-  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
-  double* s_edges;
-  const bool edges_in_smem = fill_dynamic_smem<D>(v_sample_dyn, map, bins_in_smem, s_edges);
-  __syncthreads();
-
-  shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
-  // Two instantiations of the tile loop, so that the shared-memory one reads the edges with LDS and
-  // 32-bit addresses (a single one through a generic pointer measured 5-8% slower).
-  if (edges_in_smem)
-    v_sample_tiles<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, stride, n_sel, tile_first, n_tiles, tile_est, tile_var,
-                                sink, s_red, s_flags[warp], rng, heavy);
-  else
-    v_sample_tiles<D, F, Adapt>(f, sp, map, stride, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red,
-                                s_flags[warp], rng, heavy);
-  __syncthreads();  // every shared bin atomic and flag fold of the block is done
-  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
-  if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
+  v_sample_block<D, Adapt>(map, bins, over, shared_bins, flags,
+                           [&](const map_view<D>& m, shared_bin_sink& sink, double (*red)[2][32], warp_flags& slot) {
+                             v_sample_tiles<D, F, Adapt>(f, sp, m, stride, n_sel, tile_first, n_tiles, tile_est, tile_var, sink,
+                                                         red, slot, rng, heavy);
+                           });
 }
 
 /// Whether v_sample_spread_kernel exists for dimension D: its static shared memory, beyond
@@ -509,31 +521,14 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
                            std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                            bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng,
                            heavy_cube_sums heavy, double spread_above) {
-  extern __shared__ unsigned long long v_sample_dyn[];  // as v_sample_kernel
-  __shared__ double s_red[2][2][32];
-  __shared__ warp_flags s_flags[32];
   __shared__ double s_win[8][2][32];  // a warp's values f J, (f J)^2 of one window
   __shared__ unsigned short s_coord[8][D >= 2 ? D : 1][32];  // its lanes' sub-cube coordinates
-  const unsigned B = blockDim.x;
-  const unsigned tid = threadIdx.x;
-  const unsigned warp = tid >> 5;
-  const int n_bin_values = D * map.n_bins;
-  const bool bins_in_smem = Adapt && shared_bins;
-  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
-  double* s_edges;
-  const bool edges_in_smem = fill_dynamic_smem<D>(v_sample_dyn, map, bins_in_smem, s_edges);
-  __syncthreads();
-
-  shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, shared_bins};
-  if (edges_in_smem)
-    v_sample_tiles_spread<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, n_sel, tile_first, n_tiles, tile_est, tile_var,
-                                       sink, s_red, s_flags[warp], rng, heavy, s_win[warp], s_coord[warp], spread_above);
-  else
-    v_sample_tiles_spread<D, F, Adapt>(f, sp, map, n_sel, tile_first, n_tiles, tile_est, tile_var, sink, s_red, s_flags[warp],
-                                       rng, heavy, s_win[warp], s_coord[warp], spread_above);
-  __syncthreads();  // every shared bin atomic and flag fold of the block is done
-  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
-  if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
+  const unsigned warp = threadIdx.x >> 5;
+  v_sample_block<D, Adapt>(map, bins, over, shared_bins, flags,
+                           [&](const map_view<D>& m, shared_bin_sink& sink, double (*red)[2][32], warp_flags& slot) {
+                             v_sample_tiles_spread<D, F, Adapt>(f, sp, m, n_sel, tile_first, n_tiles, tile_est, tile_var, sink,
+                                                                red, slot, rng, heavy, s_win[warp], s_coord[warp], spread_above);
+                           });
 }
 
 /// The register form of the fixed pairwise tree (core/fixed_tree.hpp) for one aligned group:
