@@ -283,8 +283,9 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 /// owns chunk k*B + t, i.e. sub-cube c = k*B + t, and its partial, but a warp samples the light
 /// sub-cubes of its 32 lanes as one list (their samples in lane order, then index order) 32 at a
 /// time, a sample per lane: the owner of list position i is the last lane whose exclusive sum of
-/// counts is at most i (five shuffles), its sub-cube's coordinates and bin scale come by shuffle,
-/// the values f J and (f J)^2 go through `win` (this warp's 2 x 32 doubles of shared memory), and
+/// counts is at most i (five shuffles), its sub-cube's coordinates from `coords` (this warp's
+/// D x 32 16-bit values in shared memory, written by each lane for its own sub-cube) and its count
+/// by shuffle, the values f J and (f J)^2 go through `win` (this warp's 2 x 32 doubles), and
 /// each owner adds its samples' values in index order (the segment rule of sample_cubes, at
 /// segments of sp.counts.segment). So the per-sub-cube sums, I_c, var_c and the share, the chunk
 /// partials and the tile tree are those of sample_chunk, bit for bit; the bin terms and flags of a
