@@ -5,14 +5,14 @@
 #                             reference benchmark and a test, Python with matplotlib for bench/*.py,
 #                             pybind11, the Python headers, NumPy and pytest for the Python module,
 #                             help2man for the manual page, Doxygen for the API reference, OpenMPI
-#                             for the runs under mpirun)
+#                             for the runs under mpirun, Ninja for the builds of scripts/test.sh)
 set -euo pipefail
 pkgs=(g++ cmake make librandom123-dev libboost-math-dev libcli11-dev nlohmann-json3-dev)
 case "${1:-}" in
   "") ;;
   --tests) pkgs+=(libgtest-dev libgsl-dev python3 python3-matplotlib pybind11-dev python3-dev python3-numpy python3-pytest
                  help2man doxygen python3-build python3-venv python3-wheel python3-setuptools python3-pip
-                 libopenmpi-dev openmpi-bin) ;;
+                 libopenmpi-dev openmpi-bin ninja-build) ;;
   *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac
 missing=()

@@ -148,7 +148,8 @@ struct compile_options {
   std::string cxx;                       ///< C++ compiler, a path or a name on PATH; empty: $CXX, else c++, else g++
   std::string nvcc;                      ///< CUDA compiler; empty: $CUDACXX, else nvcc on PATH, else /usr/local/cuda/bin/nvcc
   std::string cuda_arch;                 ///< e.g. "sm_90"; empty: the architecture of the options' device
-  std::vector<std::string> extra_flags;  ///< appended to the default flags (toolchain.hpp); part of the key
+  std::vector<std::string> extra_flags;  ///< appended to the default flags (toolchain.hpp); part of the key;
+                                         ///< empty: $MCUBES_JIT_CXXFLAGS / $MCUBES_JIT_NVCCFLAGS (env_extra_flags)
   std::string include_dir;               ///< the folder holding mcubes/; empty: find_include_dir
   std::vector<std::string> system_include_dirs;  ///< more -isystem folders; empty: those of the build
   std::string cache_dir;                 ///< base folder of the cache; empty: cache_base() ($XDG_CACHE_HOME/mcubes)
@@ -833,7 +834,8 @@ inline compiled_integrand compile(const integrand_source& src, method m, backend
   const std::string include_dir = find_include_dir(opt.include_dir);
   std::vector<std::string> system_dirs = opt.system_include_dirs.empty() ? build_system_include_dirs() : opt.system_include_dirs;
   std::vector<std::string> flags = compile_flags(c, arch);
-  flags.insert(flags.end(), opt.extra_flags.begin(), opt.extra_flags.end());
+  const std::vector<std::string> extra = opt.extra_flags.empty() ? env_extra_flags(cuda) : opt.extra_flags;
+  flags.insert(flags.end(), extra.begin(), extra.end());
   std::vector<std::string> includes = {"-I" + include_dir};
   for (const std::string& d : system_dirs) {
     includes.push_back("-isystem");

@@ -1,7 +1,8 @@
-# Every .cuh header is included by mcubes/cuda.cuh (so that its full compilation, test
-# Headers.nvcc:mcubes/cuda.cuh, puts every header through the host compiler's warnings; the others
-# are compiled alone to PTX only). Arguments: NVCC (the command, a list), TU (the unit that includes
-# mcubes/cuda.cuh), INCLUDE (the include root), HEADERS (the .cuh headers, relative to INCLUDE).
+# Every .cuh header is included by mcubes/cuda.cuh (so that tests/headers/user_integrate.cu, which
+# includes it and is compiled with -c, test Headers.nvcc:user_integrate, puts every header through
+# the host compiler's warnings; each header alone is compiled to PTX only). Arguments: NVCC (the
+# command, a list), TU (a unit that includes mcubes/cuda.cuh), INCLUDE (the include root), HEADERS
+# (the .cuh headers, relative to INCLUDE).
 execute_process(COMMAND ${NVCC} -M "${TU}" RESULT_VARIABLE rc OUTPUT_VARIABLE deps ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nvcc -M failed (${rc}): ${err}")

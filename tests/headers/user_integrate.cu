@@ -1,7 +1,9 @@
 // Compiled (not run) by the header tests (tests/headers/CMakeLists.txt) with nvcc
 // -Xcompiler=-Wall,-Wextra (and -Werror): mcubes::integrate and the other methods instantiated
 // on a functor, and with --extended-lambda on a __host__ __device__ lambda, as a user's .cu file
-// would.
+// would. The second compilation (MCUBES_TEST_SECOND_UNIT: no main, a function of another name) is
+// linked with the first into one program (Headers.nvcc:two_translation_units): no kernel or
+// function of the headers is defined twice.
 #include <mcubes/cuda.cuh>
 
 #include <cstdio>
@@ -14,7 +16,11 @@ struct product {
 
 }  // namespace
 
+#if defined(MCUBES_TEST_SECOND_UNIT)
+int user_integrate_second_unit() {
+#else
 int main() {
+#endif
   mcubes::vegas_options o;
   o.backend = mcubes::backend_kind::automatic;
   o.calls_per_iteration = 10000;

@@ -6,6 +6,7 @@
 /// error case; the cache (hit, checks, folders). Each test program uses a fresh cache folder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -339,7 +340,13 @@ struct f4_body_aot {
 
 using mcubes_test::expect_same_result;
 
+/// The JitDeterminism tests compile with the default flags (-O3) whatever the environment says
+/// (CTest gives every test MCUBES_JIT_CXXFLAGS=-O1, tests/CMakeLists.txt): the bits of a run-time
+/// compiled integrand at -O3 against the test's functor compiled at the test build's level.
+void default_flags_only() { ::unsetenv("MCUBES_JIT_CXXFLAGS"); }
+
 TEST(JitDeterminism, F4ExpressionGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
+  default_flags_only();
   mcubes::vegas_options o = small_vegas(11);
   o.calls_per_iteration = 200000;
   o.max_iterations = 12;
@@ -351,6 +358,7 @@ TEST(JitDeterminism, F4ExpressionGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
 }
 
 TEST(JitDeterminism, F4BodyGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
+  default_flags_only();
   mcubes::vegas_options o = small_vegas(12);
   o.calls_per_iteration = 200000;
   o.max_iterations = 12;
@@ -365,6 +373,7 @@ TEST(JitDeterminism, F4BodyGivesTheBitsOfTheFunctorCompiledAheadOfTime) {
 // compile: f6 (branches) at the paper's parameters, and a batch of f4 (each member bitwise a
 // single run by the batch's contract).
 TEST(JitDeterminism, ASuiteIntegrandGivesTheBitsOfItsFunctorCompiledAheadOfTime) {
+  default_flags_only();
   namespace suite = mcubes::suite;
   mcubes::vegas_options o = small_vegas(13);
   o.calls_per_iteration = 50000;
@@ -568,6 +577,16 @@ TEST(JitCache, ASecondCompilationIsACheckedCacheHit) {
   EXPECT_FALSE(first.info().cache_hit);
   EXPECT_GT(first.info().compile_seconds, 0);
   EXPECT_EQ(first.info().object.rfind(test_cache() + "/jit/" + first.info().key + ".so", 0), 0u) << first.info().object;
+  // the extra flags of the environment ($MCUBES_JIT_CXXFLAGS) come after the defaults, in order
+  {
+    const std::vector<std::string>& cmd = first.info().command;
+    auto at = std::find(cmd.begin(), cmd.end(), "-O3");
+    ASSERT_NE(at, cmd.end());
+    for (const std::string& w : jit::env_extra_flags(false)) {
+      at = std::find(at, cmd.end(), w);
+      EXPECT_NE(at, cmd.end()) << w;
+    }
+  }
   const jit::compiled_integrand second = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
   EXPECT_TRUE(second.info().cache_hit);
   EXPECT_EQ(second.info().compile_seconds, 0);

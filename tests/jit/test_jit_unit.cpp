@@ -381,6 +381,25 @@ TEST(JitToolchain, AMissingCompilerNamesWhereItLookedAndWhatToInstall) {
   EXPECT_THROW(jit::find_cxx("/nonexistent/c++", 5, empty + "/v"), jit::toolchain_error);
 }
 
+// MCUBES_JIT_CXXFLAGS / MCUBES_JIT_NVCCFLAGS: words split at blanks, each variable for its compiler.
+TEST(JitToolchain, ExtraFlagsComeFromTheEnvironmentOfTheirCompiler) {
+  const char* old_cxx = std::getenv("MCUBES_JIT_CXXFLAGS");
+  const std::string saved_cxx = old_cxx != nullptr ? old_cxx : "";
+  const char* old_nvcc = std::getenv("MCUBES_JIT_NVCCFLAGS");
+  const std::string saved_nvcc = old_nvcc != nullptr ? old_nvcc : "";
+  ::setenv("MCUBES_JIT_CXXFLAGS", "  -O1\t-march=x86-64-v2 \n-g0 ", 1);
+  ::setenv("MCUBES_JIT_NVCCFLAGS", "-lineinfo", 1);
+  EXPECT_EQ(jit::env_extra_flags(false), (std::vector<std::string>{"-O1", "-march=x86-64-v2", "-g0"}));
+  EXPECT_EQ(jit::env_extra_flags(true), (std::vector<std::string>{"-lineinfo"}));
+  ::setenv("MCUBES_JIT_CXXFLAGS", " \t ", 1);
+  ::unsetenv("MCUBES_JIT_NVCCFLAGS");
+  EXPECT_TRUE(jit::env_extra_flags(false).empty());
+  EXPECT_TRUE(jit::env_extra_flags(true).empty());
+  if (old_cxx != nullptr) ::setenv("MCUBES_JIT_CXXFLAGS", saved_cxx.c_str(), 1);
+  else ::unsetenv("MCUBES_JIT_CXXFLAGS");
+  if (old_nvcc != nullptr) ::setenv("MCUBES_JIT_NVCCFLAGS", saved_nvcc.c_str(), 1);
+}
+
 TEST(JitToolchain, TheHeadersOfThisVersionAreFound) {
   const std::string dir = jit::find_include_dir("");
   std::ifstream entry(dir + "/mcubes/jit/entry.hpp");

@@ -99,7 +99,33 @@ inline std::string env_or_empty(const char* name) {
   return v != nullptr ? v : "";
 }
 
+/// The words of environment variable `name` (split at blanks: spaces, tabs, new lines; no quoting),
+/// or none where it is unset or blank.
+inline std::vector<std::string> env_words(const char* name) {
+  std::vector<std::string> words;
+  const std::string v = env_or_empty(name);
+  std::size_t i = 0;
+  while (i < v.size()) {
+    while (i < v.size() && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n')) ++i;
+    std::size_t j = i;
+    while (j < v.size() && v[j] != ' ' && v[j] != '\t' && v[j] != '\n') ++j;
+    if (j > i) words.push_back(v.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
 }  // namespace detail
+
+/// The extra flags of a compilation when compile_options::extra_flags is empty: the words of
+/// $MCUBES_JIT_CXXFLAGS for the C++ compiler, of $MCUBES_JIT_NVCCFLAGS for nvcc (split at blanks,
+/// no quoting; none where unset). They come after compile_flags(), so a later -O1 overrides -O3;
+/// they are part of the cache key. Flags that change floating-point semantics (-ffast-math,
+/// -ffp-contract=fast, nvcc's --use_fast_math) change the bits and are the user's choice; the
+/// library does not check them.
+inline std::vector<std::string> env_extra_flags(bool cuda) {
+  return detail::env_words(cuda ? "MCUBES_JIT_NVCCFLAGS" : "MCUBES_JIT_CXXFLAGS");
+}
 
 /// The C++ compiler: `requested` if not empty (a path or a name on PATH), else $CXX, else c++, else
 /// g++ on PATH. A $CXX that is set but names no executable program is refused (never silently
