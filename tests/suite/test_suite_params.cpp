@@ -719,8 +719,9 @@ TEST(SuiteParams, RegistryParametersMatchTheStructs) {
     const typename Desc::params from_list = suite::params_from<Desc>(defaults);
     const typename Desc::params from_struct{};
     // an empty parameter struct (fA, fB) has one byte of indeterminate value: nothing to compare
-    if constexpr (!std::is_empty_v<typename Desc::params>)
+    if constexpr (!std::is_empty_v<typename Desc::params>) {
       EXPECT_EQ(std::memcmp(&from_list, &from_struct, sizeof from_list), 0) << Desc::name;
+    }
     // f6's integral exceeds the Vegas range beyond d = 25 (IntegralsBeyondTheVegasRangeAreRefusedBeforeARun)
     const int top = std::string(Desc::name) == "f6" ? suite::f6_paper_max_dim : Desc::max_dim;
     for (int dim : {Desc::min_dim, Desc::default_dim, top})
@@ -766,8 +767,9 @@ void expect_vegas_near_exact(const F& f, double exact, const std::string& what) 
     o.seed = 20240614;
     o.stratification = mode;
     const mcubes::result r = mcubes::vegas<D>(f, mcubes::region<D>::unit(), o);
-    if (mode == mcubes::stratification_mode::uniform)
+    if (mode == mcubes::stratification_mode::uniform) {
       ASSERT_EQ(r.status, mcubes::status::converged) << what << ": " << r.estimate << " +- " << r.error;
+    }
     EXPECT_LE(std::fabs(r.estimate - exact), kMaxPull * r.error)
         << what << ", " << mcubes::to_string(mode) << ": " << r.estimate << " +- " << r.error << " vs exact " << exact;
   }
