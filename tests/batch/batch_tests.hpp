@@ -78,10 +78,12 @@ inline void expect_identical(const mcubes::result& a, const mcubes::result& b, c
 
 /// Result k of a batch is the single run of with_parameters{f, p_k} with seed batch_seed(seed, k),
 /// bit for bit; `solo_ex` runs the single runs (another thread count or block size).
-inline void contract_holds(const mcubes::execution& ex, const mcubes::execution& solo_ex) {
+inline void contract_holds(const mcubes::execution& ex, const mcubes::execution& solo_ex,
+                           mcubes::stratification_mode mode = mcubes::stratification_mode::adaptive) {
   const int K = 7;
   const auto ps = members(K);
-  const mcubes::vegas_options o = batch_options(ex);
+  mcubes::vegas_options o = batch_options(ex);
+  o.stratification = mode;
   const auto reg = mcubes::region<4>::unit();
   const std::vector<mcubes::result> rs = mcubes::vegas_batch<4>(gauss4{}, reg, ps, o);
   ASSERT_EQ(rs.size(), static_cast<std::size_t>(K));
@@ -89,6 +91,7 @@ inline void contract_holds(const mcubes::execution& ex, const mcubes::execution&
   for (int k = 0; k < K; ++k) {
     mcubes::vegas_options solo = batch_options(solo_ex);
     solo.seed = mcubes::batch_seed(o.seed, k);
+    solo.stratification = mode;
     const mcubes::result r = mcubes::vegas<4>(mcubes::with_parameters<gauss4, gauss_params>{gauss4{}, ps[k]}, reg, solo);
     expect_identical(rs[k], r, "integral " + std::to_string(k));
     EXPECT_EQ(rs[k].seed, mcubes::batch_seed(o.seed, k));

@@ -22,6 +22,12 @@ TEST(BatchCuda, ResultKIsTheSingleRunWithItsDerivedSeed) {
   batch_tests::contract_holds(cuda_execution(64), cuda_execution(512));
   batch_tests::contract_holds(cuda_execution(1024), cuda_execution(32));
 }
+// The uniform strategy's passes run the kernels without per-cube branches (uniform_counts,
+// core/sampler.hpp): a batch's (v_sample_batch_kernel) against single runs' (v_sample_kernel).
+TEST(BatchCuda, UniformResultKIsTheSingleRunWithItsDerivedSeed) {
+  MCUBES_REQUIRE_DEVICE();
+  batch_tests::contract_holds(cuda_execution(64), cuda_execution(512), mcubes::stratification_mode::uniform);
+}
 TEST(BatchCuda, MembersReachingTheOverflowLevelsAreTheirSingleRuns) {
   MCUBES_REQUIRE_DEVICE();
   batch_tests::overflow_levels_are_single_runs(cuda_execution(256), cuda_execution(128));

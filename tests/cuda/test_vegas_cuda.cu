@@ -83,11 +83,15 @@ TEST(CudaVegas, AgreesWithCpuBackend) {
 // Built with --fmad=false: an integrand of +, -, *, / only gives bitwise the CPU's result.
 TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
   MCUBES_REQUIRE_DEVICE();
-  vegas_options o = small_adapting();
-  const result gpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
-  o.backend = backend_kind::cpu;
-  const result cpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
-  expect_same_result(gpu, cpu);
+  // VEGAS+ (the default) and the uniform strategy (its own V-Sample kernels: uniform_counts)
+  for (stratification_mode mode : {stratification_mode::adaptive, stratification_mode::uniform}) {
+    vegas_options o = small_adapting();
+    o.stratification = mode;
+    const result gpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
+    o.backend = backend_kind::cpu;
+    const result cpu = integrate<6>(suite::f2_product_peak{}, region<6>::unit(), o);
+    expect_same_result(gpu, cpu);
+  }
 }
 
 // VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled ahead by

@@ -78,6 +78,9 @@ struct cube_counts {
   std::uint64_t segment = 0;
 
   MCUBES_HOST_DEVICE bool per_cube() const noexcept { return n_base != 0; }
+  /// A pass of the uniform strategy: p samples per sub-cube and no shares written (sample_cubes
+  /// may then run its uniform_counts form, core/sampler.hpp).
+  MCUBES_HOST_DEVICE bool none() const noexcept { return n_base == 0 && share_out == nullptr; }
   /// Samples of sub-cube c (per_cube() only).
   MCUBES_HOST_DEVICE std::uint64_t count(std::uint64_t c) const {
     if (share_in == nullptr) return n_base;

@@ -245,6 +245,19 @@ MCUBES_HOST_DEVICE inline bool sample_segment(const F& f, const sampling_params<
   return true;
 }
 
+/// The counts a sample_cubes instantiation serves: any_counts reads sp.counts at run time (VEGAS+
+/// per-cube counts, shares, segments; or uniform); uniform_counts is for passes with
+/// sp.counts.none() only (the uniform strategy), p samples per sub-cube with no per-cube branch in
+/// the loop: the same arithmetic, so the same bits, as any_counts on such a pass. The CUDA kernels
+/// choose the form per pass (a sub-cube of the uniform grid has few samples, e.g. 2: the per-cube
+/// branches of any_counts cost ~8 % of V-Sample there).
+struct any_counts {
+  static constexpr bool uniform_only = false;
+};
+struct uniform_counts {
+  static constexpr bool uniform_only = true;
+};
+
 /// A sub-cube's estimate and variance from its sums (file comment): I_c = s1/n,
 /// var_c = (s2 - s1 I_c) / (n (n-1)) (negative rounding clamped at 0; NaN kept); with
 /// counts.share_out set, writes d_c = cube_share(n var_c, beta16) there (core/cube_counts.hpp).
@@ -283,20 +296,22 @@ MCUBES_HOST_DEVICE inline cube_estimate finish_cube(double s1, double s2, double
 /// pre.precomputed(n_c) holds are not sampled here: their I_c, var_c are pre.mean(h), pre.var(h),
 /// h counting them from pre.first(begin) in index order (their samples, bins, flags and shares
 /// come from the backend's own launches, with the segment rule above).
-template <int D, class F, class Bins, class U, class Poll = no_poll, class Pre = no_precomputed_cubes>
+template <int D, class F, class Bins, class U, class Poll = no_poll, class Pre = no_precomputed_cubes, class Counts = any_counts>
 MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                      std::uint64_t begin, std::uint64_t end, cube_coord_t<D> (&coord)[D],
                                                      Bins& bins, const U& uni, const Poll& poll = Poll{},
-                                                     const Pre& pre = Pre{}) {
+                                                     const Pre& pre = Pre{}, Counts = Counts{}) {
   chunk_partial out;
-  const bool per_cube = sp.counts.per_cube();
+  const bool per_cube = !Counts::uniform_only && sp.counts.per_cube();
+  const cube_counts no_counts{};  // uniform_counts: no shares to write (sp.counts.none())
+  const cube_counts& counts = Counts::uniform_only ? no_counts : sp.counts;
   const double pd_uniform = static_cast<double>(sp.p);
   const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
   std::uint64_t h = pre.first(begin);
   for (std::uint64_t c = begin; c < end; ++c) {
     const std::uint64_t n = per_cube ? sp.counts.count(c) : sp.p;
     cube_estimate ce;
-    if (Pre::enabled && per_cube && pre.precomputed(n)) {
+    if (Pre::enabled && !Counts::uniform_only && per_cube && pre.precomputed(n)) {
       ce.mean = pre.mean(h);
       ce.var = pre.var(h);
       ++h;
@@ -322,7 +337,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
           s0 = s_end;
         }
       }
-      ce = finish_cube(s1, s2, pd, sp.counts, c);
+      ce = finish_cube(s1, s2, pd, counts, c);
     }
     out.estimate += ce.mean;
     out.variance += ce.var;
@@ -337,16 +352,16 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
 
 /// Processes chunk `chunk` (sub-cubes [chunk*chunk_cubes, min(m, (chunk+1)*chunk_cubes))) serially
 /// (sample_cubes; one division per axis per chunk for its first sub-cube's coordinates).
-template <int D, class F, class Bins, class U, class Poll = no_poll, class Pre = no_precomputed_cubes>
+template <int D, class F, class Bins, class U, class Poll = no_poll, class Pre = no_precomputed_cubes, class Counts = any_counts>
 MCUBES_HOST_DEVICE inline chunk_partial sample_chunk(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                      std::uint64_t chunk, Bins& bins, const U& uni, const Poll& poll = Poll{},
-                                                     const Pre& pre = Pre{}) {
+                                                     const Pre& pre = Pre{}, Counts counts_form = Counts{}) {
   const std::uint64_t begin = chunk * sp.chunk_cubes;
   std::uint64_t end = begin + sp.chunk_cubes;
   if (end > sp.n_cubes) end = sp.n_cubes;
   cube_coord_t<D> coord[D] = {};
   if (begin < end) cube_start<D>(begin, sp.g, coord);
-  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni, poll, pre);
+  return sample_cubes<D>(f, sp, map, begin, end, coord, bins, uni, poll, pre, counts_form);
 }
 
 /// sample_chunk with the Vegas stream's uniforms from sample_stream.

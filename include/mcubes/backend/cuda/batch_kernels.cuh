@@ -120,7 +120,9 @@ inline std::size_t batch_group_smem_bytes(int levels, int block, std::size_t n_b
 /// [32, MaxThreads]; dynamic shared memory batch_group_smem_bytes(levels, blockDim.x,
 /// shared_bins ? D n_bins : 0, shared_edges ? D (n_bins + 1) : 0) with 2^(levels - 1) >= every
 /// items[i].group.
-template <int D, class F, class P, bool Adapt, int MaxThreads>
+/// Counts: any_counts, or uniform_counts where every item's pass has sp.counts.none() (the uniform
+/// strategy: core/sampler.hpp, the same bits; launch_batch decides).
+template <int D, class F, class P, bool Adapt, int MaxThreads, class Counts = any_counts>
 __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
     v_sample_batch_kernel(F f, const batch_item<D, P>* __restrict__ items, unsigned n_items, std::uint64_t unit_begin,
                           std::uint64_t unit_end, double* tile_est, double* tile_var, device_flags* flags, int levels,
@@ -181,9 +183,9 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
         const std::uint64_t end = begin + cc < it.sp.n_cubes ? begin + cc : it.sp.n_cubes;
         if constexpr (Adapt) {
           shared_bin_sink sink{s_lo, it.bins, it.over, n_values, n_bins, bins_in_smem};
-          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, sink, it.rng, no_poll{}, it.heavy);
+          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, sink, it.rng, no_poll{}, it.heavy, Counts{});
         } else {
-          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, none, it.rng, no_poll{}, it.heavy);
+          part = sample_cubes<D>(g, it.sp, map, begin, end, coord, none, it.rng, no_poll{}, it.heavy, Counts{});
         }
         fl.merge(part);
       }

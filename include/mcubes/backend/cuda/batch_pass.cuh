@@ -108,7 +108,13 @@ void launch_batch(pass_context& cx, const F& f, const batch_item<D, P>* items, u
                   std::uint64_t unit_end, batch_state<D, P>& b, device_flags* flags, int levels) {
   if (unit_end <= unit_begin) return;
   const int B = cx.policy.threads_per_block;
-  auto kernel = B <= 256 ? v_sample_batch_kernel<D, F, P, Adapt, 256> : v_sample_batch_kernel<D, F, P, Adapt, 1024>;
+  // every pass of the uniform strategy: the kernel without per-cube branches (uniform_counts)
+  const batch_item<D, P>* host = b.host_items.data() + (items - b.items.data());
+  bool uniform = true;
+  for (unsigned i = 0; i < n_items; ++i) uniform = uniform && host[i].sp.counts.none();
+  auto kernel = B <= 256 ? (uniform ? v_sample_batch_kernel<D, F, P, Adapt, 256, uniform_counts> : v_sample_batch_kernel<D, F, P, Adapt, 256>)
+                         : (uniform ? v_sample_batch_kernel<D, F, P, Adapt, 1024, uniform_counts>
+                                    : v_sample_batch_kernel<D, F, P, Adapt, 1024>);
   const std::size_t smem_bins = batch_group_smem_bytes(levels, B, b.bin_values());
   const bool shared_bins = Adapt && smem_bins <= batch_smem_limit;
   const std::size_t smem_base = batch_group_smem_bytes(levels, B, shared_bins ? b.bin_values() : 0);

@@ -244,7 +244,7 @@ __device__ __forceinline__ bool fill_dynamic_smem(unsigned long long* dyn, const
 /// The tile loop of v_sample_kernel: block b handles tiles first + b, first + b + gridDim.x, ...
 /// below n_tiles; in tile k thread t samples chunk (k*B + t)*stride (sample_chunk, core/sampler.hpp) and the block sums the B chunk
 /// partials over the fixed pairwise tree (block_tree_sum) into tile_est[k], tile_var[k].
-template <int D, class F, bool Adapt>
+template <int D, class F, bool Adapt, class Counts = any_counts>
 __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                std::uint64_t stride, std::uint64_t n_sel, std::uint64_t first,
                                                std::uint64_t n_tiles, double* tile_est, double* tile_var, shared_bin_sink& sink,
@@ -262,9 +262,9 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
       const std::uint64_t sel = tile * B + tid;
       if (sel < n_sel) {
         if constexpr (Adapt)
-          part = sample_chunk<D>(f, sp, map, sel * stride, sink, rng, no_poll{}, heavy);
+          part = sample_chunk<D>(f, sp, map, sel * stride, sink, rng, no_poll{}, heavy, Counts{});
         else
-          part = sample_chunk<D>(f, sp, map, sel * stride, none, rng, no_poll{}, heavy);
+          part = sample_chunk<D>(f, sp, map, sel * stride, none, rng, no_poll{}, heavy, Counts{});
       }
     }
     fold_warp_flags<Adapt>(part, flags);
@@ -492,8 +492,11 @@ __device__ __forceinline__ void v_sample_block(const map_view<D>& map, bin_accum
 /// before the pass (the kernel adds into them); `flags` holds
 /// initial_flags() (tree_reduce_kernel resets it after each pass); blockDim.x is a power of two in
 /// [32, MaxThreads]. MaxThreads (256 or 1024) bounds blockDim.x, so that the compiler keeps the
-/// registers within what such a block can have (v_sample_min_blocks).
-template <int D, class F, bool Adapt, int MaxThreads>
+/// registers within what such a block can have (v_sample_min_blocks). Counts: any_counts, or
+/// uniform_counts for passes with sp.counts.none() (the uniform strategy, core/sampler.hpp: a loop
+/// without per-cube branches, the same bits; a kernel of its own, so that neither form's registers
+/// weigh on the other's).
+template <int D, class F, bool Adapt, int MaxThreads, class Counts = any_counts>
 __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThreads, F>)
     v_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t stride, std::uint64_t n_sel,
                     std::uint64_t tile_first, std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
@@ -501,8 +504,8 @@ __global__ void __launch_bounds__(MaxThreads, v_sample_min_blocks<Adapt, MaxThre
                     heavy_cube_sums heavy) {
   v_sample_block<D, Adapt>(map, bins, over, shared_bins, flags,
                            [&](const map_view<D>& m, shared_bin_sink& sink, double (*red)[2][32], warp_flags& slot) {
-                             v_sample_tiles<D, F, Adapt>(f, sp, m, stride, n_sel, tile_first, n_tiles, tile_est, tile_var, sink,
-                                                         red, slot, rng, heavy);
+                             v_sample_tiles<D, F, Adapt, Counts>(f, sp, m, stride, n_sel, tile_first, n_tiles, tile_est,
+                                                                 tile_var, sink, red, slot, rng, heavy);
                            });
 }
 

@@ -107,7 +107,9 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
       return static_cast<int>(grid);
     }
   }
-  auto kernel = B <= 256 ? v_sample_kernel<D, F, Adapt, 256> : v_sample_kernel<D, F, Adapt, 1024>;
+  const bool uniform = sp.counts.none();  // the uniform strategy: the kernel without per-cube branches
+  auto kernel = B <= 256 ? (uniform ? v_sample_kernel<D, F, Adapt, 256, uniform_counts> : v_sample_kernel<D, F, Adapt, 256>)
+                         : (uniform ? v_sample_kernel<D, F, Adapt, 1024, uniform_counts> : v_sample_kernel<D, F, Adapt, 1024>);
   const auto [per_sm, smem] = v_sample_smem(cx, kernel, B, smem_plain, smem_edges, v_sample_static_smem_bytes);
   const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
   kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, stride, n_sel, tile_first, n_tiles,
