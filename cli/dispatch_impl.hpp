@@ -4,8 +4,9 @@
 /// integrand in suite::precompiled_dims (suite::visit_precompiled_dimension) runs mcubes::vegas_with
 /// over its region on the chosen backend (run_backend.hpp); the command compiles the others at run
 /// time (user_integrand.hpp, suite_compiled_at_run_time). Each (integrand, D) pair is a separate
-/// instantiation of the whole sampling loop (seconds of g++ -O3 each); included only by the
-/// files cli/dispatch_<name>.cpp.
+/// instantiation of the CPU backend's sampling passes (seconds of g++ -O3 each); the loops around
+/// them depend only on D and are compiled once (cli/engine.hpp). Included only by the files
+/// cli/dispatch_<name>.cpp.
 
 #include <array>
 #include <type_traits>
@@ -13,6 +14,7 @@
 #include <mcubes/core/batch.hpp>
 #include <mcubes/suite.hpp>
 
+#include "engine.hpp"  // the loops, compiled once per dimension (cli/engine.cpp)
 #include "integrand_dispatch.hpp"
 
 namespace mcubes::cli {

@@ -3,10 +3,10 @@
 /// Compile-time dispatch of `mcubes integrate`: from a suite integrand's name and a run-time
 /// dimension to an instantiation vegas<D>(F{}, ...) of the integrand's functor type F.
 ///
-/// Every (integrand, D) pair is a separate instantiation of the whole sampling loop (seconds of
-/// g++ -O3 each), so the runners are split over one translation unit per integrand
-/// (cli/dispatch_<name>.cpp, with the integrand's scan runner), which a parallel build compiles
-/// concurrently.
+/// Every (integrand, D) pair is a separate instantiation of the sampling passes (seconds of g++ -O3
+/// each; the loops around them are compiled once per D, cli/engine.hpp), so the runners are split
+/// over one translation unit per integrand (cli/dispatch_<name>.cpp, with the integrand's scan
+/// runner), which a parallel build compiles concurrently.
 
 #include <cstdint>
 #include <functional>

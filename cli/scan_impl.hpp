@@ -13,6 +13,7 @@
 #include <mcubes/backend/cpu.hpp>
 #include <mcubes/suite/registry.hpp>
 
+#include "engine.hpp"  // the batch rounds, compiled once per dimension (cli/engine.cpp)
 #include "mpi_session.hpp"
 #include "scan_dispatch.hpp"
 

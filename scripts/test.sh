@@ -11,7 +11,8 @@
 # about a quarter of nvcc's time; MCUBES_CUDA_ARCHITECTURES to change it), and with
 # MCUBES_CUDA_COMPILE_CHECK=ON (the command's and the Python module's CUDA runners in one dimension
 # per integrand, device code at cicc -O0; the CUDA tests compiled whole; the header tests compile
-# each .cuh to PTX for compute_90).
+# each .cuh to PTX for compute_90), and with MCUBES_BENCH_COMPILE_CHECK=ON (the benchmark programs
+# that no test runs compiled at -O0: no figure is taken without a GPU).
 # Without a GPU the host code is compiled at -O1 (CMAKE_{CXX,CUDA}_FLAGS_RELEASE; half of g++'s time
 # at -O3): the same bits at any level (no -ffast-math, no contraction), which the tests that compare
 # run-time compiled integrands (-O3) with the build's show; the speed of the library is bench/'s
@@ -43,7 +44,7 @@ elif [ "$gpu" -eq 0 ]; then
   arch_args=(-DMCUBES_CUDA_ARCHITECTURES=90-virtual)
 fi
 if [ "$gpu" -eq 0 ]; then
-  arch_args+=(-DMCUBES_CUDA_COMPILE_CHECK=ON "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELEASE=-O1 -DNDEBUG")
+  arch_args+=(-DMCUBES_CUDA_COMPILE_CHECK=ON -DMCUBES_BENCH_COMPILE_CHECK=ON "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELEASE=-O1 -DNDEBUG")
 else
   arch_args+=(-DMCUBES_CUDA_COMPILE_CHECK=OFF)
 fi

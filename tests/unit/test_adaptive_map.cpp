@@ -300,9 +300,13 @@ TEST(AdaptiveMap, DefensiveFloorBoundsTheIncrements) {
         c[k] = b > a ? (std::exp(10 * b) - std::exp(10 * a)) * (m.edge(0, k + 1) - a) * n : 0.0;
       }
       m.adapt_axis(0, c.data(), 1.5, eps);
-      if (eps > 0) ASSERT_LE(widest(m), (1 + 1e-9) / (eps * n)) << "eps " << eps << ", round " << round;
+      if (eps > 0) {
+        ASSERT_LE(widest(m), (1 + 1e-9) / (eps * n)) << "eps " << eps << ", round " << round;
+      }
     }
-    if (eps == 0) EXPECT_GT(widest(m), 0.1) << "Lepage's rule: the empty region in a few increments";
+    if (eps == 0) {
+      EXPECT_GT(widest(m), 0.1) << "Lepage's rule: the empty region in a few increments";
+    }
   }
 }
 

@@ -455,7 +455,9 @@ TEST(SegmentRule, SerialSumsOfSegmentsAndTheSplitPassAgree) {
   EXPECT_EQ(std::max(split.max_contribution, flags_split.max_contribution), serial.max_contribution);
   EXPECT_EQ(bins_split.v, bins_serial.v);
   EXPECT_EQ(out_split, out_serial);
-  if (T < L) EXPECT_GT(one_segment, 0u) << "no precomputed sub-cube of one segment: the threshold below L is not tested";
+  if (T < L) {
+    EXPECT_GT(one_segment, 0u) << "no precomputed sub-cube of one segment: the threshold below L is not tested";
+  }
   }
 }
 

@@ -984,10 +984,41 @@ sampling_density density_of(const region<D>& reg, Backend& backend, const Map& m
 /// bits of the run that was never stopped (records' seconds aside), on any backend, thread count
 /// or block size. @throws invalid_input for a progress that does not fit (map size, records,
 /// shares); whatever `save` throws.
-template <int D, class F, class Backend, class Map>
-result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
-                      vegas_state& state, cube_shares<std::remove_const_t<Backend>>& shares,
-                      const iteration_callback& on_iteration = {}, const vegas_resumption& resume = {}) {
+namespace detail {
+/// The integrand's part of one run (vegas_driver): `sample` runs the run's next pass on its backend
+/// (backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride())); `fail` throws
+/// the failure of sample `index` of iteration `it` whose value was `value` (throw_sample_failure,
+/// with the map the pass read).
+template <int D>
+struct run_passes {
+  std::function<iteration_sums(const vegas_run<D>& run)> sample;
+  std::function<void(const sampling_params<D>& sp, int it, std::uint64_t index, double value)> fail;
+};
+
+/// The loop of one run (vegas_continue, vegas_with) for every integrand of dimension D on a Backend
+/// with maps of type Map: the integrand enters only through run_passes, so that one instantiation
+/// of (D, Backend, Map) serves every integrand. A program that runs many integrands can compile it
+/// once: `extern template struct mcubes::detail::vegas_driver<D, B, M>;` where it is used and
+/// `template struct ...` in one unit (the command: cli/engine.hpp). Members defined outside the
+/// class, so that such a declaration suppresses their instantiation.
+template <int D, class Backend, class Map>
+struct vegas_driver {
+  using shares_type = cube_shares<std::remove_const_t<Backend>>;
+  /// vegas_continue's run (same contract).
+  static result run(const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map, vegas_state& state,
+                    shares_type& shares, const iteration_callback& on_iteration, const vegas_resumption& resume,
+                    const run_passes<D>& passes);
+  /// vegas_with's run from `map` (made by the backend, uniform) and a fresh state (same contract).
+  static result run_new(const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
+                        const iteration_callback& on_iteration, sampling_density* trained,
+                        const vegas_resumption& resume, const run_passes<D>& passes);
+};
+
+template <int D, class Backend, class Map>
+result vegas_driver<D, Backend, Map>::run(const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
+                                          vegas_state& state, shares_type& shares,
+                                          const iteration_callback& on_iteration, const vegas_resumption& resume,
+                                          const run_passes<D>& passes) {
   if (resume.from != nullptr) {
     backend.set_map_edges(map, resume.from->edges);
     state = resume.from->state;
@@ -1007,9 +1038,6 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
     team_gather_cubes(team_of(backend), run.strat().n_chunks, run.params().chunk_cubes, p.shares, layout_of(backend));
     return p;
   };
-  const auto fail = [&](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
-    detail::throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);
-  };
   const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, map_floor_for(opt), opt.symmetric_map); };
   while (!run.done()) {
     if (stop_agreed(opt.stop, team_of(backend))) {  // execution::stop: before every pass (every rank of a team)
@@ -1021,17 +1049,50 @@ result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt
       std::vector<std::uint64_t> part_counts;  // under a team: the next pass's counts per part
       allocate_counts(run, backend, &part_counts);
       balance_team(run, backend, part_counts);
-      sums = backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
+      sums = passes.sample(run);
     } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
       run.stop();
       break;
     }
     const std::size_t before = run.completed();
-    run.take(sums, fail, adapt, on_iteration);
+    run.take(sums, passes.fail, adapt, on_iteration);
     if (resume.save && run.completed() > before && !run.done()) resume.save(progress, false);
   }
   if (resume.save) resume.save(progress, true);  // before finish(), which hands the records over
   return run.finish(on_iteration);
+}
+
+template <int D, class Backend, class Map>
+result vegas_driver<D, Backend, Map>::run_new(const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
+                                              const iteration_callback& on_iteration, sampling_density* trained,
+                                              const vegas_resumption& resume, const run_passes<D>& passes) {
+  vegas_state state;
+  shares_type shares;
+  result r = run(reg, opt, backend, map, state, shares, on_iteration, resume, passes);
+  if (trained != nullptr) *trained = density_of<D>(reg, backend, map, state, shares);
+  return r;
+}
+
+/// The run_passes of f on backend with map.
+template <int D, class F, class Backend, class Map>
+run_passes<D> passes_of(const F& f, Backend& backend, Map& map) {
+  run_passes<D> p;
+  p.sample = [&f, &backend, &map](const vegas_run<D>& run) {
+    return backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
+  };
+  p.fail = [&f, &backend, &map](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
+    throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);
+  };
+  return p;
+}
+}  // namespace detail
+
+template <int D, class F, class Backend, class Map>
+result vegas_continue(const F& f, const region<D>& reg, const vegas_options& opt, Backend& backend, Map& map,
+                      vegas_state& state, cube_shares<std::remove_const_t<Backend>>& shares,
+                      const iteration_callback& on_iteration = {}, const vegas_resumption& resume = {}) {
+  return detail::vegas_driver<D, Backend, Map>::run(reg, opt, backend, map, state, shares, on_iteration, resume,
+                                                   detail::passes_of<D>(f, backend, map));
 }
 
 /// vegas_continue with VEGAS+ arrays of its own: the state's allocation starts afresh (uniform
@@ -1057,12 +1118,9 @@ result vegas_with(const F& f, const region<D>& reg, const vegas_options& opt, Ba
                   const vegas_resumption& resume = {}) {
   validate(opt, D);
   auto map = backend.template make_map<D>(map_bins_for(opt));
-  vegas_state state;
-  using B = std::remove_const_t<std::remove_reference_t<Backend>>;
-  cube_shares<B> shares;
-  result r = vegas_continue<D>(f, reg, opt, backend, map, state, shares, on_iteration, resume);
-  if (trained != nullptr) *trained = density_of<D>(reg, backend, map, state, shares);
-  return r;
+  using B = std::remove_reference_t<Backend>;
+  return detail::vegas_driver<D, B, decltype(map)>::run_new(reg, opt, backend, map, on_iteration, trained, resume,
+                                                            detail::passes_of<D>(f, backend, map));
 }
 
 }  // namespace mcubes

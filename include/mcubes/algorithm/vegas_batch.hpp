@@ -159,14 +159,93 @@ inline void validate_batch(std::size_t n_params, std::size_t n_regions) {
 /// @throws invalid_input for bad options or sizes (before any sampling); without `failures`,
 ///         batch_error (with the failure nested) for the lowest-index integral that fails in a
 ///         round; whatever `on_round` throws.
+namespace detail {
+/// One lane of a batch (batch_driver): the backend's batch state of integrals [first, first +
+/// count) of the call, behind the operations the driver uses, so that the driver does not depend
+/// on the integrand or its parameter type. Made by batch_members::make_lane.
+template <int D>
+struct batch_lane {
+  virtual ~batch_lane() = default;
+  /// backend.batch_set_map_edges / batch_map_edges of the lane's member j.
+  virtual void set_map_edges(std::size_t j, const std::vector<double>& edges) = 0;
+  virtual std::vector<double> map_edges(std::size_t j) = 0;
+  /// backend.start_batch (a pipelining backend only), then finish: backend.finish_batch there,
+  /// backend.sample_batch elsewhere.
+  virtual void start(const std::vector<batch_pass<D>>& passes) = 0;
+  virtual std::vector<iteration_sums> finish(const std::vector<batch_pass<D>>& passes) = 0;
+  /// backend.adapt_batch.
+  virtual void adapt(const std::vector<std::pair<std::size_t, const iteration_sums*>>& items, double alpha, double floor,
+                     bool symmetric) = 0;
+};
+
+/// batch_lane of integrand f with parameters P on Backend.
 template <int D, class F, class P, class Backend>
-std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
-                                     const vegas_options& opt, Backend& backend, const batch_callback& on_round = {},
-                                     batch_failures* failures = nullptr, const batch_resumption& resume = {},
-                                     std::size_t first_index = 0) {
+struct batch_lane_of final : batch_lane<D> {
+  using batch_t = decltype(std::declval<Backend&>().template make_batch<D>(std::declval<const P*>(), std::size_t{}, int{}));
+  static constexpr bool pipelined = backend_pipelines_batches<std::remove_const_t<Backend>>::value;
+  batch_lane_of(const F& f, Backend& backend, const P* params, std::size_t count, int n_bins)
+      : f_(f), backend_(backend), batch_(backend.template make_batch<D>(params, count, n_bins)) {}
+  void set_map_edges(std::size_t j, const std::vector<double>& edges) override {
+    backend_.batch_set_map_edges(batch_, j, edges);
+  }
+  std::vector<double> map_edges(std::size_t j) override { return backend_.batch_map_edges(batch_, j); }
+  void start(const std::vector<batch_pass<D>>& passes) override {
+    if constexpr (pipelined) backend_.start_batch(f_, batch_, passes);
+    else (void)passes;
+  }
+  std::vector<iteration_sums> finish(const std::vector<batch_pass<D>>& passes) override {
+    if constexpr (pipelined) return backend_.finish_batch(f_, batch_, passes);
+    else return backend_.sample_batch(f_, batch_, passes);
+  }
+  void adapt(const std::vector<std::pair<std::size_t, const iteration_sums*>>& items, double alpha, double floor,
+             bool symmetric) override {
+    backend_.adapt_batch(batch_, items, alpha, floor, symmetric);
+  }
+
+ private:
+  const F& f_;
+  Backend& backend_;
+  batch_t batch_;
+};
+
+/// The integrand's part of a batch (batch_driver): `single` runs the one integral of a batch of
+/// K = 1 (vegas_with of with_parameters{f, params[0]} over regions[0], options `o`); `make_lane`
+/// makes the backend's state of integrals [first, first + count) of the call (batch_lane_of);
+/// `check_memory` asks a pipelining backend for the whole batch's memory (check_batch_memory);
+/// `fail` throws integral k's failure of sample `index` of iteration `it` (value `value`), read
+/// through the map `edges` of n_bins bins per axis (throw_sample_failure).
+template <int D>
+struct batch_members {
+  std::function<result(const vegas_options& o, const iteration_callback& each, const vegas_resumption& one)> single;
+  std::function<std::unique_ptr<batch_lane<D>>(std::size_t first, std::size_t count, int n_bins)> make_lane;
+  std::function<void(std::size_t K, int n_bins)> check_memory;
+  std::function<void(std::size_t k, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins, int it,
+                     std::uint64_t index, double value)>
+      fail;
+};
+
+/// vegas_batch_with's rounds for every integrand of dimension D on Backend (the integrand and its
+/// parameters enter only through batch_members), so that one instantiation of (D, Backend) serves
+/// every batch: `extern template struct mcubes::detail::batch_driver<D, B>;` where it is used and
+/// `template struct ...` in one unit (the command: cli/engine.hpp). Members defined outside the
+/// class, so that such a declaration suppresses their instantiation.
+template <int D, class Backend>
+struct batch_driver {
+  /// vegas_batch_with of K integrals (same contract).
+  static std::vector<result> run(std::size_t K, const std::vector<region<D>>& regions, const vegas_options& opt,
+                                 Backend& backend, const batch_callback& on_round, batch_failures* failures,
+                                 const batch_resumption& resume, std::size_t first_index,
+                                 const batch_members<D>& members);
+};
+
+template <int D, class Backend>
+std::vector<result> batch_driver<D, Backend>::run(std::size_t K, const std::vector<region<D>>& regions,
+                                                  const vegas_options& opt, Backend& backend,
+                                                  const batch_callback& on_round, batch_failures* failures,
+                                                  const batch_resumption& resume, std::size_t first_index,
+                                                  const batch_members<D>& members) {
   validate(opt, D);
-  validate_batch(params.size(), regions.size());
-  const std::size_t K = params.size();
+  validate_batch(K, regions.size());
   MCUBES_EXPECTS(resume.from == nullptr || resume.from->size() == K, "the batch to continue has ",
                  resume.from == nullptr ? 0 : resume.from->size(), " integrals, not ", K);
   if (failures != nullptr) failures->assign(K, nullptr);
@@ -211,7 +290,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
         one.save = [&](const std::function<vegas_progress()>& progress, bool ended) {
           resume.save([&] { return std::vector<vegas_progress>{progress()}; }, ended);
         };
-      return {vegas_with<D>(with_parameters<F, P>{f, params[0]}, regions[0], o, backend, each, nullptr, one)};
+      return {members.single(o, each, one)};
     } catch (const invalid_input&) {
       throw;
     } catch (const std::exception& e) {
@@ -290,25 +369,24 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   // lanes whose passes alternate on the device: while it samples one lane's passes, the host takes
   // the other's sums and starts its next passes. Otherwise one lane.
   constexpr bool pipelined = backend_pipelines_batches<std::remove_const_t<Backend>>::value;
-  using batch_t = decltype(backend.template make_batch<D>(params.data(), K, n_bins));
   struct lane {
     std::size_t first, count;
-    batch_t batch;
+    std::unique_ptr<batch_lane<D>> batch;
     std::vector<std::size_t> active;  // integrals (global indices) not yet ended
     std::vector<batch_pass<D>> passes;
     bool in_flight = false;
   };
   const std::size_t n_lanes = pipelined && K >= batch_pipeline_min ? 2 : 1;
   if constexpr (pipelined)  // the whole batch's memory, before any lane's (a refusal names K)
-    backend.template check_batch_memory<D, P>(K, n_bins);
+    members.check_memory(K, n_bins);
   std::vector<lane> lanes;
   lanes.reserve(n_lanes);
   for (std::size_t l = 0; l < n_lanes; ++l) {
     const std::size_t first = K * l / n_lanes, count = K * (l + 1) / n_lanes - first;
-    lanes.push_back(lane{first, count, backend.template make_batch<D>(params.data() + first, count, n_bins), {}, {}, false});
+    lanes.push_back(lane{first, count, members.make_lane(first, count, n_bins), {}, {}, false});
     lane& L = lanes.back();
     for (std::size_t j = 0; j < count; ++j) {
-      if (resume.of(first + j) != nullptr) backend.batch_set_map_edges(L.batch, j, resume.of(first + j)->edges);
+      if (resume.of(first + j) != nullptr) L.batch->set_map_edges(j, resume.of(first + j)->edges);
       L.active.push_back(first + j);
     }
   }
@@ -332,15 +410,12 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
       ps.st = runs[k]->strat();
       L.passes.push_back(ps);
     }
-    if constexpr (pipelined) backend.start_batch(f, L.batch, L.passes);
+    if constexpr (pipelined) L.batch->start(L.passes);
     L.in_flight = true;
   };
   const auto finish = [&](lane& L) {  // their sums
     L.in_flight = false;
-    if constexpr (pipelined)
-      return backend.finish_batch(f, L.batch, L.passes);
-    else
-      return backend.sample_batch(f, L.batch, L.passes);
+    return L.batch->finish(L.passes);
   };
   // Waits for the lanes' started passes (their buffers are in use), discarding them; without a
   // pipeline nothing was started (finish would sample the passes only to discard them).
@@ -376,7 +451,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
         predicted[i] = 1;
         to_adapt.emplace_back(passes[i].integral, &sums[i]);
       }
-    backend.adapt_batch(L.batch, to_adapt, opt.alpha, map_floor_for(opt), opt.symmetric_map);
+    L.batch->adapt(to_adapt, opt.alpha, map_floor_for(opt), opt.symmetric_map);
     // Each integral takes its pass's sums (vegas_run: averages, stopping test); independent of
     // one another, so large rounds are split over host threads (the results do not depend on it).
     std::vector<std::exception_ptr> failed(n);
@@ -389,9 +464,9 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
             std::vector<double> edges;
             {
               std::lock_guard<std::mutex> lock(backend_mutex);
-              edges = backend.batch_map_edges(L.batch, passes[i].integral);
+              edges = L.batch->map_edges(passes[i].integral);
             }
-            detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, n_bins, it, index, value);
+            members.fail(k, sp, edges, n_bins, it, index, value);
           };
           runs[k]->take(sums[i], fail, [&](const iteration_sums&) { adapts[i] = 1; }, {});
           if (adapts[i] != predicted[i])
@@ -414,7 +489,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
           runs[k]->stop();
           if (!ended[k]) ended[k] = std::make_unique<vegas_progress>(runs[k]->progress({}, {}));
         }
-        out[k] = detail::failed_member_result(*runs[k], backend_name);
+        out[k] = failed_member_result(*runs[k], backend_name);
       } else if (first_failed == n || passes[i].integral < passes[first_failed].integral) {
         first_failed = i;
       }
@@ -457,7 +532,7 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
     for (std::size_t k = 0; k < K; ++k) {
       ps[k] = ended[k] ? *ended[k] : runs[k]->progress({}, {});
       lane& L = lane_of(k);
-      ps[k].edges = backend.batch_map_edges(L.batch, k - L.first);
+      ps[k].edges = L.batch->map_edges(k - L.first);
       ps[k].shares = shares.host_shares(states[k].cubes, k);
       // under a team: every rank's shares of integral k (a collective; vegas_continue does the same)
       team_gather_cubes(team_of(backend), runs[k]->strat().n_chunks, runs[k]->params().chunk_cubes, ps[k].shares);
@@ -522,5 +597,30 @@ std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& r
   save(true);
   return out;
 }
+}  // namespace detail
 
+template <int D, class F, class P, class Backend>
+std::vector<result> vegas_batch_with(const F& f, const std::vector<region<D>>& regions, const std::vector<P>& params,
+                                     const vegas_options& opt, Backend& backend, const batch_callback& on_round = {},
+                                     batch_failures* failures = nullptr, const batch_resumption& resume = {},
+                                     std::size_t first_index = 0) {
+  using B = std::remove_const_t<Backend>;
+  detail::batch_members<D> members;
+  members.single = [&](const vegas_options& o, const iteration_callback& each, const vegas_resumption& one) {
+    return vegas_with<D>(with_parameters<F, P>{f, params[0]}, regions[0], o, backend, each, nullptr, one);
+  };
+  members.make_lane = [&](std::size_t first, std::size_t count, int n_bins) -> std::unique_ptr<detail::batch_lane<D>> {
+    return std::make_unique<detail::batch_lane_of<D, F, P, Backend>>(f, backend, params.data() + first, count, n_bins);
+  };
+  members.check_memory = [&](std::size_t K, int n_bins) {
+    if constexpr (backend_pipelines_batches<B>::value) backend.template check_batch_memory<D, P>(K, n_bins);
+    else (void)K, (void)n_bins;
+  };
+  members.fail = [&](std::size_t k, const sampling_params<D>& sp, const std::vector<double>& edges, int n_bins, int it,
+                     std::uint64_t index, double value) {
+    detail::throw_sample_failure<D>(with_parameters<F, P>{f, params[k]}, sp, edges, n_bins, it, index, value);
+  };
+  return detail::batch_driver<D, Backend>::run(params.size(), regions, opt, backend, on_round, failures, resume,
+                                               first_index, members);
+}
 }  // namespace mcubes
