@@ -4,8 +4,8 @@
 /// integrand in suite::precompiled_dims (suite::visit_precompiled_dimension) runs mcubes::vegas_with
 /// over its region on the chosen backend (run_backend.hpp); the command compiles the others at run
 /// time (user_integrand.hpp, suite_compiled_at_run_time). Each (integrand, D) pair is a separate
-/// instantiation of the CPU backend's sampling passes (seconds of g++ -O3 each); the loops around
-/// them depend only on D and are compiled once (cli/engine.hpp). Included only by the files
+/// instantiation of its front end; the loops and the CPU backend's sampling passes depend only on D
+/// and are compiled once (mcubes_cpu_engine, mcubes/precompiled.hpp). Included only by the files
 /// cli/dispatch_<name>.cpp.
 
 #include <array>
@@ -14,7 +14,7 @@
 #include <mcubes/core/batch.hpp>
 #include <mcubes/suite.hpp>
 
-#include "engine.hpp"  // the loops, compiled once per dimension (cli/engine.cpp)
+#include <mcubes/precompiled.hpp>  // the engine, compiled once per dimension (mcubes_cpu_engine)
 #include "integrand_dispatch.hpp"
 
 namespace mcubes::cli {

@@ -3,9 +3,9 @@
 /// Compile-time dispatch of `mcubes integrate`: from a suite integrand's name and a run-time
 /// dimension to an instantiation vegas<D>(F{}, ...) of the integrand's functor type F.
 ///
-/// Every (integrand, D) pair is a separate instantiation of the sampling passes (seconds of g++ -O3
-/// each; the loops around them are compiled once per D, cli/engine.hpp), so the runners are split
-/// over one translation unit per integrand (cli/dispatch_<name>.cpp, with the integrand's scan
+/// Every (integrand, D) pair is a separate instantiation of the front end (the loops and the CPU
+/// sampling passes are compiled once per D: mcubes_cpu_engine, mcubes/precompiled.hpp), so the
+/// runners are split over one translation unit per integrand (cli/dispatch_<name>.cpp, with the integrand's scan
 /// runner), which a parallel build compiles concurrently.
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 /// The definition of scan_integrand<Desc> (scan_dispatch.hpp): every dimension of the integrand in
 /// suite::precompiled_dims (the others are compiled at run time: user_integrand.hpp) runs one
 /// parameter batch on the CPU backend. Included only by the
-/// files cli/dispatch_<name>.cpp with integrate's runner (one translation unit per integrand: each (integrand, D)
-/// pair is an instantiation of the batch loop and the CPU sampling loop).
+/// files cli/dispatch_<name>.cpp with integrate's runner (one translation unit per integrand; the
+/// batch's rounds and the CPU sampling passes are compiled once per D: mcubes_cpu_engine).
 
 #include <type_traits>
 #include <vector>
@@ -13,7 +13,7 @@
 #include <mcubes/backend/cpu.hpp>
 #include <mcubes/suite/registry.hpp>
 
-#include "engine.hpp"  // the batch rounds, compiled once per dimension (cli/engine.cpp)
+#include <mcubes/precompiled.hpp>  // the batch rounds and passes, compiled once per dimension (mcubes_cpu_engine)
 #include "mpi_session.hpp"
 #include "scan_dispatch.hpp"
 

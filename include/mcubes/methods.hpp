@@ -593,3 +593,6 @@ result integrate(const F& f, const region<D>& reg, const vegas_options& opt = {}
 
 }  // inline namespace
 }  // namespace mcubes
+
+// The CPU engine's explicit instantiation declarations where the program links it (precompiled.hpp).
+#include "precompiled.hpp"

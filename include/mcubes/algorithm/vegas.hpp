@@ -999,7 +999,7 @@ struct run_passes {
 /// with maps of type Map: the integrand enters only through run_passes, so that one instantiation
 /// of (D, Backend, Map) serves every integrand. A program that runs many integrands can compile it
 /// once: `extern template struct mcubes::detail::vegas_driver<D, B, M>;` where it is used and
-/// `template struct ...` in one unit (the command: cli/engine.hpp). Members defined outside the
+/// `template struct ...` in one unit (mcubes/precompiled.hpp). Members defined outside the
 /// class, so that such a declaration suppresses their instantiation.
 template <int D, class Backend, class Map>
 struct vegas_driver {

@@ -227,7 +227,7 @@ struct batch_members {
 /// vegas_batch_with's rounds for every integrand of dimension D on Backend (the integrand and its
 /// parameters enter only through batch_members), so that one instantiation of (D, Backend) serves
 /// every batch: `extern template struct mcubes::detail::batch_driver<D, B>;` where it is used and
-/// `template struct ...` in one unit (the command: cli/engine.hpp). Members defined outside the
+/// `template struct ...` in one unit (mcubes/precompiled.hpp). Members defined outside the
 /// class, so that such a declaration suppresses their instantiation.
 template <int D, class Backend>
 struct batch_driver {

@@ -126,218 +126,21 @@ class cpu_backend {
   iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
                         bool adapt, std::uint64_t stride = 1) const {
     const cpu_pass<D> pass{&sp, map, &st, adapt, stride};
-    std::vector<iteration_sums> out = sample_passes<D>(&pass, 1, [&](std::size_t) -> const F& { return f; });
+    const cpu_detail::pass_integrand<D> fi = cpu_detail::pass_integrand_of<D>(f);
+    std::vector<iteration_sums> out = sample_passes<D>(&pass, 1, &fi);
     return std::move(out[0]);
   }
 
   /// Runs several passes (of different integrals: their own parameters, maps, strides) as one
   /// pool of work: threads take (pass, tile) pairs in pass-major order. Pass i's sums are bitwise
   /// those of sample() for it alone (the same tiles, the same trees, exact integer bins).
-  /// `integrand(i)` returns pass i's integrand (a functor, by value or reference).
+  /// `integrands[i]` is pass i's integrand (cpu_detail::pass_integrand_of). Compiled once per D
+  /// (defined below the class: an `extern template` declaration suppresses it in a unit).
   /// @throws the first exception an integrand throws; pass_abandoned when `stop` was requested
   ///         before the last tile was taken.
-  template <int D, class IntegrandOf>
+  template <int D>
   std::vector<iteration_sums> sample_passes(const cpu_pass<D>* passes, std::size_t n_passes,
-                                            const IntegrandOf& integrand) const {
-    struct pass_plan {
-      std::uint64_t n_sel, width, tile, n_tiles, first_unit;
-      team_split split;         // the parts of this rank (every chunk without a team)
-      std::uint64_t first_tile;  // this rank's first tile; its tiles are the units [first_unit, + n_tiles)
-      std::size_t n_bin_values;
-      const cpu_detail::coordinate_tables<D>* tables;
-    };
-    std::vector<pass_plan> plan(n_passes);
-    std::vector<std::unique_ptr<cpu_detail::coordinate_tables<D>>> tables;
-    std::uint64_t n_units = 0, max_tile = 1;
-    using F = std::decay_t<decltype(integrand(std::size_t{0}))>;
-    for (std::size_t i = 0; i < n_passes; ++i) {
-      const cpu_pass<D>& ps = passes[i];
-      pass_plan& pl = plan[i];
-      pl.n_sel = (ps.st->n_chunks + ps.stride - 1) / ps.stride;
-      pl.width = next_pow2(pl.n_sel);
-      pl.split = split_chunks(pl.n_sel, team, &layout);
-      MCUBES_EXPECTS(!splits(team) || ps.stride == 1 || ps.sp->counts.share_in == nullptr,
-                     "cpu_backend: a strided pass that reads VEGAS+ shares cannot be split over a team");
-      // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either
-      // way; within a team's part (the part is then a whole number of tiles)
-      pl.tile = std::min<std::uint64_t>(cpu_detail::tile_chunks<D, F>(ps.sp->chunk_cubes * ps.sp->p), pl.width);
-      pl.tile = std::min(pl.tile, pl.split.part_chunks);
-      max_tile = std::max(max_tile, pl.tile);
-      pl.first_tile = pl.split.chunk_begin() / pl.tile;
-      pl.n_tiles = pl.split.part_end > pl.split.part_begin ? (pl.split.chunk_end() + pl.tile - 1) / pl.tile - pl.first_tile : 0;
-      pl.first_unit = n_units;
-      n_units += pl.n_tiles;
-      pl.n_bin_values = ps.adapt ? static_cast<std::size_t>(D) * ps.map.n_bins : 0;
-      if (tables.empty() || passes[i - 1].sp->g != ps.sp->g || passes[i - 1].sp->p != ps.sp->p)
-        tables.push_back(std::make_unique<cpu_detail::coordinate_tables<D>>(ps.sp->g, ps.sp->p));
-      pl.tables = tables.back().get();
-    }
-
-    std::vector<double> tile_est(n_units), tile_var(n_units);
-    const int n_workers = static_cast<int>(std::min<std::uint64_t>(threads_, n_units));
-    // Per worker and pass (made when the worker first takes a tile of the pass): flags, level-0
-    // bins, overflow levels.
-    struct worker_pass {
-      bool used = false;
-      chunk_partial flags;
-      std::vector<bin_accumulator> bins, over;
-    };
-    std::vector<std::vector<worker_pass>> per_worker(n_workers, std::vector<worker_pass>(n_passes));
-    std::atomic<std::uint64_t> next{0};
-    std::atomic<bool> abandoned{false};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-
-    auto work = [&](int w) {
-      try {
-        std::vector<double> est(max_tile), var(max_tile);
-        cpu_detail::array_workspace<D> buffers;  // used by array integrands only
-        std::size_t i = 0;  // the pass of the current unit (units are claimed in increasing order)
-        for (std::uint64_t u = next++; u < n_units; u = next++) {
-          if (stop != nullptr && stop->requested()) {  // abandon the pass: no further tile
-            abandoned = true;
-            next = n_units;
-            break;
-          }
-          while (u >= plan[i].first_unit + plan[i].n_tiles) ++i;
-          const pass_plan& pl = plan[i];
-          const cpu_pass<D>& ps = passes[i];
-          worker_pass& wp = per_worker[w][i];
-          if (!wp.used) {
-            wp.used = true;
-            wp.bins.assign(pl.n_bin_values, bin_accumulator{});
-          }
-          const std::uint64_t t = pl.first_tile + (u - pl.first_unit);
-          const std::uint64_t first = t * pl.tile;
-          const std::uint64_t count = std::min(pl.tile, pl.n_sel - first);
-          bin_array_sink sink{wp.bins.data(), ps.map.n_bins, &wp.over, pl.n_bin_values};
-          no_bins none;
-          const auto& f = integrand(i);
-          const sampling_params<D>& sp = *ps.sp;
-          const bool serial = serial_sampler;
-          if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
-                                                              ps.adapt, est.data(), var.data(), wp.flags, sink, buffers,
-                                                              stop)) {
-            // an array integrand: its points evaluated in slices (same bits), VEGAS+ counts or not
-          } else if (!serial && sp.counts.per_cube()) {  // VEGAS+ counts: their fast path (the same bits)
-            if (ps.adapt)
-              cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
-                                                  sink, stop);
-            else
-              cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
-                                                  none, stop);
-          } else if (ps.stride == 1 && !serial) {  // the batched fast path (same bits)
-            if (ps.adapt)
-              cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
-                                           sink, stop);
-            else
-              cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
-                                           none, stop);
-          } else {
-            for (std::uint64_t c = 0; c < count; ++c) {
-              if (stop != nullptr && stop->requested()) break;  // abandoned below
-              const std::uint64_t chunk = (first + c) * ps.stride;
-              if (!serial) {  // the probe's chunks one at a time on the fast path (same bits)
-                if (ps.adapt)
-                  cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
-                                               wp.flags, sink, stop);
-                else
-                  cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
-                                               wp.flags, none, stop);
-                continue;
-              }
-              // a stop is looked at every 64 samples inside the chunk too (VEGAS+ sub-cubes may hold
-              // billions at large budgets); an abandoned chunk's partial is discarded below
-              const cpu_detail::stop_poll poll{stop};
-              const vegas_stream_uniforms uni{sp.seed, sp.iteration};
-              const chunk_partial part = ps.adapt ? sample_chunk<D>(f, sp, ps.map, chunk, sink, uni, poll)
-                                                  : sample_chunk<D>(f, sp, ps.map, chunk, none, uni, poll);
-              est[c] = part.estimate;
-              var[c] = part.variance;
-              merge_flags(wp.flags, part);
-            }
-          }
-          if (stop != nullptr && stop->requested()) {  // during the tile: its sums may be incomplete
-            abandoned = true;
-            next = n_units;
-            break;
-          }
-          tile_est[u] = pairwise_sum(est.data(), count, pl.tile);
-          tile_var[u] = pairwise_sum(var.data(), count, pl.tile);
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = n_units;  // stop the other workers early
-      }
-    };
-    pool_->run(n_workers, work);
-    if (splits(team)) {  // the parts' sums and flags, then the integer bins, exchanged (backend/team.hpp)
-      std::vector<unsigned char> payload;
-      for (std::size_t i = 0; i < n_passes && !failure && !abandoned; ++i) {
-        const pass_plan& pl = plan[i];
-        chunk_partial flags;
-        for (const auto& pw : per_worker) merge_flags(flags, pw[i].flags);
-        const std::uint64_t tiles_per_part = pl.split.part_chunks / pl.tile;
-        put_team_pass(payload, flags, pl.split, [&](std::uint64_t p, double& est, double& var) {
-          const std::uint64_t t0 = p * tiles_per_part - pl.first_tile;  // this rank's tiles are whole parts
-          const std::uint64_t nt = std::min(tiles_per_part, pl.n_tiles - t0);
-          est = pairwise_sum(tile_est.data() + pl.first_unit + t0, nt, tiles_per_part);
-          var = pairwise_sum(tile_var.data() + pl.first_unit + t0, nt, tiles_per_part);
-        });
-      }
-      const auto all = team_exchange(*team, failure, abandoned, payload);
-      std::vector<iteration_sums> out(n_passes);
-      std::vector<std::size_t> at(all.size(), 0);
-      for (std::size_t i = 0; i < n_passes; ++i) out[i] = take_team_pass(*team, all, at, plan[i].split);
-      std::vector<bin_accumulator> bins;  // every adapting pass's bins at the team's top level, then their sum
-      for (std::size_t i = 0; i < n_passes; ++i) {
-        if (!passes[i].adapt) continue;
-        const std::size_t nv = plan[i].n_bin_values, first = bins.size();
-        out[i].top_level = top_bin_level(out[i].flags.max_contribution, passes[i].sp->bin_scale);
-        bins.resize(first + (static_cast<std::size_t>(out[i].top_level) + 1) * nv);
-        for (const auto& pw : per_worker) {
-          const worker_pass& wp = pw[i];
-          if (!wp.used) continue;
-          for (std::size_t b = 0; b < nv; ++b) bins[first + b].add(wp.bins[b]);
-          if (!wp.over.empty())
-            for (std::size_t b = nv; first + b < bins.size(); ++b) bins[first + b].add(wp.over[b - nv]);
-        }
-      }
-      if (!bins.empty()) team_sum_bins(*team, bins);
-      for (std::size_t i = 0, first = 0; i < n_passes; ++i) {
-        if (!passes[i].adapt) continue;
-        const std::size_t n = (static_cast<std::size_t>(out[i].top_level) + 1) * plan[i].n_bin_values;
-        out[i].bins.assign(bins.begin() + static_cast<std::ptrdiff_t>(first), bins.begin() + static_cast<std::ptrdiff_t>(first + n));
-        first += n;
-      }
-      return out;
-    }
-    if (failure) std::rethrow_exception(failure);
-    if (abandoned) throw pass_abandoned();
-
-    std::vector<iteration_sums> out(n_passes);
-    for (std::size_t i = 0; i < n_passes; ++i) {
-      const pass_plan& pl = plan[i];
-      iteration_sums& o = out[i];
-      o.estimate = pairwise_sum(tile_est.data() + pl.first_unit, pl.n_tiles, pl.width / pl.tile);
-      o.variance = pairwise_sum(tile_var.data() + pl.first_unit, pl.n_tiles, pl.width / pl.tile);
-      for (const auto& pw : per_worker) merge_flags(o.flags, pw[i].flags);
-      if (passes[i].adapt) {
-        const std::size_t nv = pl.n_bin_values;
-        o.top_level = top_bin_level(o.flags.max_contribution, passes[i].sp->bin_scale);
-        o.bins.assign((static_cast<std::size_t>(o.top_level) + 1) * nv, bin_accumulator{});
-        for (const auto& pw : per_worker) {
-          const worker_pass& wp = pw[i];
-          if (!wp.used) continue;
-          for (std::size_t b = 0; b < nv; ++b) o.bins[b].add(wp.bins[b]);
-          if (!wp.over.empty())  // levels 1..top_level of the workers that have any
-            for (std::size_t b = nv; b < o.bins.size(); ++b) o.bins[b].add(wp.over[b - nv]);
-        }
-      }
-    }
-    return out;
-  }
+                                            const cpu_detail::pass_integrand<D>* integrands) const;
 
   /// One pass of a vector-valued integrand (values<N>; backend/cpu/vector_pass.hpp).
   /// @throws invalid_input under a team of more than one rank (not split yet).
@@ -406,9 +209,15 @@ class cpu_backend {
       const batch_pass<D>& ps = passes[i];
       cp[i] = cpu_pass<D>{&ps.sp, b.maps[ps.integral].view(), &ps.st, ps.adapt, ps.stride};
     }
-    return sample_passes<D>(cp.data(), cp.size(), [&](std::size_t i) {
-      return with_parameters<F, P>{f, b.params[passes[i].integral]};
-    });
+    std::vector<with_parameters<F, P>> members;  // pass i's integrand (pointed to by fi[i])
+    members.reserve(passes.size());
+    std::vector<cpu_detail::pass_integrand<D>> fi;
+    fi.reserve(passes.size());
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      members.push_back(with_parameters<F, P>{f, b.params[passes[i].integral]});
+      fi.push_back(cpu_detail::pass_integrand_of<D>(members.back()));
+    }
+    return sample_passes<D>(cp.data(), cp.size(), fi.data());
   }
   /// Adapts map k to the sums of its last V-Sample pass for each (k, sums) in `items`
   /// (adaptive_map::adapt).
@@ -467,5 +276,207 @@ class cpu_backend {
   int threads_ = 1;
   std::shared_ptr<worker_pool> pool_;
 };
+
+template <int D>
+std::vector<iteration_sums> cpu_backend::sample_passes(const cpu_pass<D>* passes, std::size_t n_passes,
+                                                     const cpu_detail::pass_integrand<D>* integrands) const {
+  struct pass_plan {
+    std::uint64_t n_sel, width, tile, n_tiles, first_unit;
+    team_split split;         // the parts of this rank (every chunk without a team)
+    std::uint64_t first_tile;  // this rank's first tile; its tiles are the units [first_unit, + n_tiles)
+    std::size_t n_bin_values;
+    const cpu_detail::coordinate_tables<D>* tables;
+  };
+  std::vector<pass_plan> plan(n_passes);
+  std::vector<std::unique_ptr<cpu_detail::coordinate_tables<D>>> tables;
+  std::uint64_t n_units = 0, max_tile = 1;
+  for (std::size_t i = 0; i < n_passes; ++i) {
+    const cpu_pass<D>& ps = passes[i];
+    pass_plan& pl = plan[i];
+    pl.n_sel = (ps.st->n_chunks + ps.stride - 1) / ps.stride;
+    pl.width = next_pow2(pl.n_sel);
+    pl.split = split_chunks(pl.n_sel, team, &layout);
+    MCUBES_EXPECTS(!splits(team) || ps.stride == 1 || ps.sp->counts.share_in == nullptr,
+                   "cpu_backend: a strided pass that reads VEGAS+ shares cannot be split over a team");
+    // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either
+    // way; within a team's part (the part is then a whole number of tiles)
+    pl.tile = std::min<std::uint64_t>(cpu_detail::tile_chunks(integrands[i].array, ps.sp->chunk_cubes * ps.sp->p), pl.width);
+    pl.tile = std::min(pl.tile, pl.split.part_chunks);
+    max_tile = std::max(max_tile, pl.tile);
+    pl.first_tile = pl.split.chunk_begin() / pl.tile;
+    pl.n_tiles = pl.split.part_end > pl.split.part_begin ? (pl.split.chunk_end() + pl.tile - 1) / pl.tile - pl.first_tile : 0;
+    pl.first_unit = n_units;
+    n_units += pl.n_tiles;
+    pl.n_bin_values = ps.adapt ? static_cast<std::size_t>(D) * ps.map.n_bins : 0;
+    if (tables.empty() || passes[i - 1].sp->g != ps.sp->g || passes[i - 1].sp->p != ps.sp->p)
+      tables.push_back(std::make_unique<cpu_detail::coordinate_tables<D>>(ps.sp->g, ps.sp->p));
+    pl.tables = tables.back().get();
+  }
+
+  std::vector<double> tile_est(n_units), tile_var(n_units);
+  const int n_workers = static_cast<int>(std::min<std::uint64_t>(threads_, n_units));
+  // Per worker and pass (made when the worker first takes a tile of the pass): flags, level-0
+  // bins, overflow levels.
+  struct worker_pass {
+    bool used = false;
+    chunk_partial flags;
+    std::vector<bin_accumulator> bins, over;
+  };
+  std::vector<std::vector<worker_pass>> per_worker(n_workers, std::vector<worker_pass>(n_passes));
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> abandoned{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+
+  auto work = [&](int w) {
+    try {
+      std::vector<double> est(max_tile), var(max_tile);
+      cpu_detail::array_workspace<D> buffers;  // used by array integrands only
+      std::size_t i = 0;  // the pass of the current unit (units are claimed in increasing order)
+      for (std::uint64_t u = next++; u < n_units; u = next++) {
+        if (stop != nullptr && stop->requested()) {  // abandon the pass: no further tile
+          abandoned = true;
+          next = n_units;
+          break;
+        }
+        while (u >= plan[i].first_unit + plan[i].n_tiles) ++i;
+        const pass_plan& pl = plan[i];
+        const cpu_pass<D>& ps = passes[i];
+        worker_pass& wp = per_worker[w][i];
+        if (!wp.used) {
+          wp.used = true;
+          wp.bins.assign(pl.n_bin_values, bin_accumulator{});
+        }
+        const std::uint64_t t = pl.first_tile + (u - pl.first_unit);
+        const std::uint64_t first = t * pl.tile;
+        const std::uint64_t count = std::min(pl.tile, pl.n_sel - first);
+        bin_array_sink sink{wp.bins.data(), ps.map.n_bins, &wp.over, pl.n_bin_values};
+        no_bins none;
+        const cpu_detail::pass_integrand<D>& f = integrands[i];
+        const sampling_params<D>& sp = *ps.sp;
+        const bool serial = serial_sampler;
+        if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
+                                                            ps.adapt, est.data(), var.data(), wp.flags, sink, buffers,
+                                                            stop)) {
+          // an array integrand: its points evaluated in slices (same bits), VEGAS+ counts or not
+        } else if (!serial && sp.counts.per_cube()) {  // VEGAS+ counts: their fast path (the same bits)
+          if (ps.adapt)
+            cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
+                                                sink, stop);
+          else
+            cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,
+                                                none, stop);
+        } else if (ps.stride == 1 && !serial) {  // the batched fast path (same bits)
+          if (ps.adapt)
+            cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
+                                         sink, stop);
+          else
+            cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, first, count, est.data(), var.data(), wp.flags,
+                                         none, stop);
+        } else {
+          for (std::uint64_t c = 0; c < count; ++c) {
+            if (stop != nullptr && stop->requested()) break;  // abandoned below
+            const std::uint64_t chunk = (first + c) * ps.stride;
+            if (!serial) {  // the probe's chunks one at a time on the fast path (same bits)
+              if (ps.adapt)
+                cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
+                                             wp.flags, sink, stop);
+              else
+                cpu_detail::sample_chunks<D>(f, sp, ps.map, *pl.tables, chunk, 1, est.data() + c, var.data() + c,
+                                             wp.flags, none, stop);
+              continue;
+            }
+            // a stop is looked at every 64 samples inside the chunk too (VEGAS+ sub-cubes may hold
+            // billions at large budgets); an abandoned chunk's partial is discarded below
+            const cpu_detail::stop_poll poll{stop};
+            const vegas_stream_uniforms uni{sp.seed, sp.iteration};
+            const chunk_partial part = ps.adapt ? sample_chunk<D>(f, sp, ps.map, chunk, sink, uni, poll)
+                                                : sample_chunk<D>(f, sp, ps.map, chunk, none, uni, poll);
+            est[c] = part.estimate;
+            var[c] = part.variance;
+            merge_flags(wp.flags, part);
+          }
+        }
+        if (stop != nullptr && stop->requested()) {  // during the tile: its sums may be incomplete
+          abandoned = true;
+          next = n_units;
+          break;
+        }
+        tile_est[u] = pairwise_sum(est.data(), count, pl.tile);
+        tile_var[u] = pairwise_sum(var.data(), count, pl.tile);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = n_units;  // stop the other workers early
+    }
+  };
+  pool_->run(n_workers, work);
+  if (splits(team)) {  // the parts' sums and flags, then the integer bins, exchanged (backend/team.hpp)
+    std::vector<unsigned char> payload;
+    for (std::size_t i = 0; i < n_passes && !failure && !abandoned; ++i) {
+      const pass_plan& pl = plan[i];
+      chunk_partial flags;
+      for (const auto& pw : per_worker) merge_flags(flags, pw[i].flags);
+      const std::uint64_t tiles_per_part = pl.split.part_chunks / pl.tile;
+      put_team_pass(payload, flags, pl.split, [&](std::uint64_t p, double& est, double& var) {
+        const std::uint64_t t0 = p * tiles_per_part - pl.first_tile;  // this rank's tiles are whole parts
+        const std::uint64_t nt = std::min(tiles_per_part, pl.n_tiles - t0);
+        est = pairwise_sum(tile_est.data() + pl.first_unit + t0, nt, tiles_per_part);
+        var = pairwise_sum(tile_var.data() + pl.first_unit + t0, nt, tiles_per_part);
+      });
+    }
+    const auto all = team_exchange(*team, failure, abandoned, payload);
+    std::vector<iteration_sums> out(n_passes);
+    std::vector<std::size_t> at(all.size(), 0);
+    for (std::size_t i = 0; i < n_passes; ++i) out[i] = take_team_pass(*team, all, at, plan[i].split);
+    std::vector<bin_accumulator> bins;  // every adapting pass's bins at the team's top level, then their sum
+    for (std::size_t i = 0; i < n_passes; ++i) {
+      if (!passes[i].adapt) continue;
+      const std::size_t nv = plan[i].n_bin_values, first = bins.size();
+      out[i].top_level = top_bin_level(out[i].flags.max_contribution, passes[i].sp->bin_scale);
+      bins.resize(first + (static_cast<std::size_t>(out[i].top_level) + 1) * nv);
+      for (const auto& pw : per_worker) {
+        const worker_pass& wp = pw[i];
+        if (!wp.used) continue;
+        for (std::size_t b = 0; b < nv; ++b) bins[first + b].add(wp.bins[b]);
+        if (!wp.over.empty())
+          for (std::size_t b = nv; first + b < bins.size(); ++b) bins[first + b].add(wp.over[b - nv]);
+      }
+    }
+    if (!bins.empty()) team_sum_bins(*team, bins);
+    for (std::size_t i = 0, first = 0; i < n_passes; ++i) {
+      if (!passes[i].adapt) continue;
+      const std::size_t n = (static_cast<std::size_t>(out[i].top_level) + 1) * plan[i].n_bin_values;
+      out[i].bins.assign(bins.begin() + static_cast<std::ptrdiff_t>(first), bins.begin() + static_cast<std::ptrdiff_t>(first + n));
+      first += n;
+    }
+    return out;
+  }
+  if (failure) std::rethrow_exception(failure);
+  if (abandoned) throw pass_abandoned();
+
+  std::vector<iteration_sums> out(n_passes);
+  for (std::size_t i = 0; i < n_passes; ++i) {
+    const pass_plan& pl = plan[i];
+    iteration_sums& o = out[i];
+    o.estimate = pairwise_sum(tile_est.data() + pl.first_unit, pl.n_tiles, pl.width / pl.tile);
+    o.variance = pairwise_sum(tile_var.data() + pl.first_unit, pl.n_tiles, pl.width / pl.tile);
+    for (const auto& pw : per_worker) merge_flags(o.flags, pw[i].flags);
+    if (passes[i].adapt) {
+      const std::size_t nv = pl.n_bin_values;
+      o.top_level = top_bin_level(o.flags.max_contribution, passes[i].sp->bin_scale);
+      o.bins.assign((static_cast<std::size_t>(o.top_level) + 1) * nv, bin_accumulator{});
+      for (const auto& pw : per_worker) {
+        const worker_pass& wp = pw[i];
+        if (!wp.used) continue;
+        for (std::size_t b = 0; b < nv; ++b) o.bins[b].add(wp.bins[b]);
+        if (!wp.over.empty())  // levels 1..top_level of the workers that have any
+          for (std::size_t b = nv; b < o.bins.size(); ++b) o.bins[b].add(wp.over[b - nv]);
+      }
+    }
+  }
+  return out;
+}
 
 }  // namespace mcubes

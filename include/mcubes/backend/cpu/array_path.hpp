@@ -42,16 +42,19 @@ namespace cpu_detail {
 /// holds more: then a call covers one chunk at a time). A multiple of the fast path's batch.
 inline constexpr std::uint64_t array_slice_samples = array_call_points;
 
-/// Chunks per CPU tile for integrand type F with chunks of `chunk_samples` samples: 1024 for a
-/// scalar integrand (backend/cpu.hpp); for an array integrand, the largest power of two whose
+/// Chunks per CPU tile for chunks of `chunk_samples` samples: 1024 for a scalar integrand (backend/cpu.hpp); for an array integrand, the largest power of two whose
 /// chunks hold at most array_slice_samples samples, and at least 1024. The caller caps it at the
 /// pass's tree width. Never changes a result (file comment).
-template <int D, class F>
-constexpr std::uint64_t tile_chunks(std::uint64_t chunk_samples) {
+constexpr std::uint64_t tile_chunks(bool array, std::uint64_t chunk_samples) {
   std::uint64_t t = 1024;
-  if constexpr (is_array_integrand_v<F, D>)
+  if (array)
     while (chunk_samples > 0 && 2 * t * chunk_samples <= array_slice_samples) t *= 2;
   return t;
+}
+/// tile_chunks for integrand type F (is_array_integrand_v<F, D>).
+template <int D, class F>
+constexpr std::uint64_t tile_chunks(std::uint64_t chunk_samples) {
+  return tile_chunks(is_array_integrand_v<F, D>, chunk_samples);
 }
 
 /// A worker's buffers for the array path (empty until the first array tile). Row i of a slice: the
@@ -82,8 +85,8 @@ struct array_workspace {
 /// with the one-point calls, i.e. sample_chunk chunk by chunk. `stop` is looked at before each
 /// batch of 64 samples (the sums are then incomplete: the caller abandons the pass).
 /// @throws whatever f throws (the pass stops there).
-template <int D, class F, class Bins>
-void sample_chunks_counts_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
+template <int D, class Bins>
+void sample_chunks_counts_array(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
                                 std::uint64_t count, std::uint64_t stride, double* est, double* var, chunk_partial& flags,
                                 Bins& bins, array_workspace<D>& ws, const stop_request* stop) {
   static_assert(array_slice_samples % batch == 0, "the slice must hold whole batches");
@@ -104,7 +107,7 @@ void sample_chunks_counts_array(const F& f, const sampling_params<D>& sp, const 
   std::size_t rows = 0;
   const auto flush = [&] {  // one call for the slice, then its sums in row (= sample-index) order
     if (rows == 0) return;
-    f(ws.x.data()->x, rows, ws.values.data());
+    f(ws.x.data(), rows, ws.values.data());
     for (std::size_t r = 0; r < rows; ++r)
       sums.add(ws.values[r], ws.jac[r], ws.index[r], ws.pd[r], ws.cube[r], ws.ends[r],
                [&](int j) { return Bins::enabled ? ws.bins[r * D + static_cast<std::size_t>(j)] : 0; });
@@ -131,8 +134,8 @@ void sample_chunks_counts_array(const F& f, const sampling_params<D>& sp, const 
 /// var[c - first] (index c / stride - first for stride > 1), merges the flags into `flags` and adds
 /// the bin terms to `bins`, bitwise as sample_chunk (core/sampler.hpp) does chunk by chunk.
 /// @throws whatever f throws (the pass stops there).
-template <int D, class F, class Bins>
-void sample_chunks_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+template <int D, class Bins>
+void sample_chunks_array(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map,
                          const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
                          std::uint64_t stride, double* est, double* var, chunk_partial& flags, Bins& bins,
                          array_workspace<D>& ws) {
@@ -184,7 +187,7 @@ void sample_chunks_array(const F& f, const sampling_params<D>& sp, const map_vie
     }
     if (filled == 0) return;
     // 2. one call for the slice
-    f(ws.x.data()->x, filled, ws.values.data());
+    f(ws.x.data(), filled, ws.values.data());
     // 3. the sums, in sample-index order
     for (const auto& s : ws.segments) {
       if (!acc || acc_run != s.run) {
@@ -203,14 +206,14 @@ void sample_chunks_array(const F& f, const sampling_params<D>& sp, const map_vie
 
 /// The hook of cpu_backend::sample_passes: runs the tile through sample_chunks_counts_array (a pass
 /// with VEGAS+ counts; `stop` looked at every 64 samples) or sample_chunks_array (the uniform grid)
-/// and returns true if F is an array integrand of dimension D (V-Sample when `adapt`, with `sink`;
+/// and returns true if f is an array integrand (pass_integrand::array) (V-Sample when `adapt`, with `sink`;
 /// else No-Adjust), returns false at once otherwise (the scalar paths run).
-template <int D, class F, class Sink>
-bool sample_tile_if_array(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+template <int D, class Sink>
+bool sample_tile_if_array(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map,
                           const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
                           std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
                           Sink& sink, array_workspace<D>& ws, const stop_request* stop = nullptr) {
-  if constexpr (is_array_integrand_v<F, D>) {
+  if (f.array) {
     const auto run = [&](auto& bins) {
       if (sp.counts.per_cube())  // VEGAS+ counts
         sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, bins, ws, stop);
@@ -223,11 +226,8 @@ bool sample_tile_if_array(const F& f, const sampling_params<D>& sp, const map_vi
     else
       run(none);
     return true;
-  } else {
-    (void)f, (void)sp, (void)map, (void)tables, (void)first, (void)count, (void)stride, (void)adapt, (void)est,
-        (void)var, (void)flags, (void)sink, (void)ws, (void)stop;
-    return false;
   }
+  return false;
 }
 
 }  // namespace cpu_detail

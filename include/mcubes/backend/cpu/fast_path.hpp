@@ -23,6 +23,7 @@
 #include "../../core/stratification.hpp"
 #include "../../error.hpp"
 #include "../../execution.hpp"
+#include "../../integrand.hpp"
 #include "simd.hpp"
 
 namespace mcubes {
@@ -48,6 +49,53 @@ struct bin_array_sink {
 };
 
 namespace cpu_detail {
+
+/// The integrand of a CPU pass behind two function pointers, so that the CPU backend's passes
+/// (backend/cpu.hpp sample_passes, this file, array_path.hpp) are compiled once per dimension D,
+/// not once per integrand type: `points` evaluates n points (values[i] = f(xs[i]); an array
+/// integrand's array form, integrand.hpp, in one call; a scalar one point by point, in order),
+/// `one` evaluates one point (the one-point call). `array`: f is an array integrand (larger tiles,
+/// one call per slice: array_path.hpp). The fast paths call `points` once per batch of 64 samples
+/// and then add the values in sample order: the same values, sums and bits as calling f sample by
+/// sample. Not owning: f outlives the pass. Host only (device code never calls it).
+template <int D>
+struct pass_integrand {
+  const void* f = nullptr;
+  void (*points)(const void* f, const point<D>* xs, std::size_t n, double* values) = nullptr;
+  double (*one)(const void* f, const point<D>& x) = nullptr;
+  bool array = false;
+  /// f(x) (core/sampler.hpp's sample_chunk calls it so: the serial sampler of tests).
+  MCUBES_HOST_DEVICE double operator()(const point<D>& x) const {
+#if defined(__CUDA_ARCH__)
+    (void)x;
+    return 0;
+#else
+    return one(f, x);
+#endif
+  }
+  /// values[i] = f(xs[i]) for i < n.
+  void operator()(const point<D>* xs, std::size_t n, double* values) const { points(f, xs, n, values); }
+};
+
+/// The pass_integrand of f (an integrand of dimension D, integrand.hpp); f must outlive it.
+template <int D, class F>
+pass_integrand<D> pass_integrand_of(const F& f) {
+  pass_integrand<D> r;
+  r.f = &f;
+  r.one = [](const void* p, const point<D>& x) -> double { return (*static_cast<const F*>(p))(x); };
+  if constexpr (is_array_integrand_v<F, D>) {
+    r.array = true;
+    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
+      (*static_cast<const F*>(p))(xs->x, n, values);
+    };
+  } else {
+    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
+      const F& g = *static_cast<const F*>(p);
+      for (std::size_t i = 0; i < n; ++i) values[i] = g(xs[i]);
+    };
+  }
+  return r;
+}
 
 /// The sample points of the consecutive sub-cubes [cube_begin, cube_end), batch by batch, in
 /// sample-index order: for each batch of at most `batch` consecutive samples, the uniforms
@@ -158,9 +206,7 @@ class batch_generator {
   map_view<D> map_;
   const coordinate_tables<D>& tables_;
   philox_round_keys key_;
-#if MCUBES_CPU_AVX2_DISPATCH
-  bool avx2_ = false;
-#endif
+  bool avx2_ = false;  // in every unit (nvcc's have no AVX2 path): one layout for g++ and nvcc units
   std::uint64_t index_, index_end_;
   double cd_[D];
   std::uint64_t pos_[D], run_[D], left_[D], coord_[D];
@@ -246,8 +292,8 @@ struct sample_accumulator {
 /// after the first sub-cube; the point is built in place for f; chunk boundaries restart nothing.
 /// `stop` (execution::stop, or null) is looked at before each batch of 64 samples: once it is
 /// requested the call returns at once, its sums incomplete (the caller abandons the pass).
-template <int D, class F, class Bins>
-inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
+template <int D, class Bins>
+inline void sample_chunks(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map,
                           const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count, double* est,
                           double* var, chunk_partial& flags, Bins& bins, const stop_request* stop = nullptr) {
   const std::uint64_t cube_begin = first * sp.chunk_cubes;
@@ -259,13 +305,15 @@ inline void sample_chunks(const F& f, const sampling_params<D>& sp, const map_vi
   double jac[batch];
   int bin[D][batch];  // bin of each sample, axis-major
   point<D> xs[batch];
+  double fx[batch];
   for (;;) {
     if (stop != nullptr && stop->requested()) return;
     const std::uint64_t index0 = gen.index();
     const int n = gen.next(xs, jac, bin);
     if (n == 0) break;
+    f(xs, static_cast<std::size_t>(n), fx);
     for (int i = 0; i < n; ++i)
-      acc.add(f(xs[i]), jac[i], index0 + static_cast<std::uint64_t>(i), bins, [&](int j) { return bin[j][i]; });
+      acc.add(fx[i], jac[i], index0 + static_cast<std::uint64_t>(i), bins, [&](int j) { return bin[j][i]; });
   }
 }
 
@@ -407,14 +455,16 @@ inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map,
 /// samples in batches (counts_batches), f and the sums sample by sample in index order
 /// (counts_sums). Stores each chunk's sums in est[c], var[c] and merges the flags into `flags`:
 /// bitwise sample_chunk's, chunk by chunk. `stop` is looked at before each batch.
-template <int D, class F, class Bins>
-inline void sample_chunks_counts(const F& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
+template <int D, class Bins>
+inline void sample_chunks_counts(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map, std::uint64_t first,
                                  std::uint64_t count, std::uint64_t stride, double* est, double* var, chunk_partial& flags,
                                  Bins& bins, const stop_request* stop = nullptr) {
   counts_sums<D, Bins> sums{sp, est, var, flags, bins};
+  double fx[batch];
   counts_batches<D>(sp, map, first, count, stride, stop, [&](const counts_batch<D>& b) {
+    f(b.xs, static_cast<std::size_t>(b.n), fx);
     for (int i = 0; i < b.n; ++i)
-      sums.add(f(b.xs[i]), b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], [&](int j) { return b.bin[j][i]; });
+      sums.add(fx[i], b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], [&](int j) { return b.bin[j][i]; });
   });
 }
 
