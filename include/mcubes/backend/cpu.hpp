@@ -300,7 +300,7 @@ std::vector<iteration_sums> cpu_backend::sample_passes(const cpu_pass<D>* passes
                    "cpu_backend: a strided pass that reads VEGAS+ shares cannot be split over a team");
     // 1024 chunks; more for an array integrand (backend/cpu/array_path.hpp); the same sums either
     // way; within a team's part (the part is then a whole number of tiles)
-    pl.tile = std::min<std::uint64_t>(cpu_detail::tile_chunks(integrands[i].array, ps.sp->chunk_cubes * ps.sp->p), pl.width);
+    pl.tile = std::min<std::uint64_t>(cpu_detail::tile_chunks(integrands[i].array(), ps.sp->chunk_cubes * ps.sp->p), pl.width);
     pl.tile = std::min(pl.tile, pl.split.part_chunks);
     max_tile = std::max(max_tile, pl.tile);
     pl.first_tile = pl.split.chunk_begin() / pl.tile;
@@ -355,10 +355,9 @@ std::vector<iteration_sums> cpu_backend::sample_passes(const cpu_pass<D>* passes
         const cpu_detail::pass_integrand<D>& f = integrands[i];
         const sampling_params<D>& sp = *ps.sp;
         const bool serial = serial_sampler;
-        if (!serial && cpu_detail::sample_tile_if_array<D>(f, sp, ps.map, *pl.tables, first, count, ps.stride,
-                                                            ps.adapt, est.data(), var.data(), wp.flags, sink, buffers,
-                                                            stop)) {
-          // an array integrand: its points evaluated in slices (same bits), VEGAS+ counts or not
+        if (!serial && f.array()) {  // an array integrand: its points evaluated in slices (same bits)
+          f.array_tile(f, sp, ps.map, *pl.tables, first, count, ps.stride, ps.adapt, est.data(), var.data(), wp.flags,
+                       sink, buffers, stop);
         } else if (!serial && sp.counts.per_cube()) {  // VEGAS+ counts: their fast path (the same bits)
           if (ps.adapt)
             cpu_detail::sample_chunks_counts<D>(f, sp, ps.map, first, count, ps.stride, est.data(), var.data(), wp.flags,

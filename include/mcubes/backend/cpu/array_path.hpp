@@ -204,30 +204,47 @@ void sample_chunks_array(const pass_integrand<D>& f, const sampling_params<D>& s
   }
 }
 
-/// The hook of cpu_backend::sample_passes: runs the tile through sample_chunks_counts_array (a pass
-/// with VEGAS+ counts; `stop` looked at every 64 samples) or sample_chunks_array (the uniform grid)
-/// and returns true if f is an array integrand (pass_integrand::array) (V-Sample when `adapt`, with `sink`;
-/// else No-Adjust), returns false at once otherwise (the scalar paths run).
-template <int D, class Sink>
-bool sample_tile_if_array(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map,
-                          const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
-                          std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
-                          Sink& sink, array_workspace<D>& ws, const stop_request* stop = nullptr) {
-  if (f.array) {
-    const auto run = [&](auto& bins) {
-      if (sp.counts.per_cube())  // VEGAS+ counts
-        sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, bins, ws, stop);
-      else
-        sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, bins, ws);
-    };
-    no_bins none;
-    if (adapt)
-      run(sink);
+/// The array path of a tile (pass_integrand::array_tile, called by cpu_backend::sample_passes for
+/// an array integrand): sample_chunks_counts_array for a pass with VEGAS+ counts (`stop` looked at
+/// every 64 samples), sample_chunks_array on the uniform grid; V-Sample into `sink` when `adapt`,
+/// No-Adjust otherwise.
+template <int D>
+void sample_tile_array(const pass_integrand<D>& f, const sampling_params<D>& sp, const map_view<D>& map,
+                       const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
+                       std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
+                       bin_array_sink& sink, array_workspace<D>& ws, const stop_request* stop) {
+  const auto run = [&](auto& bins) {
+    if (sp.counts.per_cube())  // VEGAS+ counts
+      sample_chunks_counts_array<D>(f, sp, map, first, count, stride, est, var, flags, bins, ws, stop);
     else
-      run(none);
-    return true;
+      sample_chunks_array<D>(f, sp, map, tables, first, count, stride, est, var, flags, bins, ws);
+  };
+  no_bins none;
+  if (adapt)
+    run(sink);
+  else
+    run(none);
+}
+
+/// The pass_integrand of f (an integrand of dimension D, integrand.hpp); f must outlive it. For an
+/// array integrand (is_array_integrand_v) its array form and the array path (sample_tile_array).
+template <int D, class F>
+pass_integrand<D> pass_integrand_of(const F& f) {
+  pass_integrand<D> r;
+  r.f = &f;
+  r.one = [](const void* p, const point<D>& x) -> double { return (*static_cast<const F*>(p))(x); };
+  if constexpr (is_array_integrand_v<F, D>) {
+    r.array_tile = &sample_tile_array<D>;
+    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
+      (*static_cast<const F*>(p))(xs->x, n, values);
+    };
+  } else {
+    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
+      const F& g = *static_cast<const F*>(p);
+      for (std::size_t i = 0; i < n; ++i) values[i] = g(xs[i]);
+    };
   }
-  return false;
+  return r;
 }
 
 }  // namespace cpu_detail

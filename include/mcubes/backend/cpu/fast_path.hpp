@@ -50,20 +50,32 @@ struct bin_array_sink {
 
 namespace cpu_detail {
 
-/// The integrand of a CPU pass behind two function pointers, so that the CPU backend's passes
-/// (backend/cpu.hpp sample_passes, this file, array_path.hpp) are compiled once per dimension D,
-/// not once per integrand type: `points` evaluates n points (values[i] = f(xs[i]); an array
-/// integrand's array form, integrand.hpp, in one call; a scalar one point by point, in order),
-/// `one` evaluates one point (the one-point call). `array`: f is an array integrand (larger tiles,
-/// one call per slice: array_path.hpp). The fast paths call `points` once per batch of 64 samples
-/// and then add the values in sample order: the same values, sums and bits as calling f sample by
-/// sample. Not owning: f outlives the pass. Host only (device code never calls it).
+template <int D>
+struct array_workspace;  // array_path.hpp
+
+/// The integrand of a CPU pass behind function pointers, so that the CPU backend's passes
+/// (backend/cpu.hpp sample_passes, this file) are compiled once per dimension D, not once per
+/// integrand type: `points` evaluates n points (values[i] = f(xs[i]), one point after the other;
+/// an array integrand's array form, integrand.hpp, in one call), `one` evaluates one point (the
+/// one-point call). The fast paths call `points` once per batch of 64 samples and then add the
+/// values in sample order: the same values, sums and bits as calling f sample by sample.
+/// `array_tile`: for an array integrand (and only then) the array path of a tile
+/// (array_path.hpp sample_tile_array: larger tiles, one call per slice), so that a program
+/// compiles that path only where it has array integrands. Made by pass_integrand_of
+/// (array_path.hpp). Not owning: f outlives the pass. Host only (device code never calls it).
 template <int D>
 struct pass_integrand {
   const void* f = nullptr;
   void (*points)(const void* f, const point<D>* xs, std::size_t n, double* values) = nullptr;
   double (*one)(const void* f, const point<D>& x) = nullptr;
-  bool array = false;
+  /// The tile's chunks (first + c) stride, c < count, on the array path (V-Sample when `adapt`,
+  /// into `sink`); null for a scalar integrand.
+  void (*array_tile)(const pass_integrand& f, const sampling_params<D>& sp, const map_view<D>& map,
+                     const coordinate_tables<D>& tables, std::uint64_t first, std::uint64_t count,
+                     std::uint64_t stride, bool adapt, double* est, double* var, chunk_partial& flags,
+                     bin_array_sink& sink, array_workspace<D>& ws, const stop_request* stop) = nullptr;
+  /// Whether f is an array integrand (is_array_integrand_v).
+  bool array() const noexcept { return array_tile != nullptr; }
   /// f(x) (core/sampler.hpp's sample_chunk calls it so: the serial sampler of tests).
   MCUBES_HOST_DEVICE double operator()(const point<D>& x) const {
 #if defined(__CUDA_ARCH__)
@@ -76,26 +88,6 @@ struct pass_integrand {
   /// values[i] = f(xs[i]) for i < n.
   void operator()(const point<D>* xs, std::size_t n, double* values) const { points(f, xs, n, values); }
 };
-
-/// The pass_integrand of f (an integrand of dimension D, integrand.hpp); f must outlive it.
-template <int D, class F>
-pass_integrand<D> pass_integrand_of(const F& f) {
-  pass_integrand<D> r;
-  r.f = &f;
-  r.one = [](const void* p, const point<D>& x) -> double { return (*static_cast<const F*>(p))(x); };
-  if constexpr (is_array_integrand_v<F, D>) {
-    r.array = true;
-    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
-      (*static_cast<const F*>(p))(xs->x, n, values);
-    };
-  } else {
-    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
-      const F& g = *static_cast<const F*>(p);
-      for (std::size_t i = 0; i < n; ++i) values[i] = g(xs[i]);
-    };
-  }
-  return r;
-}
 
 /// The sample points of the consecutive sub-cubes [cube_begin, cube_end), batch by batch, in
 /// sample-index order: for each batch of at most `batch` consecutive samples, the uniforms
