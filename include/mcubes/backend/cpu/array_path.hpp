@@ -42,7 +42,8 @@ namespace cpu_detail {
 /// holds more: then a call covers one chunk at a time). A multiple of the fast path's batch.
 inline constexpr std::uint64_t array_slice_samples = array_call_points;
 
-/// Chunks per CPU tile for chunks of `chunk_samples` samples: 1024 for a scalar integrand (backend/cpu.hpp); for an array integrand, the largest power of two whose
+/// Chunks per CPU tile for chunks of `chunk_samples` samples: 1024 for a scalar integrand
+/// (backend/cpu.hpp); for an array integrand (`array`), the largest power of two whose
 /// chunks hold at most array_slice_samples samples, and at least 1024. The caller caps it at the
 /// pass's tree width. Never changes a result (file comment).
 constexpr std::uint64_t tile_chunks(bool array, std::uint64_t chunk_samples) {
