@@ -196,14 +196,20 @@ inline int map_bins_for(const vegas_options& o) {
 }
 
 /// The defensive floor of the adaptive map under VEGAS+ (core/adaptive_map.hpp, adapt_axis): each
-/// adaptation spreads this fraction of an axis's weight uniformly in x, so that no increment grows
-/// wider than about 1/(0.05 n) and the map's jacobian stays below 20 per axis. Without it, the
-/// increment next to a discontinuity of f (m-Cubes' f6) swallows the whole region where f = 0 and
-/// keeps a sliver where f is large: a rare sample there carries a weight thousands of times the
-/// others', the iterations that miss it (most of them) report errors far too small, and the
-/// weighted average converges low (f6 in 3-4 dimensions at 1e5-2e5 calls: 3 % of seeds beyond
-/// 4 sigma, some beyond 8, with either stratification; with the floor none in 800 runs, in half
-/// the evaluations). The uniform stratification keeps the paper's map (no floor), bit for bit.
+/// adaptation spreads this fraction of an axis's weight uniformly in x over its starved increments
+/// (those whose damped weight is below 1/8 of the mean: where the histogram saw f = 0 or next to
+/// nothing), so that no increment there grows wider than about 1/(0.05 n) and the map's jacobian
+/// stays below about 20 per axis there. Without it, the increment next to a discontinuity of f
+/// (m-Cubes' f6) swallows the whole region where f = 0 and keeps a sliver where f is large: a rare
+/// sample there carries a weight thousands of times the others', the iterations that miss it (most
+/// of them) report errors far too small, and the weighted average converges low (f6 in 2-4
+/// dimensions at 5e4-2e5 calls: 16 of 800 runs beyond 4 sigma, some beyond 8, with either
+/// stratification; with the floor none in 800 runs, in half the evaluations). The increments that
+/// saw f keep Lepage's rule: a floor on every increment (as first written) costs every peaked
+/// integrand a variance of about D eps per sample however good its map (errors 7x the uniform
+/// grid's on f2 6-D and 6x on f5 8-D at equal calls; with the starved increments only, 0.9-1.0x;
+/// bench/results/2026-11-30-starved-floor.md). The uniform stratification keeps the paper's map
+/// (no floor), bit for bit.
 inline constexpr double vegas_plus_map_floor = 0.05;
 
 /// The defensive floor a run's map adaptation uses: vegas_plus_map_floor under the adaptive

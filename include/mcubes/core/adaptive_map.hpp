@@ -78,6 +78,26 @@ MCUBES_HOST_DEVICE inline std::uint64_t floor_weight(std::uint64_t Q, double w, 
   return static_cast<std::uint64_t>(portable::det_mul(portable::det_mul(c, static_cast<double>(Q)), w));
 }
 
+/// The defensive floor goes to the starved bins only: those whose quantized damped weight is below
+/// 1/starved_ratio of the axis's mean weight Q / n. Through the damping (damped_weight, alpha = 1.5,
+/// 500 bins) that is a smoothed share d_k / S below about 1e-11: a region where f is zero or
+/// negligible, next to no bin that saw f (the smoothing spreads a bin's contribution to its
+/// neighbours).
+inline constexpr std::uint64_t starved_ratio = 8;
+
+/// The starved bins' bound: a bin whose quantized weight q_k is below Q / (starved_ratio n) gets
+/// the floor (exact integers: the same on every backend).
+MCUBES_HOST_DEVICE inline std::uint64_t starved_below(std::uint64_t Q, int n) {
+  return Q / (static_cast<std::uint64_t>(n) * starved_ratio);
+}
+
+/// The floor's weight of a bin of quantized weight q and old width w: floor_weight(Q, w, c) when it
+/// is starved (q < below = starved_below(Q, n)), else 0.
+MCUBES_HOST_DEVICE inline std::uint64_t starved_floor_weight(std::uint64_t q, std::uint64_t below, std::uint64_t Q, double w,
+                                                             double c) {
+  return q < below ? floor_weight(Q, w, c) : 0;
+}
+
 /// q = max(1, floor(r / r_max * 2^shift)) for 0 < r <= r_max.
 MCUBES_HOST_DEVICE inline std::uint64_t quantized_weight(double r, double r_max, int shift) {
   const double t = portable::det_mul(r / r_max, ldexp(1.0, shift));
@@ -185,10 +205,14 @@ class adaptive_map {
   ///  1. smoothing:  d_0 = (c_0 + c_1)/2, d_k = (c_{k-1} + c_k + c_{k+1})/3, d_{n-1} = (c_{n-2} + c_{n-1})/2;
   ///  2. damping:    r_k = ((1 - f_k) / ln(1/f_k))^alpha with f_k = max(d_k/S, 1e-300), S = sum d_k
   ///                 (the limit 1 for f_k = 1; the floor keeps empty bins alive with a small width);
-  ///  3. defensive floor (eps > 0 only): the integer weights q_k of the r_k (their total Q) each
-  ///                 get floor(eps/(1-eps) Q (e_{k+1} - e_k)) more (map_adaptation::floor_weight): a
-  ///                 fraction eps of the weight spread uniformly in x, so that no increment grows
-  ///                 wider than about 1/(eps n) (the jacobian of an axis stays below 1/eps);
+  ///  3. defensive floor (eps > 0 only): of the integer weights q_k of the r_k (their total Q),
+  ///                 each starved one (q_k < Q / (8 n): map_adaptation::starved_below) gets
+  ///                 floor(eps/(1-eps) Q (e_{k+1} - e_k)) more (map_adaptation::floor_weight): a
+  ///                 fraction up to eps of the weight spread uniformly in x over the region where
+  ///                 the histogram saw (next to) nothing, so that no increment there grows wider
+  ///                 than about 1/(eps n) (its jacobian stays below 1/eps); the bins that saw f keep
+  ///                 Lepage's rule (a floor everywhere costs every peaked integrand a variance of
+  ///                 about D eps per sample, however good its map: options.hpp, vegas_plus_map_floor);
   ///  4. rebinning:  new edges such that each new bin holds R/n of R = sum of the weights, spread
   ///                 uniformly inside each old bin.
   /// eps = 0 is Lepage's and m-Cubes' rule (the uniform stratification's, bit for bit as before
@@ -226,7 +250,8 @@ class adaptive_map {
     if (eps > 0) {
       const double cf = map_adaptation::floor_factor(eps);
       const std::uint64_t Q = total;
-      for (int k = 0; k < n; ++k) q_[k] += map_adaptation::floor_weight(Q, e[k + 1] - e[k], cf);
+      const std::uint64_t below = map_adaptation::starved_below(Q, n);
+      for (int k = 0; k < n; ++k) q_[k] += map_adaptation::starved_floor_weight(q_[k], below, Q, e[k + 1] - e[k], cf);
     }
     total = 0;
     for (int k = 0; k < n; ++k) {

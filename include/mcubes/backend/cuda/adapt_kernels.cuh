@@ -128,8 +128,8 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
   __syncthreads();
   if (!map_adaptation::usable_total(s_r_max)) return;  // every weight underflowed: the axis keeps its edges (as on the host)
 
-  // 5. integer weights (with the defensive floor: plus floor_weight of the old bin's width, from
-  //    their exact total) and their inclusive prefix sums (exact)
+  // 5. integer weights (with the defensive floor: the starved ones plus floor_weight of the old
+  //    bin's width, from their exact total) and their inclusive prefix sums (exact)
   const double* old_row = edges + static_cast<std::size_t>(axis) * (n + 1);
   for (int i = tid; i <= n; i += T) e_old[i] = old_row[i];
   const int shift = map_adaptation::weight_shift(n, floor > 0);
@@ -144,7 +144,9 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
     if (tid == 0) s_q_total = q_total;
     __syncthreads();
     const double cf = map_adaptation::floor_factor(floor);
-    for (int k = tid; k < n; k += T) q[k] += map_adaptation::floor_weight(s_q_total, e_old[k + 1] - e_old[k], cf);
+    const unsigned long long below = map_adaptation::starved_below(s_q_total, n);
+    for (int k = tid; k < n; k += T)
+      q[k] += map_adaptation::starved_floor_weight(q[k], below, s_q_total, e_old[k + 1] - e_old[k], cf);
     __syncthreads();
   }
   unsigned long long carry = 0;
