@@ -345,6 +345,7 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
       mx = o > mx ? o : mx;
     }
     double t1 = 0, t2 = 0;
+    unsigned left = seg_len;  // samples of the lane's current segment not yet added (the windows below)
     if (!(32.0 * mx > spread_above * static_cast<double>(S))) {
       // counts close to even: each lane samples its own sub-cube (sample_cubes' loop over segments)
       if (mine > 0) {
@@ -407,14 +408,17 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
       // this lane's samples in the window, in index order (list positions [a, e))
       const unsigned a = P > w0 ? P : w0;
       const unsigned e = P + mine < w0 + 32 ? P + mine : w0 + 32;
+      const unsigned end_of_cube = P + mine;  // one past this lane's last list position
       for (unsigned j = a; j < e; ++j) {
         t1 += win[0][j - w0];
         t2 += win[1][j - w0];
-        const unsigned kk = j - P + 1;  // samples of the sub-cube added so far
-        if (kk % seg_len == 0 || kk == mine) {  // a segment's end: its sums into the sub-cube's
+        // a segment's end (seg_len samples of it added: a countdown, not a division per sample) or
+        // the sub-cube's last sample: the segment's sums into the sub-cube's
+        if (--left == 0 || j + 1 == end_of_cube) {
           s1 += t1;
           s2 += t2;
           t1 = t2 = 0;
+          left = seg_len;
         }
       }
       __syncwarp();
