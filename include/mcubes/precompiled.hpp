@@ -10,12 +10,17 @@
 ///     #define MCUBES_PRECOMPILED_CPU_ENGINE_DEFINITIONS
 ///     #include <mcubes/precompiled.hpp>
 ///     MCUBES_PRECOMPILED_DIMS(MCUBES_PRECOMPILED_CPU_ENGINE_DEFINE)
+///     MCUBES_PRECOMPILED_CHI2_Q_DEFINE
 ///
 /// and every other unit compiled with MCUBES_PRECOMPILED_CPU_ENGINE defined sees them as explicit
 /// instantiation declarations (`extern template`, emitted here at the end of methods.hpp) and
 /// compiles only what depends on its integrands. The project's own programs and tests do so through
 /// the CMake target mcubes_cpu_engine (src/cpu_engine_*.cpp). Any other dimension is instantiated
 /// where it is used, as without this header. It changes no result: the same code, the same bits.
+/// Such units also see only the declaration of chi2_q (core/running_average.hpp), which the engine's
+/// unit defines once (MCUBES_PRECOMPILED_CHI2_Q_DEFINE, in exactly one unit of the program: a
+/// missing one is an undefined reference to mcubes::chi2_q at link time), so that they do not
+/// parse Boost.Math (about two seconds of g++'s time per unit; the same function, the same values).
 /// Units compiled by nvcc see them too: their CPU runs use the g++-compiled passes (with the SSE2
 /// and AVX2 paths that nvcc units leave out; the same bits, backend/cpu/fast_path.hpp).
 
@@ -25,6 +30,9 @@
 #include "algorithm/vegas.hpp"
 #include "algorithm/vegas_batch.hpp"
 #include "backend/cpu.hpp"
+#if defined(MCUBES_PRECOMPILED_CPU_ENGINE_DEFINITIONS)
+#include "core/chi2_q.hpp"
+#endif
 
 /// X(D) for every dimension D that the precompiled CPU engine holds (suite::precompiled_dims,
 /// checked by a static_assert in src/cpu_engine_a.cpp).
@@ -41,6 +49,11 @@
 /// The explicit instantiation definitions of dimension D (for the one unit that makes them).
 #define MCUBES_PRECOMPILED_CPU_ENGINE_DEFINE(D) MCUBES_PRECOMPILED_CPU_ENGINE_ITEMS(template, D)
 #define MCUBES_PRECOMPILED_CPU_ENGINE_EXTERN(D) MCUBES_PRECOMPILED_CPU_ENGINE_ITEMS(extern template, D)
+
+/// The definition of chi2_q (core/running_average.hpp) for the units that link the engine: written
+/// once, in one unit of the program that defines MCUBES_PRECOMPILED_CPU_ENGINE_DEFINITIONS.
+#define MCUBES_PRECOMPILED_CHI2_Q_DEFINE \
+  double mcubes::chi2_q(double chi2, int dof) { return ::mcubes::detail::chi2_q_boost(chi2, dof); }
 
 #if defined(MCUBES_PRECOMPILED_CPU_ENGINE) && !defined(MCUBES_PRECOMPILED_CPU_ENGINE_DEFINITIONS)
 MCUBES_PRECOMPILED_DIMS(MCUBES_PRECOMPILED_CPU_ENGINE_EXTERN)

@@ -9,41 +9,33 @@
 #include <cmath>
 #include <vector>
 
-// Boost.Math in the host compilation only: nvcc's device pass would otherwise parse it as device
-// code (and warn about its long double); chi2_q is host code. MCUBES_CHI2_Q_EXTERNAL: chi2_q is
-// only declared here and the program defines it (the integrands compiled at run time, jit/entry.hpp,
-// forward it to their host program's: Boost.Math would double their compile time).
-#if !defined(__CUDA_ARCH__) && !defined(MCUBES_CHI2_Q_EXTERNAL)
-#include <boost/math/special_functions/gamma.hpp>
+// Boost.Math (core/chi2_q.hpp) in the host compilation only: nvcc's device pass would otherwise
+// parse it as device code (and warn about its long double); chi2_q is host code. chi2_q is only
+// declared here, and defined elsewhere, under
+//  - MCUBES_CHI2_Q_EXTERNAL: the integrands compiled at run time (jit/entry.hpp) forward it to their
+//    host program's (Boost.Math would double their compile time);
+//  - MCUBES_PRECOMPILED_CPU_ENGINE or MCUBES_PRECOMPILED_CPU_ENGINE_DEFINITIONS (precompiled.hpp):
+//    the program's engine unit defines it once (MCUBES_PRECOMPILED_CHI2_Q_DEFINE), so that its
+//    other units do not parse Boost.Math (about two seconds of g++'s time each).
+#if !defined(__CUDA_ARCH__) && !defined(MCUBES_CHI2_Q_EXTERNAL) && !defined(MCUBES_PRECOMPILED_CPU_ENGINE) && \
+    !defined(MCUBES_PRECOMPILED_CPU_ENGINE_DEFINITIONS)
+#define MCUBES_CHI2_Q_INLINE 1
+#include "chi2_q.hpp"
+#else
+#define MCUBES_CHI2_Q_INLINE 0
 #endif
 
 namespace mcubes {
 
-#if !defined(__CUDA_ARCH__) && !defined(MCUBES_CHI2_Q_EXTERNAL)
-/// Boost.Math's policy for chi2_q: no exception and no errno; a result that underflows is 0; the
-/// evaluation in double precision (promote_double<false>; Boost's default promotes to long double,
-/// which is 15x slower, 0.46 against 0.03 us per call on x86-64, for a relative difference below
-/// 1e-14: a batch of K integrals computes K values of Q per iteration).
-using chi2_q_policy = boost::math::policies::policy<boost::math::policies::domain_error<boost::math::policies::ignore_error>,
-                                                    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
-                                                    boost::math::policies::underflow_error<boost::math::policies::ignore_error>,
-                                                    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>,
-                                                    boost::math::policies::promote_double<false>>;
-
 /// Upper tail Q(chi2, dof) = P(X >= chi2) of the chi-square distribution with dof degrees of
 /// freedom: the regularised upper incomplete gamma function Q(dof/2, chi2/2), from Boost.Math
-/// (boost::math::gamma_q; Debian libboost-math-dev, header-only) in double precision, relative error
-/// below 1e-14.
+/// (boost::math::gamma_q in double precision, relative error below 1e-14; core/chi2_q.hpp).
 /// Edge cases: 1 for dof <= 0 (no degree of freedom: nothing to test) or chi2 <= 0 or NaN chi2
-/// (an undefined statistic is never reported as a failed test); 0 for chi2 = +Inf. Host only.
-inline double chi2_q(double chi2, int dof) {
-  if (dof <= 0 || !(chi2 > 0)) return 1.0;
-  if (std::isinf(chi2)) return 0.0;
-  return boost::math::gamma_q(0.5 * dof, 0.5 * chi2, chi2_q_policy());
-}
+/// (an undefined statistic is never reported as a failed test); 0 for chi2 = +Inf. Host only
+/// (declared for the device pass of nvcc, never defined there).
+#if MCUBES_CHI2_Q_INLINE
+inline double chi2_q(double chi2, int dof) { return detail::chi2_q_boost(chi2, dof); }
 #else
-/// Host only (declared for the device pass of nvcc, never defined there; or, under
-/// MCUBES_CHI2_Q_EXTERNAL, defined by the program).
 double chi2_q(double chi2, int dof);
 #endif
 
