@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <cstddef>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -402,6 +403,23 @@ TEST(BinLevels, CombineFoldsLevelsFromTheTop) {
 
 // The one tree (core/fixed_tree.hpp) for a merge with an exact identity and for plain sums: the
 // level-by-level evaluation over the padded leaves, and the streaming binary counter, give its bits.
+// fixed_tree_reduce merges complete subtrees of 2, 4 and 8 leaves without recursion: every n up
+// to 70 (complete and padded subtrees of each size, at the start and in the middle of the array),
+// widths 1x, 2x and 4x next_pow2(n), on order-sensitive data with signed zeros among the leaves,
+// gives the bits of the padded tree computed level by level.
+TEST(FixedTree, UnrolledCompleteSubtreesAreTheTree) {
+  std::vector<double> a = order_sensitive_data(70, test_seed + 70);
+  for (std::size_t i = 3; i < a.size(); i += 11) a[i] = -0.0;
+  for (std::size_t i = 16; i < 24; ++i) a[i] = -0.0;  // a complete subtree of 8 negative zeros
+  for (u64 n = 1; n <= a.size(); ++n)
+    for (u64 k : {1u, 2u, 4u}) {
+      const u64 w = k * mcubes::next_pow2(n);
+      EXPECT_TRUE(same_bits(mcubes::fixed_tree_reduce(a.data(), n, w, mcubes::plus_merge{}),
+                            level_by_level({a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)}, w)))
+          << "n = " << n << ", width = " << w;
+    }
+}
+
 TEST(FixedTree, LevelFormAndStreamingFormAreTheTree) {
   std::vector<double> a(1000);
   double x = 0.1;
