@@ -21,7 +21,11 @@
 /// compilation, nvcc_steps.hpp), under a time limit. The object is cached (cache.hpp: the key, the
 /// checks before loading, the folder's rights), loaded with dlopen, checked against the key it was
 /// compiled under, and run: the object calls mcubes::vegas_with (plain_mc_with, midpoint_with), as
-/// the library's one-call methods do, on a cpu_backend or a cuda_backend.
+/// the library's one-call methods do, on a cpu_backend or a cuda_backend. In a program that links
+/// the precompiled run-time engine (MCUBES_PRECOMPILED_JIT_ENGINE, jit/object_run.hpp), a CPU
+/// integrand of a precompiled dimension becomes an object that holds the integrand only (a
+/// fraction of the compiler's time; one object for every method) and the program runs the method
+/// itself through the same interface: the same bits.
 ///
 /// Determinism: a run gives bitwise the result of the same functor compiled ahead of time with the
 /// project's flags and run by the one-call method with the same options and seed (on the CPU, whose
@@ -70,9 +74,13 @@
 #include "jit/abi.hpp"
 #include "jit/cache.hpp"
 #include "jit/nvcc_steps.hpp"
+#include "jit/object_run.hpp"
 #include "jit/process.hpp"
 #include "jit/source.hpp"
 #include "jit/toolchain.hpp"
+#if defined(MCUBES_PRECOMPILED_JIT_ENGINE)
+#include "precompiled.hpp"
+#endif
 
 namespace mcubes::jit {
 
@@ -269,6 +277,7 @@ struct loaded_object {
   void* handle = nullptr;
   mcubes_jit_run_fn run = nullptr;              ///< the entry of a single run (methods but vegas_batch)
   mcubes_jit_run_batch_fn run_batch = nullptr;  ///< the entry of a batch (method vegas_batch)
+  points_api points;                            ///< a points object's entries (jit/object_run.hpp)
   const mcubes_jit_object* info = nullptr;
   ~loaded_object() {
     if (handle != nullptr) ::dlclose(handle);
@@ -289,11 +298,20 @@ inline std::shared_ptr<loaded_object> load(const std::string& path, const std::s
     throw toolchain_error("cannot load the compiled integrand '" + path + "': " + (why != nullptr ? why : "unknown reason"));
   }
   const auto info = reinterpret_cast<mcubes_jit_object_info_fn>(::dlsym(obj->handle, "mcubes_jit_object_info"));
-  if (method == mcubes_jit_vegas_batch)
+  bool entries = false;
+  if (method == mcubes_jit_method_points) {
+    obj->points.points = reinterpret_cast<mcubes_jit_points_fn>(::dlsym(obj->handle, "mcubes_jit_points"));
+    obj->points.index_at = reinterpret_cast<mcubes_jit_index_at_fn>(::dlsym(obj->handle, "mcubes_jit_index_at"));
+    obj->points.n_params = n_params;
+    entries = obj->points.points != nullptr && obj->points.index_at != nullptr;
+  } else if (method == mcubes_jit_vegas_batch) {
     obj->run_batch = reinterpret_cast<mcubes_jit_run_batch_fn>(::dlsym(obj->handle, "mcubes_jit_run_batch"));
-  else
+    entries = obj->run_batch != nullptr;
+  } else {
     obj->run = reinterpret_cast<mcubes_jit_run_fn>(::dlsym(obj->handle, "mcubes_jit_run"));
-  if (info == nullptr || (obj->run == nullptr && obj->run_batch == nullptr))
+    entries = obj->run != nullptr;
+  }
+  if (info == nullptr || !entries)
     throw toolchain_error("'" + path + "' is not a compiled mcubes integrand (its entry points are missing)");
   obj->info = info();
   const mcubes_jit_object* i = obj->info;
@@ -548,6 +566,41 @@ extern "C" inline void on_batch_failure_trampoline(void* context, uint64_t integ
   }
 }
 
+/// Whether this program runs points objects (jit/object_run.hpp) of dimension `dim` itself: it
+/// links the precompiled run-time engine (MCUBES_PRECOMPILED_JIT_ENGINE) and dim is one of its
+/// dimensions (MCUBES_PRECOMPILED_DIMS).
+inline bool runs_points_objects(int dim) {
+#if defined(MCUBES_PRECOMPILED_JIT_ENGINE)
+#define MCUBES_JIT_POINTS_DIM(D) if (dim == D) return true;
+  MCUBES_PRECOMPILED_DIMS(MCUBES_JIT_POINTS_DIM)
+#undef MCUBES_JIT_POINTS_DIM
+#endif
+  (void)dim;
+  return false;
+}
+
+/// mcubes_jit_run of a points object: the program's run (run_points_object of the call's dimension).
+inline int run_points(const points_api& api, mcubes_jit_call* call) {
+#if defined(MCUBES_PRECOMPILED_JIT_ENGINE)
+#define MCUBES_JIT_POINTS_RUN(D) if (call->dim == D) return run_points_object<D>(api, call);
+  MCUBES_PRECOMPILED_DIMS(MCUBES_JIT_POINTS_RUN)
+#undef MCUBES_JIT_POINTS_RUN
+#endif
+  (void)api, (void)call;
+  return mcubes_jit_bad_call;
+}
+
+/// mcubes_jit_run_batch of a points object (run_points_object_batch of the call's dimension).
+inline int run_points_batch(const points_api& api, mcubes_jit_batch_call* call) {
+#if defined(MCUBES_PRECOMPILED_JIT_ENGINE)
+#define MCUBES_JIT_POINTS_RUN(D) if (call->call.dim == D) return run_points_object_batch<D>(api, call);
+  MCUBES_PRECOMPILED_DIMS(MCUBES_JIT_POINTS_RUN)
+#undef MCUBES_JIT_POINTS_RUN
+#endif
+  (void)api, (void)call;
+  return mcubes_jit_bad_call;
+}
+
 }  // namespace detail
 
 /// An integrand compiled and loaded (compile()): runs its method any number of times, over any
@@ -646,7 +699,8 @@ class compiled_integrand {
       ctx.batch_save = &resume.save;
       call->call.on_boundary = &detail::on_batch_boundary_trampoline;
     }
-    const int rc = object_->run_batch(call.get());
+    const int rc = object_->points.points != nullptr ? detail::run_points_batch(object_->points, call.get())
+                                                     : object_->run_batch(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);
     if (rc != mcubes_jit_ok) detail::throw_run_failure(call->call, point);
     std::vector<result> out(params.size());
@@ -767,7 +821,8 @@ class compiled_integrand {
       ctx.save = &resume->save;
       call->on_boundary = &detail::on_boundary_trampoline;
     }
-    const int rc = object_->run(call.get());
+    const int rc = object_->points.points != nullptr ? detail::run_points(object_->points, call.get())
+                                                     : object_->run(call.get());
     if (ctx.failure) std::rethrow_exception(ctx.failure);
     if (rc != mcubes_jit_ok) detail::throw_run_failure(*call, point);
     if (trained != nullptr) {
@@ -841,7 +896,10 @@ inline compiled_integrand compile(const integrand_source& src, method m, backend
     includes.push_back("-isystem");
     includes.push_back(d);
   }
-  const int m_c = static_cast<int>(m);
+  // A CPU object of a dimension that this program's run-time engine holds keeps the integrand only
+  // (jit/object_run.hpp: any method, run by the program); any other runs its method itself.
+  const bool points = !cuda && detail::runs_points_objects(src.dim);
+  const int m_c = points ? static_cast<int>(mcubes_jit_method_points) : static_cast<int>(m);
   const int b_c = cuda ? mcubes_jit_cuda : mcubes_jit_cpu;
   std::string source = generate_source(src, m_c, b_c);
 

@@ -593,7 +593,8 @@ TEST(JitCache, ASecondCompilationIsACheckedCacheHit) {
   EXPECT_LT(second.info().total_seconds, 0.5);  // the benchmark has the figure (well under 50 ms)
   EXPECT_EQ(second.info().key, first.info().key);
   expect_same_result(second.vegas(jit::box::unit(2), small_vegas()), first.vegas(jit::box::unit(2), small_vegas()));
-  // another dimension, method or text is another key
+  // another dimension or text is another key (a CPU object of a precompiled dimension holds the
+  // integrand only and serves every method: JitPoints below)
   EXPECT_NE(jit::compile(jit::expression(src.text, 3), jit::method::vegas, mcubes::backend_kind::cpu, copts()).info().key,
             first.info().key);
 
@@ -633,6 +634,44 @@ TEST(JitCache, XdgCacheHomeIsUsedWithPrivateFoldersAndUseCacheFalseKeepsNothing)
   EXPECT_NE(::stat(o.cache_dir.c_str(), &st), 0) << "use_cache = false made a cache folder";
   EXPECT_NE(::stat(g.info().object.c_str(), &st), 0) << "use_cache = false kept the object";
   expect_same_result(g.vegas(jit::box::unit(1), small_vegas()), r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Points objects (jit/object_run.hpp): in this program (it links mcubes_jit_engine) a CPU object of
+// a precompiled dimension holds the integrand only; the program runs every method with it.
+
+TEST(JitPoints, OneObjectServesEveryMethod) {
+  const jit::integrand_source src = jit::expression("x[0] * x[1] + x[2]", 3);
+  const jit::compiled_integrand v = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cpu, copts());
+  const jit::compiled_integrand m = jit::compile(src, jit::method::plain_mc, mcubes::backend_kind::cpu, copts());
+  const jit::compiled_integrand q = jit::compile(src, jit::method::midpoint, mcubes::backend_kind::cpu, copts());
+  EXPECT_TRUE(m.info().cache_hit);
+  EXPECT_TRUE(q.info().cache_hit);
+  EXPECT_EQ(m.info().key, v.info().key);
+  EXPECT_EQ(q.info().key, v.info().key);
+  const double exact = 0.75;
+  const mcubes::result rv = v.vegas(jit::box::unit(3), small_vegas());
+  EXPECT_LE(std::fabs(rv.estimate - exact), max_pull * rv.error) << rv.estimate << " +- " << rv.error;
+  mcubes::plain_mc_options po;
+  po.samples = 200000;
+  po.backend = mcubes::backend_kind::cpu;
+  const mcubes::result rm = m.plain_mc(jit::box::unit(3), po);
+  EXPECT_LE(std::fabs(rm.estimate - exact), max_pull * rm.error) << rm.estimate << " +- " << rm.error;
+  mcubes::midpoint_options mo;
+  mo.backend = mcubes::backend_kind::cpu;
+  const mcubes::result rq = q.midpoint(jit::box::unit(3), 20, mo);
+  EXPECT_NEAR(rq.estimate, exact, 1e-12);  // the midpoint rule is exact for this polynomial
+  EXPECT_THROW(v.plain_mc(jit::box::unit(3), po), mcubes::invalid_input);  // the compiled_integrand keeps its method
+}
+
+TEST(JitPoints, WhatTheIntegrandThrowsIsTheLibrarysError) {
+  const jit::integrand_source src = jit::body("if (x[0] > 0.9) throw 1;\nreturn x[0];", 2);
+  try {
+    jit::vegas(src, jit::box::unit(2), small_vegas(), {}, copts());
+    ADD_FAILURE() << "the exception of the integrand was lost";
+  } catch (const mcubes::error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown exception in the compiled integrand"), std::string::npos) << e.what();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 /// one member of a batch, the seed of member k, and the description of one sampling pass of one
 /// member. Host and device code.
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "../config.hpp"
 #include "../point.hpp"
@@ -37,6 +39,16 @@ struct with_parameters {
   template <int D>
   MCUBES_HOST_DEVICE double operator()(const point<D>& x) const {
     return f(x, p);
+  }
+  /// values[i] = f(xs[i], p), i < n, in one call, where F has such a points call (values bitwise
+  /// its one-point calls'): the CPU backend then evaluates a batch of samples at once
+  /// (cpu_detail::pass_integrand_of; the run-time compiled integrands' program side,
+  /// jit/object_run_impl.hpp). Host only.
+  template <int D, class G = F,
+            class = decltype(std::declval<const G&>()(std::declval<const point<D>*>(), std::size_t{},
+                                                      std::declval<const P&>(), std::declval<double*>()))>
+  void operator()(const point<D>* xs, std::size_t n, double* values) const {
+    f(xs, n, p, values);
   }
 };
 

@@ -12,8 +12,13 @@
 /// and its method's entry, and nothing else (it is compiled with hidden visibility):
 ///   int mcubes_jit_run(mcubes_jit_call* call);              one run (vegas, plain_mc, midpoint);
 ///   int mcubes_jit_run_batch(mcubes_jit_batch_call* call);  one parameter batch (vegas_batch);
-/// both return call->error_kind. Exceptions never cross the interface:
-/// the object catches everything, and the program's callback must not throw into it.
+/// both return call->error_kind. An object of method mcubes_jit_method_points holds the integrand
+/// only (the program runs any method itself, jit/object_run.hpp) and exports instead
+///   int mcubes_jit_points(const double* params, const double* x, uint64_t n, double* values,
+///                         char* message);                 values[i] = f(point i), mcubes_jit_points_fn
+///   int32_t mcubes_jit_index_at(const double* params, const double* x);  mcubes_jit_index_at_fn
+/// Exceptions never cross the interface: the object catches everything, and the program's callback
+/// must not throw into it.
 ///
 /// MCUBES_JIT_ABI_VERSION changes with any change of these structs or functions; an object of
 /// another version is refused before it is called.
@@ -21,7 +26,7 @@
 #include <stdint.h>
 
 /// Version of this interface (objects of another version are refused).
-#define MCUBES_JIT_ABI_VERSION 9
+#define MCUBES_JIT_ABI_VERSION 10
 
 /// Slots for the options table's fields (mcubes_jit_options::vegas; at least vegas_option_count).
 #define MCUBES_JIT_OPTION_SLOTS 32
@@ -35,7 +40,15 @@ extern "C" {
 
 /// The method an object runs (one per object: only that one is compiled). vegas_batch: m-Cubes over
 /// K parameter vectors in one batch (mcubes::vegas_batch_with; entry mcubes_jit_run_batch).
-enum mcubes_jit_method { mcubes_jit_vegas = 0, mcubes_jit_plain_mc = 1, mcubes_jit_midpoint = 2, mcubes_jit_vegas_batch = 3 };
+/// mcubes_jit_method_points: the object holds the integrand only and serves every method, which the
+/// program runs (entries mcubes_jit_points and mcubes_jit_index_at; CPU objects only).
+enum mcubes_jit_method {
+  mcubes_jit_vegas = 0,
+  mcubes_jit_plain_mc = 1,
+  mcubes_jit_midpoint = 2,
+  mcubes_jit_vegas_batch = 3,
+  mcubes_jit_method_points = 4
+};
 
 /// The backend an object was compiled for: cpu (C++ compiler) or cuda (nvcc).
 enum mcubes_jit_backend { mcubes_jit_cpu = 0, mcubes_jit_cuda = 1 };
@@ -206,6 +219,15 @@ typedef struct mcubes_jit_batch_call {
   /// completed (status interrupted) and on_failure reports it; the batch succeeds.
   mcubes_jit_batch_failure_fn on_failure;
 } mcubes_jit_batch_call;
+
+/// A points object's values: values[i] = f(point i) for i < n, point i the D doubles at x + i * D,
+/// with the parameters params[0..P-1] (null when P is 0). Returns mcubes_jit_ok, or the kind of the
+/// exception that the integrand's code threw with its what() in `message` (MCUBES_JIT_MESSAGE_SIZE
+/// bytes); values are then unspecified. May be called from several threads at once.
+typedef int (*mcubes_jit_points_fn)(const double* params, const double* x, uint64_t n, double* values, char* message);
+/// A points object's check of a failing sample: evaluates f once at the D doubles at x and returns
+/// the i of an x[i] it read outside 0..D-1 (INT32_MIN: none). Not while another thread calls the object.
+typedef int32_t (*mcubes_jit_index_at_fn)(const double* params, const double* x);
 
 typedef const mcubes_jit_object* (*mcubes_jit_object_info_fn)(void);
 typedef int (*mcubes_jit_run_fn)(mcubes_jit_call* call);

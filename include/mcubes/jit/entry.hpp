@@ -1,23 +1,22 @@
 #pragma once
 /// @file jit/entry.hpp
-/// The object side of an integrand compiled at run time (jit.hpp): what the generated translation
-/// unit (jit/source.hpp) includes to turn the user's functor into a shared object with the C
-/// interface of jit/abi.hpp. Three parts:
-///  - checked_point<D>, the `x` of the user's text: x[i] reads coordinate i of the point; a constant
-///    i outside 0..D-1 is a compile error (GCC, with optimisation: the call of an undefined function
-///    carrying an error attribute survives only for such an index), any other i outside that range
-///    makes x[i] NaN, and the run that meets it fails with jit::index_out_of_range naming i and the
-///    point (the failing sample re-evaluated on the host);
-///  - run_entry<F, D, Method, Backend, P>(call): checks the call against the object, runs the one
-///    method the object was compiled for (mcubes::vegas_with, plain_mc_with or midpoint_with, the
-///    one-call forms that mcubes::vegas, plain_mc and midpoint run) on the object's backend (a
-///    cpu_backend, or a cuda_backend in an object compiled by nvcc), reports each iteration and
-///    catches every exception into the call's error fields (fail_with_current);
-///  - run_batch_entry<G, Params, D, Backend, P>(call): the same for a parameter batch
-///    (mcubes::vegas_batch_with over K parameter vectors, the objects of method vegas_batch), with
-///    the same checks (check_call), options (vegas_options_of), backend (object_backend) and
-///    error fields, plus the failing integral;
-///  - the chi-square tail chi2_q of the program, forwarded through the call (the object does not
+/// The run side of an integrand compiled at run time (jit.hpp): the method, its options, its
+/// callbacks and its errors across the C interface of jit/abi.hpp. Used in two places: by the
+/// objects that run their method themselves (jit/source.hpp, generate_source: CUDA objects, and CPU
+/// objects in a program without the precompiled run-time engine or of a dimension outside it), and
+/// by the program's own run of an object that holds only the integrand (jit/object_run.hpp). Parts:
+///  - checked_point<D> (jit/checked_point.hpp), the `x` of the user's text;
+///  - run_with<D, Method, Backend>(call, f, index_at): runs one method (mcubes::vegas_with,
+///    plain_mc_with or midpoint_with, the one-call forms that mcubes::vegas, plain_mc and midpoint
+///    run) on a backend of the kind Backend (a cpu_backend, or a cuda_backend in a unit compiled by
+///    nvcc), reports each iteration and catches every exception into the call's error fields
+///    (fail_with_current); run_entry<F, D, Method, Backend, P>(call) checks the call against an
+///    object and runs it so with the object's functor;
+///  - run_batch_with<D, Backend>(batch, g, params, index_at): the same for a parameter batch
+///    (mcubes::vegas_batch_with over K parameter vectors, method vegas_batch), with the same checks
+///    (check_call), options (vegas_options_of), backend (object_backend) and error fields, plus the
+///    failing integral; run_batch_entry<G, Params, D, Backend, P>(call) for an object's functor;
+///  - the chi-square tail chi2_q of the program, forwarded through the call (an object does not
 ///    compile Boost.Math: MCUBES_CHI2_Q_EXTERNAL, core/running_average.hpp).
 /// Determinism: a run is the same computation as the ahead-of-time one-call method with the same
 /// options; compiled with the same flags, it gives the same bits (tests/jit/test_jit.cpp checks it).
@@ -47,73 +46,13 @@
 #include "../region.hpp"
 #include "../result.hpp"
 #include "abi.hpp"
+#include "checked_point.hpp"
 #if defined(__CUDACC__)
 #include "../algorithm/devices.hpp"
 #include "../backend/cuda.cuh"
 #endif
 
-/// Marks the two exported functions of an object (everything else is hidden: -fvisibility=hidden).
-#if defined(__GNUC__) || defined(__clang__)
-#define MCUBES_JIT_EXPORT __attribute__((visibility("default")))
-#else
-#define MCUBES_JIT_EXPORT
-#endif
-
 namespace mcubes::jit {
-
-namespace detail {
-
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__OPTIMIZE__)
-/// Never defined, never called in a valid program: GCC reports a call that survives optimisation
-/// as a compile error with this text (jit/source.hpp maps it back to the user's x[...]).
-[[gnu::error("mcubes-jit: constant index out of range")]] void constant_index_out_of_range();
-#define MCUBES_JIT_CONSTANT_INDEX_CHECK 1
-#else
-#define MCUBES_JIT_CONSTANT_INDEX_CHECK 0
-#endif
-
-/// The first index i outside [0, D) that x[i] met on the host since the last reset, or INT_MIN.
-inline std::atomic<int>& bad_index() {
-  static std::atomic<int> index{INT_MIN};
-  return index;
-}
-
-}  // namespace detail
-
-/// The point as the user's text sees it (`x`): x[i] is coordinate i (0-based) of the point in the
-/// region, by value. Out-of-range indices: see the file comment. Costs nothing for an index the
-/// compiler can bound (a constant, a loop up to D).
-template <int D>
-class checked_point {
- public:
-  MCUBES_HOST_DEVICE explicit checked_point(const point<D>& x) : x_(x) {}
-  /// x[i] for an integer i (a floating-point index is a compile error, not a silent truncation).
-  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-  MCUBES_HOST_DEVICE double operator[](I i) const {
-    const long long k = static_cast<long long>(i);  // an unsigned i beyond LLONG_MAX: negative, out of range
-#if MCUBES_JIT_CONSTANT_INDEX_CHECK
-    if (__builtin_constant_p(k) && (k < 0 || k >= D)) detail::constant_index_out_of_range();
-#endif
-    if (k >= 0 && k < D) return x_[static_cast<int>(k)];
-    return out_of_range(k < INT_MIN ? INT_MIN + 1 : k > INT_MAX ? INT_MAX : static_cast<int>(k));
-  }
-  /// D.
-  MCUBES_HOST_DEVICE static constexpr int size() { return D; }
-  /// The point itself (for a function that takes a const mcubes::point<D>&).
-  MCUBES_HOST_DEVICE const point<D>& get() const { return x_; }
-
- private:
-  MCUBES_HOST_DEVICE static double out_of_range(int i) {
-#if !defined(__CUDA_ARCH__)
-    int none = INT_MIN;
-    detail::bad_index().compare_exchange_strong(none, i, std::memory_order_relaxed);
-#else
-    (void)i;
-#endif
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  const point<D>& x_;
-};
 
 namespace detail {
 
@@ -378,17 +317,17 @@ F functor_of(const double* values) {
 /// entry takes (mcubes_jit_call or mcubes_jit_batch_call), then method, dimension, parameters and
 /// the required pointers. Returns mcubes_jit_ok, or the error kind (the call's error fields set
 /// only when its layout is known to be this one).
-template <int D, int Method, int P>
-int check_call(mcubes_jit_call* call, std::size_t size) noexcept {
+template <int D>
+int check_call(mcubes_jit_call* call, std::size_t size, int method, int n_params) noexcept {
   if (call == nullptr || call->abi_version != MCUBES_JIT_ABI_VERSION || call->size != size)
     return mcubes_jit_bad_call;  // the layout is not ours: nothing may be written
   call->error_kind = mcubes_jit_ok;
   call->error_message[0] = '\0';
   call->error_in_batch = 0;
   call->error_integral = 0;
-  if (call->method != Method || call->dim != D || call->n_params != P || call->lower == nullptr ||
+  if (call->method != method || call->dim != D || call->n_params != n_params || call->lower == nullptr ||
       call->upper == nullptr || call->chi2_q == nullptr || call->error_point == nullptr ||
-      (P > 0 && call->params == nullptr))
+      (n_params > 0 && call->params == nullptr))
     return fail(call, mcubes_jit_bad_call, "the call does not fit the compiled integrand (method, dimension, parameters)");
   host_chi2_q().store(call->chi2_q);
   return mcubes_jit_ok;
@@ -446,16 +385,13 @@ int fail_with_current(mcubes_jit_call* call, const IndexAt& index_at) noexcept {
   }
 }
 
-/// mcubes_jit_run of an object: functor F (default-constructible; with P > 0 F is
-/// with_parameters<G, Params> and its parameters are the call's), dimension D, method, backend and
-/// parameter count as compiled. Never throws.
-template <class F, int D, int Method, int Backend, int P>
-int run_entry(mcubes_jit_call* call) noexcept {
-  const int checked = check_call<D, Method, P>(call, sizeof(mcubes_jit_call));
-  if (checked != mcubes_jit_ok) return checked;
+/// The method Method on a backend of kind Backend with the integrand f, for a checked call: the
+/// result and records into the call, or any exception into its error fields (`index_at(point)`:
+/// the index out of range that f meets at a point, or INT_MIN; index_met_at). Never throws.
+template <int D, int Method, int Backend, class F, class IndexAt>
+int run_with(mcubes_jit_call* call, const F& f, const IndexAt& index_at) noexcept {
   try {
     static_assert(check_integrand<D, F>(), "the generated integrand breaks the integrand contract");
-    const F f = functor_of<F, P>(call->params);
     const result r = run_method<D, Method, Backend>(f, *call);
     call->result = to_c(r);
     if (call->on_record != nullptr)
@@ -465,31 +401,36 @@ int run_entry(mcubes_jit_call* call) noexcept {
       }
     return mcubes_jit_ok;
   } catch (...) {
-    return fail_with_current(call, [&](const std::vector<double>& x) {
-      return index_met_at<D>(functor_of<F, P>(call->params), x);
-    });
+    return fail_with_current(call, index_at);
   }
 }
 
-/// mcubes_jit_run_batch of an object: the batch integrand G (f(x, params)) with parameter struct
-/// Params (a member double p[P], P >= 1), dimension D and backend as compiled; runs
-/// vegas_batch_with<D>(G{}, region, params, options, backend, on_round) (the batch evaluates
-/// with_parameters<G, Params>, the functor of run_entry: integral k gives the bits of a single run
-/// with its parameters and seed batch_seed(seed, k)). Never throws.
-template <class G, class Params, int D, int Backend, int P>
-int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
-  static_assert(P >= 1, "a batch needs parameters");
-  mcubes_jit_call* call = batch != nullptr ? &batch->call : nullptr;
-  const int checked = check_call<D, mcubes_jit_vegas_batch, P>(call, sizeof(mcubes_jit_batch_call));
+/// mcubes_jit_run of an object: functor F (default-constructible; with P > 0 F is
+/// with_parameters<G, Params> and its parameters are the call's), dimension D, method, backend and
+/// parameter count as compiled. Never throws.
+template <class F, int D, int Method, int Backend, int P>
+int run_entry(mcubes_jit_call* call) noexcept {
+  const int checked = check_call<D>(call, sizeof(mcubes_jit_call), Method, P);
   if (checked != mcubes_jit_ok) return checked;
+  return run_with<D, Method, Backend>(call, functor_of<F, P>(call->params), [&](const std::vector<double>& x) {
+    return index_met_at<D>(functor_of<F, P>(call->params), x);
+  });
+}
+
+/// A parameter batch on a backend of kind Backend for a checked batch call: vegas_batch_with<D>(g,
+/// region, params(), options, backend, on_round) (g(x, params[k]): the batch integrand,
+/// with_parameters<G, Params> per integral), the results and records into the call, or any
+/// exception into its error fields (`index_at(k, point)`: the index out of range that integral k's
+/// integrand meets at a point, or INT_MIN). `params()` gives the K parameter structs. Never throws.
+template <int D, int Backend, class G, class MakeParams, class IndexAt>
+int run_batch_with(mcubes_jit_batch_call* batch, const G& g, const MakeParams& make_params, const IndexAt& index_at) noexcept {
+  mcubes_jit_call* call = &batch->call;
   if (batch->n_integrals < 1 || batch->results == nullptr)
     return fail(call, mcubes_jit_bad_call, "the batch call has no integrals or no room for their results");
-  using F = with_parameters<G, Params>;
   try {
-    static_assert(check_integrand<D, F>(), "the generated integrand breaks the integrand contract");
-    std::vector<Params> params;
-    params.reserve(batch->n_integrals);
-    for (std::uint64_t k = 0; k < batch->n_integrals; ++k) params.push_back(parameters_of<Params, P>(call->params + k * P));
+    const auto params = make_params();
+    using Params = typename std::decay_t<decltype(params)>::value_type;
+    static_assert(check_integrand<D, with_parameters<G, Params>>(), "the generated integrand breaks the integrand contract");
     std::array<double, D> lo{}, hi{};
     for (int i = 0; i < D; ++i) lo[i] = call->lower[i], hi[i] = call->upper[i];
     const vegas_options v = vegas_options_of<Backend>(call->options);
@@ -527,13 +468,13 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
     std::vector<result> rs;
 #if defined(__CUDACC__)
     if (v.devices.size() > 1) {  // the integrals split over the devices (algorithm/devices.hpp)
-      rs = vegas_batch_on_devices<D>(G{}, {region<D>(lo, hi)}, params, v, v.devices, on_round,
+      rs = vegas_batch_on_devices<D>(g, {region<D>(lo, hi)}, params, v, v.devices, on_round,
                                      batch->on_failure != nullptr ? &failures : nullptr, resumption);
     } else
 #endif
     {
       auto backend = object_backend<Backend>(call->options);
-      rs = vegas_batch_with<D>(G{}, {region<D>(lo, hi)}, params, v, backend, on_round,
+      rs = vegas_batch_with<D>(g, {region<D>(lo, hi)}, params, v, backend, on_round,
                                batch->on_failure != nullptr ? &failures : nullptr, resumption);
     }
     for (std::size_t k = 0; k < rs.size(); ++k) batch->results[k] = to_c(rs[k]);
@@ -551,18 +492,42 @@ int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
       try {
         std::rethrow_exception(failures[k]);
       } catch (...) {
-        fail_with_current(&one, [&](const std::vector<double>& x) {
-          return index_met_at<D>(functor_of<F, P>(call->params + k * P), x);
-        });
+        fail_with_current(&one, [&](const std::vector<double>& x) { return index_at(k, x); });
       }
       batch->on_failure(call->context, k, &one);
     }
     return mcubes_jit_ok;
   } catch (...) {
     return fail_with_current(call, [&](const std::vector<double>& x) {
-      return index_met_at<D>(functor_of<F, P>(call->params + call->error_integral * P), x);
+      return index_at(static_cast<std::size_t>(call->error_integral), x);
     });
   }
+}
+
+/// mcubes_jit_run_batch of an object: the batch integrand G (f(x, params)) with parameter struct
+/// Params (a member double p[P], P >= 1), dimension D and backend as compiled; runs
+/// vegas_batch_with<D>(G{}, region, params, options, backend, on_round) (the batch evaluates
+/// with_parameters<G, Params>, the functor of run_entry: integral k gives the bits of a single run
+/// with its parameters and seed batch_seed(seed, k)). Never throws.
+template <class G, class Params, int D, int Backend, int P>
+int run_batch_entry(mcubes_jit_batch_call* batch) noexcept {
+  static_assert(P >= 1, "a batch needs parameters");
+  mcubes_jit_call* call = batch != nullptr ? &batch->call : nullptr;
+  const int checked = check_call<D>(call, sizeof(mcubes_jit_batch_call), mcubes_jit_vegas_batch, P);
+  if (checked != mcubes_jit_ok) return checked;
+  using F = with_parameters<G, Params>;
+  return run_batch_with<D, Backend>(
+      batch, G{},
+      [&] {
+        std::vector<Params> params;
+        params.reserve(batch->n_integrals);
+        for (std::uint64_t k = 0; k < batch->n_integrals; ++k)
+          params.push_back(parameters_of<Params, P>(call->params + k * P));
+        return params;
+      },
+      [&](std::size_t k, const std::vector<double>& x) {
+        return index_met_at<D>(functor_of<F, P>(call->params + k * P), x);
+      });
 }
 
 }  // namespace detail

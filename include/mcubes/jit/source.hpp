@@ -495,9 +495,12 @@ inline std::string c_string_literal(const std::string& s) {
 /// P > 0 the integrand is `integrand_of_parameters` (f(x, parameters), the batch's form) and a run
 /// evaluates with_parameters<integrand_of_parameters, parameters>, the functor a batch evaluates
 /// for each of its integrals (file comment). Method vegas_batch (P >= 1) exports
-/// mcubes_jit_run_batch instead of mcubes_jit_run. Deterministic: the same arguments give the same
-/// text (it is part of the cache key).
+/// mcubes_jit_run_batch instead of mcubes_jit_run. Method mcubes_jit_method_points (CPU only): the
+/// integrand alone (jit/points_entry.hpp: mcubes_jit_points and mcubes_jit_index_at, the same
+/// functor; the program runs the method, jit/object_run.hpp). Deterministic: the same arguments
+/// give the same text (it is part of the cache key).
 inline std::string generate_source(const integrand_source& src, int method, int backend) {
+  const bool points = method == mcubes_jit_method_points;
   const bool expr = src.kind == source_kind::expression;
   const bool with_params = src.n_params > 0;
   std::ostringstream s;
@@ -508,8 +511,12 @@ inline std::string generate_source(const integrand_source& src, int method, int 
   };
   emit("// An integrand compiled at run time by mcubes " MCUBES_VERSION_STRING
        " (include/mcubes/jit/source.hpp). Generated: do not edit.");
-  emit("#define MCUBES_CHI2_Q_EXTERNAL 1");
-  emit("#include <mcubes/jit/entry.hpp>");
+  if (points) {
+    emit("#include <mcubes/jit/points_entry.hpp>");
+  } else {
+    emit("#define MCUBES_CHI2_Q_EXTERNAL 1");
+    emit("#include <mcubes/jit/entry.hpp>");
+  }
   if (src.kind == source_kind::suite) emit("#include <mcubes/suite.hpp>");
   emit("#include <cmath>");
   emit("");
@@ -552,16 +559,31 @@ inline std::string generate_source(const integrand_source& src, int method, int 
   }
   emit("  }");
   emit("};");
-  if (with_params) emit("using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;");
+  if (with_params && !points) emit("using integrand = mcubes::with_parameters<integrand_of_parameters, parameters>;");
   emit("}  // namespace mcubes_jit_user");
   emit("");
-  emit("MCUBES_JIT_DEFINE_CHI2_Q");
+  if (!points) emit("MCUBES_JIT_DEFINE_CHI2_Q");
   const std::string d = std::to_string(src.dim), b = std::to_string(backend), n = std::to_string(src.n_params);
   const std::string args = d + ", " + std::to_string(method) + ", " + b + ", " + n;
   emit("extern \"C\" MCUBES_JIT_EXPORT const mcubes_jit_object* mcubes_jit_object_info(void) {");
   emit("  static const mcubes_jit_object info = {MCUBES_JIT_ABI_VERSION, " + args + ", \"" + key_placeholder + "\"};");
   emit("  return &info;");
   emit("}");
+  if (points) {
+    const std::string f = with_params ? "mcubes::jit::detail::bound_parameters<mcubes_jit_user::integrand_of_parameters, "
+                                        "mcubes_jit_user::parameters, " + n + ">(params)"
+                                      : "mcubes_jit_user::integrand{}";
+    emit("extern \"C\" MCUBES_JIT_EXPORT int mcubes_jit_points(const double* params, const double* x, uint64_t n,");
+    emit("                                                     double* values, char* message) {");
+    if (!with_params) emit("  (void)params;");
+    emit("  return mcubes::jit::detail::points_entry<" + d + ">(" + f + ", x, n, values, message);");
+    emit("}");
+    emit("extern \"C\" MCUBES_JIT_EXPORT int32_t mcubes_jit_index_at(const double* params, const double* x) {");
+    if (!with_params) emit("  (void)params;");
+    emit("  return mcubes::jit::detail::index_entry<" + d + ">(" + f + ", x);");
+    emit("}");
+    return s.str();
+  }
   if (method == mcubes_jit_vegas_batch) {
     emit("extern \"C\" MCUBES_JIT_EXPORT int mcubes_jit_run_batch(mcubes_jit_batch_call* call) {");
     emit("  return mcubes::jit::detail::run_batch_entry<mcubes_jit_user::integrand_of_parameters, "

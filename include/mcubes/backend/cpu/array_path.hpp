@@ -26,9 +26,11 @@
 /// array_slice_samples x (12 D + 16) bytes (3.5 MiB for D = 8), besides the integrand's own.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../../core/sampler.hpp"
@@ -227,8 +229,21 @@ void sample_tile_array(const pass_integrand<D>& f, const sampling_params<D>& sp,
     run(none);
 }
 
+template <class F, int D, class = void>
+struct points_call : std::false_type {};
+template <class F, int D>
+struct points_call<F, D, std::void_t<decltype(std::declval<const F&>()(std::declval<const point<D>*>(), std::size_t{},
+                                                                    std::declval<double*>()))>> : std::true_type {};
+/// True if F (not an array integrand) also has the points call f(const point<D>* xs, n, values),
+/// values[i] = f(xs[i]) bitwise: pass_integrand::points then calls it once per batch of samples
+/// (an integrand reached through a function pointer, as the run-time compiled ones,
+/// jit/object_run_impl.hpp, or a batch member of one, core/batch.hpp with_parameters).
+template <class F, int D>
+inline constexpr bool has_points_call_v = points_call<F, D>::value;
+
 /// The pass_integrand of f (an integrand of dimension D, integrand.hpp); f must outlive it. For an
-/// array integrand (is_array_integrand_v) its array form and the array path (sample_tile_array).
+/// array integrand (is_array_integrand_v) its array form and the array path (sample_tile_array);
+/// for an integrand with the points call (has_points_call_v), that call.
 template <int D, class F>
 pass_integrand<D> pass_integrand_of(const F& f) {
   pass_integrand<D> r;
@@ -238,6 +253,10 @@ pass_integrand<D> pass_integrand_of(const F& f) {
     r.array_tile = &sample_tile_array<D>;
     r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
       (*static_cast<const F*>(p))(xs->x, n, values);
+    };
+  } else if constexpr (has_points_call_v<F, D>) {
+    r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
+      (*static_cast<const F*>(p))(xs, n, values);
     };
   } else {
     r.points = [](const void* p, const point<D>* xs, std::size_t n, double* values) {
