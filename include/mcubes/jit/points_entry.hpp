@@ -12,7 +12,7 @@
 ///    jit/checked_point.hpp), or INT_MIN: the failing sample re-evaluated for the report;
 ///  - bound_parameters<G, Params, P>: a batch integrand G(x, q) with its parameters q, the
 ///    computation that with_parameters<G, Params> (core/batch.hpp) makes, for P > 0.
-/// The user's text sees <cmath> and <cstdlib> (std::exit and the like) as in an object with its own
+/// The user's text sees `<cmath>` and `<cstdlib>` (std::exit and the like) as in an object with its own
 /// run. Determinism: values[i] is f(point i) computed by the same code, bit for bit, as the engine's
 /// one-point call would compute it (no contraction, no -ffast-math: jit/toolchain.hpp).
 
