@@ -693,6 +693,14 @@ TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
   const jit::compiled_integrand f = jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o);
   EXPECT_EQ(f.info().backend, "cuda");
   EXPECT_EQ(f.backend(), mcubes::backend_kind::cuda);
+  // nvcc's steps run side by side (jit/nvcc_steps.hpp): the key names the schedule
+  {
+    std::ifstream key(f.info().object.substr(0, f.info().object.size() - 3) + ".key");
+    std::stringstream text;
+    text << key.rdbuf();
+    EXPECT_NE(text.str().find(std::string("\nnvcc-steps ") + jit::nvcc_steps_recipe + "\n"), std::string::npos)
+        << text.str();
+  }
   mcubes::vegas_options v = small_vegas();
   v.backend = mcubes::backend_kind::cuda;
   if (dev.count == 0) {
@@ -706,18 +714,13 @@ TEST(JitCuda, TheGeneratedUnitCompilesWithNvccAndRunsWhereADeviceIsPresent) {
   EXPECT_TRUE(jit::compile(src, jit::method::vegas, mcubes::backend_kind::cuda, o).info().cache_hit);
 }
 
-// nvcc's steps run side by side (jit/nvcc_steps.hpp): the key names the schedule, and a text that
-// does not compile gets nvcc's own diagnostics (the plain nvcc command runs after the steps fail).
-TEST(JitCuda, TheKeyNamesTheStepScheduleAndErrorsAreNvccsOwn) {
+// A text that does not compile gets nvcc's own diagnostics (the plain nvcc command runs after
+// nvcc's side-by-side steps fail, jit/nvcc_steps.hpp; the key of a good text names the steps'
+// schedule: the test above).
+TEST(JitCuda, ErrorsAreNvccsOwn) {
   if (!nvcc_found()) GTEST_SKIP() << "no nvcc: the CUDA path of the run-time compilation is not testable here";
   jit::compile_options o = copts();
   if (jit::query_cuda_device(0).count == 0) o.cuda_arch = "sm_90";
-  const jit::compiled_integrand f = jit::compile(jit::expression("x[0] * x[1] + 0.25", 2), jit::method::vegas,
-                                                 mcubes::backend_kind::cuda, o);
-  std::ifstream key(f.info().object.substr(0, f.info().object.size() - 3) + ".key");
-  std::stringstream text;
-  text << key.rdbuf();
-  EXPECT_NE(text.str().find(std::string("\nnvcc-steps ") + jit::nvcc_steps_recipe + "\n"), std::string::npos) << text.str();
   jit::integrand_source bad = jit::body("double s = x[0];\nreturn s + bar;", 2);
   bad.label = "--body";
   try {
