@@ -248,11 +248,11 @@ TEST(JitCli, ARefusedSuiteRunInARunTimeDimensionCompilesNothing) {
 }
 
 TEST(JitCli, CompileErrorsAreOneLineAgainstTheUserText) {
-  const cli_run r = run_cli("integrate --expr 'exp(-foo*x[0])' --dim 1");
+  const cli_run r = run_cli("integrate --expr 'exp(-foo*x[0])' --dim 1 --backend cpu");  // g++'s words
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "mcubes: error: --expr:1:6: error: 'foo' was not declared in this scope\n");
   EXPECT_EQ(r.out, "");
-  const cli_run b = run_cli("integrate --body 'double s = 0;\nreturn s + bar;' --dim 1");
+  const cli_run b = run_cli("integrate --body 'double s = 0;\nreturn s + bar;' --dim 1 --backend cpu");
   EXPECT_EQ(b.exit_code, 2);
   EXPECT_EQ(b.err, "mcubes: error: --body:2:12: error: 'bar' was not declared in this scope\n");
 }
