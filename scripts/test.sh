@@ -11,8 +11,9 @@
 # about a quarter of nvcc's time; MCUBES_CUDA_ARCHITECTURES to change it), and with
 # MCUBES_CUDA_COMPILE_CHECK=ON (the command's and the Python module's CUDA runners in one dimension
 # per integrand, device code at cicc -O0; the CUDA tests compiled whole; the header tests compile
-# each .cuh to PTX for compute_90), and with MCUBES_BENCH_COMPILE_CHECK=ON (the benchmark programs
-# that no test runs compiled at -O0: no figure is taken without a GPU).
+# each .cuh to PTX for compute_90; the host code of CUDA units that nothing runs there at -O0), and
+# with MCUBES_BENCH_COMPILE_CHECK=ON (the benchmark programs that no test runs through nvcc -cuda:
+# front end and device code, no host compiler pass, nothing linked; no figure is taken without a GPU).
 # Without a GPU the host code is compiled at -O1 (CMAKE_{CXX,CUDA}_FLAGS_RELEASE; half of g++'s time
 # at -O3): the same bits at any level (no -ffast-math, no contraction), which the tests that compare
 # run-time compiled integrands (-O3) with the build's show; the speed of the library is bench/'s

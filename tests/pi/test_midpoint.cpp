@@ -12,7 +12,7 @@
 
 namespace {
 
-constexpr double pi_value = 3.141592653589793238462643383279502884;
+constexpr double pi_exact = 3.141592653589793238462643383279502884;
 /// The Richardson error estimate of a smooth integrand is its true error to O(h^2) relative: within
 /// this fraction of it at the sizes tested.
 constexpr double max_estimate_deviation = 0.05;
@@ -25,13 +25,13 @@ TEST(MidpointPi, ErrorAtOneMillionIsTheTruncationError) {
   const mcubes::result r = mcubes::pi_midpoint(1000000);
   // truncation: (h^2/24) (f'(0) - f'(1)) = 2/24 * 1e-12 = 8.33e-14
   const double truncation = 2.0 / 24.0 * 1e-12;
-  EXPECT_LE(std::fabs(r.estimate - pi_value), 1e-13);
-  EXPECT_NEAR(r.estimate - pi_value, truncation, 2e-15);
+  EXPECT_LE(std::fabs(r.estimate - pi_exact), 1e-13);
+  EXPECT_NEAR(r.estimate - pi_exact, truncation, 2e-15);
   EXPECT_EQ(r.n_eval, 1000000u);
   // 1e6 = 5 x 2e5: the error estimate is |M_N - M_{N/5}| / 24 (the truncation error to O(h^4))
   // plus the rounding level 4 eps pi
   EXPECT_NEAR(r.error, truncation, max_estimate_deviation * truncation);
-  EXPECT_GE(r.error, std::fabs(r.estimate - pi_value));
+  EXPECT_GE(r.error, std::fabs(r.estimate - pi_exact));
   EXPECT_EQ(r.status, mcubes::status::converged);
   EXPECT_EQ(r.backend, "cpu");
   ASSERT_EQ(r.records.size(), 1u);
@@ -47,12 +47,12 @@ TEST(MidpointPi, ErrorAtOneMillionIsTheTruncationError) {
 
 TEST(MidpointPi, ErrorAtOneBillionIsAtMachinePrecision) {
   const mcubes::result r = mcubes::pi_midpoint(1000000000);
-  EXPECT_LE(std::fabs(r.estimate - pi_value), 2e-15) << r.estimate;
+  EXPECT_LE(std::fabs(r.estimate - pi_exact), 2e-15) << r.estimate;
   // the truncation error (8e-20) is far below the rounding level 4 eps pi, which is reported
-  const double rounding = 4 * std::numeric_limits<double>::epsilon() * pi_value;
+  const double rounding = 4 * std::numeric_limits<double>::epsilon() * pi_exact;
   EXPECT_GE(r.error, rounding);
   EXPECT_LE(r.error, 1.1 * rounding);
-  EXPECT_LE(std::fabs(r.estimate - pi_value), r.error);
+  EXPECT_LE(std::fabs(r.estimate - pi_exact), r.error);
   EXPECT_EQ(r.status, mcubes::status::converged);
 }
 
@@ -99,7 +99,7 @@ TEST(MidpointTensor, ExactForBilinearAndAccurateForSmooth) {
   const mcubes::region<2> r2({0.0, -1.0}, {1.0, 3.0});  // int x y = (1/2) * ((9 - 1)/2) = 2
   EXPECT_NEAR(mcubes::midpoint<2>(product_xy{}, r2, 1000).estimate, 2.0, 1e-13);
   // int over [0,1]^3 exp(-|x|^2) = (sqrt(pi)/2 erf(1))^3, truncation O(h^2) ~ 1e-7 at n = 300
-  const double exact = std::pow(std::sqrt(pi_value) / 2 * std::erf(1.0), 3);
+  const double exact = std::pow(std::sqrt(pi_exact) / 2 * std::erf(1.0), 3);
   const mcubes::result r = mcubes::midpoint<3>(gaussian3{}, mcubes::region<3>::unit(), 300);
   EXPECT_NEAR(r.estimate, exact, 1e-6);
   EXPECT_EQ(r.n_eval, 27000000u);
@@ -259,9 +259,9 @@ TEST(MidpointErrorEstimate, NoEstimateUnlessDivisibleByThreeFiveOrSeven) {
 
 TEST(MidpointErrorEstimate, CancellingIntegrandKeepsTheRoundingFloor) {
   // int_0^1 sin(2 pi x) = 0: M_N and M_{N/3} both cancel to rounding; the error never claims 0
-  const auto f = [](double x) { return std::sin(2 * pi_value * x); };
+  const auto f = [](double x) { return std::sin(2 * pi_exact * x); };
   const mcubes::result r = mcubes::midpoint(f, 0.0, 1.0, 3000);
-  EXPECT_GE(r.error, 4 * std::numeric_limits<double>::epsilon() * (2 / pi_value) * 0.999);  // 4 eps mean|f|
+  EXPECT_GE(r.error, 4 * std::numeric_limits<double>::epsilon() * (2 / pi_exact) * 0.999);  // 4 eps mean|f|
   EXPECT_LE(std::fabs(r.estimate), r.error);
   EXPECT_EQ(r.status, mcubes::status::not_converged);  // rel_tol |estimate| ~ 1e-20: unreachable
   mcubes::midpoint_options o;

@@ -18,7 +18,7 @@ namespace {
 
 constexpr double exact_tol = 1e-15;      // results that differ from the formula by rounding only
 constexpr double reference_tol = 1e-12;  // against the independent reference rebinning
-constexpr unsigned test_seed = 4242;
+constexpr unsigned map_seed = 4242;
 
 // A hand-made map on axis 0 (and a different one on axis 1) with 4 bins.
 template <int D>
@@ -156,7 +156,7 @@ TEST(AdaptiveMap, LargestDrawGivesLastBinForEveryBinCount) {
 TEST(AdaptiveMap, MapIsMonotoneAndConsistentWithBinOf) {
   auto m = hand_map<1>();
   const auto v = m.view();
-  std::mt19937_64 rng(test_seed);
+  std::mt19937_64 rng(map_seed);
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   std::vector<double> us(20000);
   for (auto& u : us) u = unif(rng);
@@ -271,14 +271,14 @@ void expect_reference_adaptation(unsigned seed, double zero_share, const Alpha& 
 
 TEST(AdaptiveMap, AdaptationAgainstReferenceOnRandomHistograms) {
   expect_reference_adaptation(
-      test_seed + 1, 0.3, [](int trial) { return trial % 3 == 0 ? 1.5 : (trial % 3 == 1 ? 0.5 : 2.0); },
+      map_seed + 1, 0.3, [](int trial) { return trial % 3 == 0 ? 1.5 : (trial % 3 == 1 ? 0.5 : 2.0); },
       [](int) { return 0.0; });
 }
 
 // The defensive floor (adapt_axis step 3) against the reference with the floor added in long double.
 TEST(AdaptiveMap, DefensiveFloorAgainstReferenceOnRandomHistograms) {
   expect_reference_adaptation(
-      test_seed + 11, 0.5, [](int trial) { return trial % 2 == 0 ? 1.5 : 0.5; },
+      map_seed + 11, 0.5, [](int trial) { return trial % 2 == 0 ? 1.5 : 0.5; },
       [](int trial) { return trial % 3 == 0 ? 0.05 : (trial % 3 == 1 ? 0.02 : 0.5); });
 }
 
@@ -393,7 +393,7 @@ TEST(AdaptiveMap, ZeroOrNonFiniteContributionsLeaveTheMapUnchanged) {
 }
 
 TEST(AdaptiveMap, EmptyBinsGiveSortedFiniteEdges) {
-  std::mt19937_64 rng(test_seed + 2);
+  std::mt19937_64 rng(map_seed + 2);
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   for (int trial = 0; trial < 500; ++trial) {
     const int n = 2 + static_cast<int>(rng() % 200);
