@@ -100,9 +100,9 @@ struct timeline_backend : mcubes::cuda_backend {
   auto make_batch(const P* params, std::size_t n, int n_bins) {
     return timed("make_batch", false, [&] { return be.template make_batch<D>(params, n, n_bins); });
   }
-  template <int D, class F, class B>
-  std::vector<mcubes::iteration_sums> sample_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
-    return timed("sample", false, [&] { return be.sample_batch(f, b, passes); });
+  template <class Values = double, int D, class F, class B>
+  std::vector<mcubes::pass_sums_t<Values>> sample_passes(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
+    return timed("sample", false, [&] { return be.template sample_passes<Values>(f, b, passes); });
   }
   template <int D, class F, class B>
   void start_batch(const F& f, B& b, const std::vector<mcubes::batch_pass<D>>& passes) {
@@ -205,10 +205,10 @@ int main(int argc, char** argv) {
           passes.push_back(p);
         }
         const auto t3 = clk::now();
-        auto sums = be.sample_batch(f, st, passes);
+        auto sums = be.sample_passes(f, st, passes);
         const auto t4 = clk::now();
         for (auto& p : passes) p.adapt = true;
-        sums = be.sample_batch(f, st, passes);
+        sums = be.sample_passes(f, st, passes);
         const auto t5 = clk::now();
         std::vector<std::pair<std::size_t, const mcubes::iteration_sums*>> items;
         for (std::size_t k = 0; k < K; ++k) items.emplace_back(k, &sums[k]);

@@ -3,7 +3,7 @@
 /// The CPU engine compiled once per dimension. The parts of a Vegas run on the CPU backend that do
 /// not depend on the integrand's type are templates of the dimension D alone: the one-run loop
 /// (detail::vegas_driver), a batch's rounds (detail::batch_driver) and the sampling passes
-/// (cpu_backend::sample_passes, which reach the integrand through cpu_detail::pass_integrand).
+/// (cpu_backend::sample_cpu_passes, which reach the integrand through cpu_detail::pass_integrand).
 /// MCUBES_PRECOMPILED_DIMS lists the dimensions (those of suite::precompiled_dims: 1-12 and 16)
 /// for which a program may compile them once, in one unit of its own:
 ///
@@ -43,7 +43,7 @@
 #define MCUBES_PRECOMPILED_CPU_ENGINE_ITEMS(prefix, D)                                                       \
   prefix struct mcubes::detail::vegas_driver<D, mcubes::cpu_backend, mcubes::adaptive_map<D>>;              \
   prefix struct mcubes::detail::batch_driver<D, mcubes::cpu_backend>;                                       \
-  prefix std::vector<mcubes::iteration_sums> mcubes::cpu_backend::sample_passes<D>(                         \
+  prefix std::vector<mcubes::iteration_sums> mcubes::cpu_backend::sample_cpu_passes<D>(                     \
       const mcubes::cpu_pass<D>*, std::size_t, const mcubes::cpu_detail::pass_integrand<D>*) const;
 
 /// The explicit instantiation definitions of dimension D (for the one unit that makes them).

@@ -26,8 +26,8 @@ constexpr std::uint64_t test_seed = 20261122;
 
 static_assert(has_chunk_operations_v<cuda_backend>, "cuda_backend: name, reduce, count");
 static_assert(has_map_operations_v<cuda_backend>,
-              "cuda_backend: make_map, sample, sample_vector, adapt_map, map_edges, set_map_edges, make_cube_values");
-static_assert(has_batch_operations_v<cuda_backend>, "cuda_backend: make_batch, sample_batch, adapt_batch, batch_map_edges");
+              "cuda_backend: sample_passes, make_map, adapt_map, map_edges, set_map_edges, make_cube_values");
+static_assert(has_batch_operations_v<cuda_backend>, "cuda_backend: make_batch, sample_passes over a batch, adapt_batch, batch_map_edges");
 static_assert(backend_pipelines_batches<cuda_backend>::value && has_pipeline_operations_v<cuda_backend>,
               "cuda_backend: batch_pipeline, check_batch_memory, start_batch, finish_batch");
 static_assert(is_backend_v<cuda_backend>, "cuda_backend is a backend");

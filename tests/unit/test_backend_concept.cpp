@@ -20,6 +20,7 @@ namespace {
 using mcubes::batch_pass;
 using mcubes::iteration_sums;
 using mcubes::map_view;
+using mcubes::sampling_pass;
 using mcubes::sampling_params;
 using mcubes::stratification;
 
@@ -65,15 +66,13 @@ struct op_make_map {
   template <int D>
   fake_map<D> make_map(int n_bins) const;
 };
-struct op_sample {
-  template <int D, class F, class Map>
-  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const Map& map, bool adapt,
-                        std::uint64_t stride = 1) const;
-};
-struct op_sample_vector {
-  template <int D, int N, class F>
-  mcubes::vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st,
-                                         const map_view<D>& map, bool adapt, std::uint64_t stride = 1) const;
+struct op_sample_passes {  // over a map (scalar and vector integrands) and over a batch
+  template <class Values = double, int D, class F>
+  std::vector<mcubes::pass_sums_t<Values>> sample_passes(const F& f, const fake_map<D>& map,
+                                                         const std::vector<sampling_pass<D>>& passes) const;
+  template <class Values = double, int D, class F, class P>
+  std::vector<mcubes::pass_sums_t<Values>> sample_passes(const F& f, fake_batch<D, P>& b,
+                                                         const std::vector<sampling_pass<D>>& passes) const;
 };
 struct op_adapt_map {
   template <class Map>
@@ -102,10 +101,6 @@ struct op_make_cube_values_read_only {
 struct op_make_batch {
   template <int D, class P>
   fake_batch<D, P> make_batch(const P* params, std::size_t n, int n_bins) const;
-};
-struct op_sample_batch {
-  template <int D, class F, class P>
-  std::vector<iteration_sums> sample_batch(const F& f, fake_batch<D, P>& b, const std::vector<batch_pass<D>>& passes) const;
 };
 struct op_adapt_batch {
   template <int D, class P>
@@ -143,27 +138,37 @@ struct op_count_double {  // count must be an exact uint64
   template <class Chunk>
   double count(std::uint64_t n_chunks, const Chunk& chunk) const;
 };
-struct op_make_map_viewless {  // map.view() is what sample_vector takes
+struct op_make_map_viewless {  // every map has view() (its map_view, for the host-side readers)
   template <int D>
   viewless_map<D> make_map(int n_bins) const;
 };
-struct op_sample_double {
-  template <int D, class F, class Map>
-  double sample(const F& f, const sampling_params<D>& sp, const stratification& st, const Map& map, bool adapt,
-                std::uint64_t stride = 1) const;
+struct op_sample_passes_scalar_only {  // a vector integrand's passes return the scalar sums only
+  template <class Values = double, int D, class F>
+  std::vector<iteration_sums> sample_passes(const F& f, const fake_map<D>& map,
+                                            const std::vector<sampling_pass<D>>& passes) const;
+  template <class Values = double, int D, class F, class P>
+  std::vector<iteration_sums> sample_passes(const F& f, fake_batch<D, P>& b,
+                                            const std::vector<sampling_pass<D>>& passes) const;
 };
-struct op_sample_vector_scalar {  // returns the scalar sums only
-  template <int D, int N, class F>
-  iteration_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st,
-                               const map_view<D>& map, bool adapt, std::uint64_t stride = 1) const;
+struct op_sample_passes_maps_only {  // no batch form
+  template <class Values = double, int D, class F>
+  std::vector<mcubes::pass_sums_t<Values>> sample_passes(const F& f, const fake_map<D>& map,
+                                                         const std::vector<sampling_pass<D>>& passes) const;
+};
+struct op_sample_passes_double {  // one number per call, not the sums of each pass
+  template <class Values = double, int D, class F, class Maps>
+  double sample_passes(const F& f, Maps& maps, const std::vector<sampling_pass<D>>& passes) const;
 };
 struct op_map_edges_to_map {  // set_map_edges without the edges
   template <class Map>
   void set_map_edges(Map& map) const;
 };
-struct op_sample_batch_one {  // one sums for all passes
-  template <int D, class F, class P>
-  iteration_sums sample_batch(const F& f, fake_batch<D, P>& b, const std::vector<batch_pass<D>>& passes) const;
+struct op_sample_passes_batch_one {  // one sums for all passes of a batch
+  template <class Values = double, int D, class F>
+  std::vector<mcubes::pass_sums_t<Values>> sample_passes(const F& f, const fake_map<D>& map,
+                                                         const std::vector<sampling_pass<D>>& passes) const;
+  template <class Values = double, int D, class F, class P>
+  iteration_sums sample_passes(const F& f, fake_batch<D, P>& b, const std::vector<sampling_pass<D>>& passes) const;
 };
 struct op_host_workers_by_value {  // a count of threads, not the pool
   int host_workers() const;
@@ -179,8 +184,8 @@ template <class Old, class New, class... Ops>
 struct backend_replacing : std::conditional_t<std::is_same_v<Ops, Old>, New, Ops>... {};
 
 #define MCUBES_TEST_CPU_OPS                                                                                      \
-  op_name, op_reduce, op_count, op_make_map, op_sample, op_sample_vector, op_adapt_map, op_map_edges,            \
-      op_set_map_edges, op_make_cube_values, op_make_batch, op_sample_batch, op_adapt_batch, op_batch_map_edges, op_host_workers
+  op_name, op_reduce, op_count, op_make_map, op_sample_passes, op_adapt_map, op_map_edges, op_set_map_edges,     \
+      op_make_cube_values, op_make_batch, op_adapt_batch, op_batch_map_edges, op_host_workers
 #define MCUBES_TEST_PIPELINE_OPS op_pipeline_flag, op_check_batch_memory, op_start_batch, op_finish_batch
 
 /// Whether the operations of a CPU-like backend (no pipeline), with Old replaced by New, make a backend.
@@ -207,14 +212,12 @@ static_assert(!cpu_like_is_backend<op_name>);
 static_assert(!cpu_like_is_backend<op_reduce>);
 static_assert(!cpu_like_is_backend<op_count>);
 static_assert(!cpu_like_is_backend<op_make_map>);
-static_assert(!cpu_like_is_backend<op_sample>);
-static_assert(!cpu_like_is_backend<op_sample_vector>);
+static_assert(!cpu_like_is_backend<op_sample_passes>);
 static_assert(!cpu_like_is_backend<op_adapt_map>);
 static_assert(!cpu_like_is_backend<op_map_edges>);
 static_assert(!cpu_like_is_backend<op_set_map_edges>);
 static_assert(!cpu_like_is_backend<op_make_cube_values>);
 static_assert(!cpu_like_is_backend<op_make_batch>);
-static_assert(!cpu_like_is_backend<op_sample_batch>);
 static_assert(!cpu_like_is_backend<op_adapt_batch>);
 static_assert(!cpu_like_is_backend<op_batch_map_edges>);
 static_assert(!cpu_like_is_backend<op_host_workers>);
@@ -226,12 +229,13 @@ static_assert(!pipelined_is_backend<op_finish_batch>);
 static_assert(!cpu_like_is_backend<op_name, op_name_int>);
 static_assert(!cpu_like_is_backend<op_count, op_count_double>);
 static_assert(!cpu_like_is_backend<op_make_map, op_make_map_viewless>);
-static_assert(!cpu_like_is_backend<op_sample, op_sample_double>);
-static_assert(!cpu_like_is_backend<op_sample_vector, op_sample_vector_scalar>);
+static_assert(!cpu_like_is_backend<op_sample_passes, op_sample_passes_double>);
+static_assert(!cpu_like_is_backend<op_sample_passes, op_sample_passes_scalar_only>);  // no vector form
+static_assert(!cpu_like_is_backend<op_sample_passes, op_sample_passes_maps_only>);    // no batch form
 static_assert(!cpu_like_is_backend<op_set_map_edges, op_map_edges_to_map>);
 static_assert(!cpu_like_is_backend<op_make_cube_values, op_make_cube_values_const>);
 static_assert(!cpu_like_is_backend<op_make_cube_values, op_make_cube_values_read_only>);
-static_assert(!cpu_like_is_backend<op_sample_batch, op_sample_batch_one>);
+static_assert(!cpu_like_is_backend<op_sample_passes, op_sample_passes_batch_one>);
 static_assert(!cpu_like_is_backend<op_host_workers, op_host_workers_by_value>);
 // Not backends at all.
 static_assert(!mcubes::is_backend_v<int>);
@@ -241,7 +245,8 @@ TEST(BackendConcept, CpuBackendIsABackendAndIncompleteTypesAreNot) {
   EXPECT_TRUE(mcubes::is_backend_v<mcubes::cpu_backend>);
   EXPECT_TRUE(cpu_like_is_backend<nothing>);
   EXPECT_TRUE(pipelined_is_backend<nothing>);
-  EXPECT_FALSE(cpu_like_is_backend<op_sample_vector>);
+  EXPECT_FALSE(cpu_like_is_backend<op_sample_passes>);
+  EXPECT_FALSE((cpu_like_is_backend<op_sample_passes, op_sample_passes_scalar_only>));
   EXPECT_FALSE(pipelined_is_backend<op_finish_batch>);
 }
 

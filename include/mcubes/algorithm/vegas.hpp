@@ -24,6 +24,7 @@
 #include "../core/running_average.hpp"
 #include "../core/sample_diagnosis.hpp"
 #include "../core/sampler.hpp"
+#include "../core/sampling_pass.hpp"
 #include "../core/stratification.hpp"
 #include "../core/weighted_sample.hpp"
 #include "../error.hpp"
@@ -140,8 +141,9 @@ int map_bins(const Map& map) {
 /// drives many at once, each run seeing exactly the pass sums it would see alone, so that both give
 /// the same bits.
 ///
-/// Protocol: while !done(), run the pass described by params() / adapt() / stride() on the run's
-/// map (backend.sample(f, params(), strat(), map, adapt(), stride())) and hand its sums to take().
+/// Protocol: while !done(), run the pass described by params() / adapt() / stride() / strat()
+/// (together: pass()) on the run's map (backend.sample_passes(f, map, {pass()})) and hand its sums
+/// to take().
 /// An iteration is one or more passes: the bin-scale probe (first adapting iteration only: a sparse
 /// V-Sample whose largest term sets the fixed-point scale of the bins), the pass itself, and a
 /// re-accumulation of the same samples with a new scale when a term outgrew it (rescale). take()
@@ -239,6 +241,9 @@ class vegas_run {
   bool adapt() const noexcept { return adapt_; }
   std::uint64_t stride() const noexcept { return stride_; }
   const stratification& strat() const noexcept { return st_; }
+  /// The next pass as the backends take it (core/sampling_pass.hpp): params(), adapt(), stride()
+  /// and strat(), through map 0 of the maps given with it (`integral`: the caller's to set).
+  sampling_pass<D> pass(std::size_t integral = 0) const { return sampling_pass<D>{integral, sp_, adapt_, stride_, st_}; }
   /// The run's options (seed included).
   const vegas_options& options() const noexcept { return opt_; }
   /// Evaluations of the iterations completed so far.
@@ -986,7 +991,7 @@ sampling_density density_of(const region<D>& reg, Backend& backend, const Map& m
 /// shares); whatever `save` throws.
 namespace detail {
 /// The integrand's part of one run (vegas_driver): `sample` runs the run's next pass on its backend
-/// (backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride())); `fail` throws
+/// (backend.sample_passes(f, map, {run.pass()})); `fail` throws
 /// the failure of sample `index` of iteration `it` whose value was `value` (throw_sample_failure,
 /// with the map the pass read).
 template <int D>
@@ -1078,7 +1083,8 @@ template <int D, class F, class Backend, class Map>
 run_passes<D> passes_of(const F& f, Backend& backend, Map& map) {
   run_passes<D> p;
   p.sample = [&f, &backend, &map](const vegas_run<D>& run) {
-    return backend.sample(f, run.params(), run.strat(), map, run.adapt(), run.stride());
+    std::vector<iteration_sums> sums = backend.sample_passes(f, map, std::vector<sampling_pass<D>>{run.pass()});
+    return std::move(sums[0]);
   };
   p.fail = [&f, &backend, &map](const sampling_params<D>& sp, int it, std::uint64_t index, double value) {
     throw_sample_failure<D>(f, sp, backend.map_edges(map), map_bins(map), it, index, value);

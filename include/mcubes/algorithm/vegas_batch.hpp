@@ -170,7 +170,7 @@ struct batch_lane {
   virtual void set_map_edges(std::size_t j, const std::vector<double>& edges) = 0;
   virtual std::vector<double> map_edges(std::size_t j) = 0;
   /// backend.start_batch (a pipelining backend only), then finish: backend.finish_batch there,
-  /// backend.sample_batch elsewhere.
+  /// backend.sample_passes over the batch elsewhere.
   virtual void start(const std::vector<batch_pass<D>>& passes) = 0;
   virtual std::vector<iteration_sums> finish(const std::vector<batch_pass<D>>& passes) = 0;
   /// backend.adapt_batch.
@@ -195,7 +195,7 @@ struct batch_lane_of final : batch_lane<D> {
   }
   std::vector<iteration_sums> finish(const std::vector<batch_pass<D>>& passes) override {
     if constexpr (pipelined) return backend_.finish_batch(f_, batch_, passes);
-    else return backend_.sample_batch(f_, batch_, passes);
+    else return backend_.sample_passes(f_, batch_, passes);
   }
   void adapt(const std::vector<std::pair<std::size_t, const iteration_sums*>>& items, double alpha, double floor,
              bool symmetric) override {
@@ -401,15 +401,7 @@ std::vector<result> batch_driver<D, Backend>::run(std::size_t K, const std::vect
     asking.clear();
     for (const std::size_t k : L.active) asking.push_back(runs[k].get());
     allocate_counts_of(asking, backend);  // VEGAS+: the counts of their next passes (one launch on the GPU)
-    for (const std::size_t k : L.active) {
-      batch_pass<D> ps;
-      ps.integral = k - L.first;
-      ps.sp = runs[k]->params();
-      ps.adapt = runs[k]->adapt();
-      ps.stride = runs[k]->stride();
-      ps.st = runs[k]->strat();
-      L.passes.push_back(ps);
-    }
+    for (const std::size_t k : L.active) L.passes.push_back(runs[k]->pass(k - L.first));
     if constexpr (pipelined) L.batch->start(L.passes);
     L.in_flight = true;
   };

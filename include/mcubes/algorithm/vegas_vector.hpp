@@ -149,7 +149,7 @@ inline double quadratic_form_inverse(std::vector<double> c, std::vector<double> 
 }  // namespace detail
 
 /// Integrates the vector-valued f (values<N> operator()(const point<D>&) const) over `reg` with
-/// m-Cubes on `backend` (which offers sample_vector<D, N>), from a uniform map
+/// m-Cubes on `backend` (its sample_passes<values<N>>), from a uniform map
 /// (see the file comment for the statistics and the stopping rule).
 /// @throws invalid_input for bad options; non_finite_integrand / overflow_error for the first
 ///         sample where a component is not finite or overflows (the point, component 0's value);
@@ -293,7 +293,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     vector_pass_sums ps;
     try {
       allocate_counts(run, backend);
-      ps = backend.template sample_vector<D, N>(f, run.params(), run.strat(), map.view(), run.adapt(), run.stride());
+      ps = std::move(backend.template sample_passes<values<N>>(f, map, std::vector<sampling_pass<D>>{run.pass()})[0]);
     } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
       run.stop();
       break;

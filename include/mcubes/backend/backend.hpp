@@ -15,30 +15,45 @@
 ///                                                       every backend for the same chunk partials
 ///   uint64 count(n_chunks, chunk)                       exact integer sum of chunk(c)
 ///
+/// the sampling operation, the backend's one entry for Vegas passes (core/sampling_pass.hpp):
+///
+///   vector<pass_sums_t<Values>> sample_passes<Values = double>(f, maps, passes)
+///                                                       K = passes.size() passes of an integrand
+///                                                       whose value per point is Values (double:
+///                                                       a scalar integrand; values<N>: a vector
+///                                                       integrand of N components), each through
+///                                                       map passes[i].integral of `maps` (one
+///                                                       integral's map, make_map: integral 0; a
+///                                                       batch, make_batch: member k, integrand
+///                                                       with_parameters{f, params[k]}), V-Sample
+///                                                       or No-Adjust, with the pass's sampling
+///                                                       parameters (VEGAS+'s per-sub-cube counts
+///                                                       among them). Result i is pass i's sums
+///                                                       (iteration_sums; vector_pass_sums for
+///                                                       values<N>: component 0's and the N
+///                                                       estimates and N x N products), bitwise
+///                                                       those of pass i alone. The backend picks
+///                                                       its kernel or CPU pass (its policies) by
+///                                                       the form: scalar, vector, batch.
+///
 /// the map operations (Vegas, vector Vegas, the integrator's saved and loaded maps):
 ///
 ///   Map make_map<D>(n_bins)                             a uniform adaptive map the backend owns
 ///                                                       (host memory or device memory); map.view()
 ///                                                       is its map_view<D>
-///   iteration_sums sample(f, sp, st, map, adapt, stride) one Vegas pass (V-Sample / No-Adjust)
-///   vector_pass_sums sample_vector<D, N>(f, sp, st, map.view(), adapt, stride)
-///                                                       one pass of an integrand of values<N>: the
-///                                                       scalar sums (.scalar) of component 0 and the
-///                                                       N estimates and N x N products (.sums)
 ///   void adapt_map(map, sums, alpha, floor, symmetric)  the map adapted to the last V-Sample pass
 ///                                                       (floor: the defensive floor, options.hpp)
 ///   vector<double> map_edges(map)                       the edges, on the host
 ///   void set_map_edges(map, edges)                      replaces the edges (checked)
 ///   Values make_cube_values(n)                          n doubles in the backend's memory, with
 ///                                                       data() (VEGAS+'s per-sub-cube shares,
-///                                                       read and written by sample() through
+///                                                       read and written by the passes through
 ///                                                       sampling_params::counts)
 ///
 /// the batch operations of algorithm/vegas_batch.hpp (many integrals f(., params[k])):
 ///
-///   Batch make_batch<D>(params, n, n_bins)              the maps and bins of n integrals
-///   vector<iteration_sums> sample_batch(f, batch, passes) one pass of each listed integral, each
-///                                                       bitwise its sample() alone
+///   Batch make_batch<D>(params, n, n_bins)              the maps and bins of n integrals (the
+///                                                       `maps` of sample_passes for a batch)
 ///   void adapt_batch(batch, items, alpha, floor, symmetric) maps adapted to their last V-Sample passes
 ///   vector<double> batch_map_edges(batch, k)            integral k's edges, on the host
 ///   worker_pool& host_workers()                         the host threads of a round's host work
@@ -48,7 +63,7 @@
 /// pipeline operations:
 ///
 ///   void check_batch_memory<D, P>(n, n_bins)            throws invalid_input if n integrals do not fit
-///   void start_batch(f, batch, passes)                  sample_batch in two calls (vegas_batch
+///   void start_batch(f, batch, passes)                  sample_passes over a batch in two calls (vegas_batch
 ///   vector<iteration_sums> finish_batch(f, batch, passes) alternates two batches on the device)
 ///
 /// and, optionally (cuda_backend), VEGAS+'s allocation in one step (algorithm/vegas.hpp,
@@ -79,6 +94,7 @@
 #include "../config.hpp"
 #include "../core/batch.hpp"
 #include "../core/sampler.hpp"
+#include "../core/sampling_pass.hpp"
 #include "../core/stratification.hpp"
 #include "../point.hpp"
 #include "../values.hpp"
@@ -148,15 +164,15 @@ struct chunk_ops<B, std::void_t<decltype(std::declval<B&>().name()),
                                         double> &&
                          std::is_same_v<decltype(std::declval<B&>().count(std::uint64_t{}, count_chunk{})), std::uint64_t>> {};
 
-// make_map, sample, sample_vector, adapt_map, map_edges, set_map_edges
+// sample_passes (over a map: scalar and vector integrands; over a batch), make_map, adapt_map,
+// map_edges, set_map_edges
+using pass_list_t = std::vector<sampling_pass<dim>>;
 template <class B>
-using sample_t = decltype(std::declval<B&>().sample(integrand{}, std::declval<const sampling_params<dim>&>(),
-                                             std::declval<const stratification&>(), std::declval<const map_t<B>&>(), bool{},
-                                             std::uint64_t{}));
+using sample_passes_t = decltype(std::declval<B&>().sample_passes(integrand{}, std::declval<const map_t<B>&>(),
+                                                                  std::declval<const pass_list_t&>()));
 template <class B>
-using sample_vector_t = decltype(std::declval<B&>().template sample_vector<dim, components>(
-    vector_integrand{}, std::declval<const sampling_params<dim>&>(), std::declval<const stratification&>(),
-    std::declval<const map_t<B>&>().view(), bool{}, std::uint64_t{}));
+using sample_vector_passes_t = decltype(std::declval<B&>().template sample_passes<values<components>>(
+    vector_integrand{}, std::declval<const map_t<B>&>(), std::declval<const pass_list_t&>()));
 template <class B>
 using adapt_map_t = decltype(std::declval<B&>().adapt_map(std::declval<map_t<B>&>(), std::declval<const iteration_sums&>(), double{}, double{}, bool{}));
 template <class B>
@@ -169,20 +185,19 @@ using cube_values_data_t = decltype(std::declval<B&>().make_cube_values(std::uin
 template <class B, class = void>
 struct map_ops : std::false_type {};
 template <class B>
-struct map_ops<B, std::void_t<map_t<B>, decltype(std::declval<const map_t<B>&>().view()), sample_t<B>, sample_vector_t<B>,
-                              decltype(std::declval<sample_vector_t<B>&>().scalar), decltype(std::declval<sample_vector_t<B>&>().sums),
-                              adapt_map_t<B>, map_edges_t<B>, set_map_edges_t<B>, cube_values_data_t<B>>>
+struct map_ops<B, std::void_t<map_t<B>, decltype(std::declval<const map_t<B>&>().view()), sample_passes_t<B>,
+                              sample_vector_passes_t<B>, adapt_map_t<B>, map_edges_t<B>, set_map_edges_t<B>,
+                              cube_values_data_t<B>>>
     : std::bool_constant<std::is_same_v<decltype(std::declval<const map_t<B>&>().view()), map_view<dim>> &&
-                         std::is_same_v<sample_t<B>, iteration_sums> &&
-                         std::is_convertible_v<decltype(std::declval<sample_vector_t<B>&>().scalar), iteration_sums> &&
-                         std::is_convertible_v<decltype(std::declval<sample_vector_t<B>&>().sums), std::vector<double>> &&
+                         std::is_convertible_v<sample_passes_t<B>, std::vector<iteration_sums>> &&
+                         std::is_convertible_v<sample_vector_passes_t<B>, std::vector<vector_pass_sums>> &&
                          std::is_convertible_v<map_edges_t<B>, std::vector<double>> &&
                          std::is_same_v<cube_values_data_t<B>, double*>> {};
 
-// make_batch, sample_batch, adapt_batch, batch_map_edges, host_workers
+// make_batch, sample_passes over a batch, adapt_batch, batch_map_edges, host_workers
 template <class B>
 using sample_batch_t =
-    decltype(std::declval<B&>().sample_batch(batch_integrand{}, std::declval<batch_t<B>&>(), std::declval<const passes_t&>()));
+    decltype(std::declval<B&>().sample_passes(batch_integrand{}, std::declval<batch_t<B>&>(), std::declval<const passes_t&>()));
 template <class B>
 using adapt_batch_t =
     decltype(std::declval<B&>().adapt_batch(std::declval<batch_t<B>&>(), std::declval<const adapt_items_t&>(), double{}, double{}, bool{}));
@@ -222,12 +237,13 @@ struct pipeline_ops<B, std::void_t<check_batch_memory_t<B>, start_batch_t<B>, fi
 /// and pi) with the argument and result types above.
 template <class B>
 inline constexpr bool has_chunk_operations_v = backend_probe::chunk_ops<B>::value;
-/// True if B offers make_map, sample, sample_vector, adapt_map, map_edges, set_map_edges and
-/// make_cube_values (Vegas, vector Vegas, the integrator) and its map has view().
+/// True if B offers sample_passes over a map (scalar and vector integrands), make_map, adapt_map,
+/// map_edges, set_map_edges and make_cube_values (Vegas, vector Vegas, the integrator) and its map
+/// has view().
 template <class B>
 inline constexpr bool has_map_operations_v = backend_probe::map_ops<B>::value;
-/// True if B offers make_batch, sample_batch, adapt_batch, batch_map_edges and host_workers
-/// (vegas_batch).
+/// True if B offers make_batch, sample_passes over a batch, adapt_batch, batch_map_edges and
+/// host_workers (vegas_batch).
 template <class B>
 inline constexpr bool has_batch_operations_v = backend_probe::batch_ops<B>::value;
 /// True if B offers check_batch_memory, start_batch and finish_batch (and a batch: make_batch).

@@ -34,6 +34,7 @@
 #include "../core/batch.hpp"
 #include "../core/reduction.hpp"
 #include "../core/sampler.hpp"
+#include "../core/sampling_pass.hpp"
 #include "../core/stratification.hpp"
 #include "../error.hpp"
 #include "../execution.hpp"
@@ -46,7 +47,7 @@
 
 namespace mcubes {
 
-/// One sampling pass of cpu_backend::sample_passes: the parameters of the pass, the map it samples
+/// One sampling pass of cpu_backend::sample_cpu_passes: the parameters of the pass, the map it samples
 /// through, the stratification, V-Sample or No-Adjust, and the chunk stride.
 template <int D>
 struct cpu_pass {
@@ -104,7 +105,7 @@ class cpu_backend {
   /// Test hook: true runs every chunk through core/sampler.hpp's sample_chunk (the code the CUDA
   /// kernels share) instead of the batched CPU fast path; the results are bitwise the same.
   bool serial_sampler = false;
-  /// The stop request that sample(), sample_passes() and sample_batch() honour, or null: the
+  /// The stop request that sample_passes() honours, or null: the
   /// workers look at it (a relaxed load) before each tile and, for scalar integrands, before each
   /// batch of 64 samples; once it is requested they stop, and a pass during which it was requested
   /// throws pass_abandoned, its partial sums discarded. (An array integrand's tile, and a call of
@@ -120,36 +121,56 @@ class cpu_backend {
   /// it. Never changes a result's bits.
   team_layout layout;
 
-  /// Runs V-Sample (adapt = true) or V-Sample-No-Adjust over chunks 0, stride, 2*stride, ...
-  /// (stride > 1 only for the bin-scale probe, whose sums are not used).
-  template <int D, class F>
-  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
-                        bool adapt, std::uint64_t stride = 1) const {
-    const cpu_pass<D> pass{&sp, map, &st, adapt, stride};
-    const cpu_detail::pass_integrand<D> fi = cpu_detail::pass_integrand_of<D>(f);
-    std::vector<iteration_sums> out = sample_passes<D>(&pass, 1, &fi);
-    return std::move(out[0]);
+  /// The backend's one sampling operation (backend/backend.hpp): K = passes.size() passes of an
+  /// integrand whose value per point is Values (double, or values<N>: core/sampling_pass.hpp) over
+  /// `map` (one integral's map; every pass's `integral` must be 0), V-Sample (adapt) or No-Adjust
+  /// each, over chunks 0, stride, 2 stride, ... Result i is pass i's sums (pass_sums_t<Values>),
+  /// bitwise those of pass i run alone, for any thread count. Policies: a scalar integrand's K
+  /// passes run as one pool of (pass, tile) work (sample_cpu_passes: the SIMD fast path, or an
+  /// array integrand's tiles); a vector integrand's passes, one after the other, through the vector
+  /// pass (backend/cpu/vector_pass.hpp).
+  /// @throws the first exception the integrand throws; pass_abandoned when `stop` was requested
+  ///         before the last tile was taken; invalid_input for a pass whose `integral` is not 0,
+  ///         and for a vector integrand under a team of more than one rank (not split yet).
+  template <class Values = double, int D, class F>
+  std::vector<pass_sums_t<Values>> sample_passes(const F& f, const map_view<D>& map,
+                                                 const std::vector<sampling_pass<D>>& passes) const {
+    for (const sampling_pass<D>& p : passes)
+      MCUBES_EXPECTS(p.integral == 0, "sample_passes: pass of integral ", p.integral, " over the map of one integral");
+    constexpr int N = pass_form<Values>::components;
+    if constexpr (N == 0) {
+      std::vector<cpu_pass<D>> cp;
+      cp.reserve(passes.size());
+      for (const sampling_pass<D>& p : passes) cp.push_back(cpu_pass<D>{&p.sp, map, &p.st, p.adapt, p.stride});
+      const std::vector<cpu_detail::pass_integrand<D>> fi(passes.size(), cpu_detail::pass_integrand_of<D>(f));
+      return sample_cpu_passes<D>(cp.data(), cp.size(), fi.data());
+    } else {
+      MCUBES_EXPECTS(!splits(team), "vector integrands do not run across MPI ranks yet: run them in one process");
+      std::vector<vector_pass_sums> out;
+      out.reserve(passes.size());
+      for (const sampling_pass<D>& p : passes)
+        out.push_back(cpu_sample_vector<D, N>(threads_, *pool_, f, p.sp, p.st, map, p.adapt, p.stride));
+      return out;
+    }
+  }
+  /// sample_passes over the backend's map (make_map).
+  template <class Values = double, int D, class F>
+  std::vector<pass_sums_t<Values>> sample_passes(const F& f, const adaptive_map<D>& map,
+                                                 const std::vector<sampling_pass<D>>& passes) const {
+    return sample_passes<Values>(f, map.view(), passes);
   }
 
-  /// Runs several passes (of different integrals: their own parameters, maps, strides) as one
-  /// pool of work: threads take (pass, tile) pairs in pass-major order. Pass i's sums are bitwise
-  /// those of sample() for it alone (the same tiles, the same trees, exact integer bins).
+  /// The engine of the scalar passes: runs several passes (their own parameters, maps, strides,
+  /// integrands) as one pool of work: threads take (pass, tile) pairs in pass-major order. Pass
+  /// i's sums are bitwise those of it alone (the same tiles, the same trees, exact integer bins).
   /// `integrands[i]` is pass i's integrand (cpu_detail::pass_integrand_of). Compiled once per D
-  /// (defined below the class: an `extern template` declaration suppresses it in a unit).
+  /// (defined below the class: an `extern template` declaration suppresses it in a unit,
+  /// mcubes/precompiled.hpp).
   /// @throws the first exception an integrand throws; pass_abandoned when `stop` was requested
   ///         before the last tile was taken.
   template <int D>
-  std::vector<iteration_sums> sample_passes(const cpu_pass<D>* passes, std::size_t n_passes,
-                                            const cpu_detail::pass_integrand<D>* integrands) const;
-
-  /// One pass of a vector-valued integrand (values<N>; backend/cpu/vector_pass.hpp).
-  /// @throws invalid_input under a team of more than one rank (not split yet).
-  template <int D, int N, class F>
-  vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st,
-                                 const map_view<D>& map, bool adapt, std::uint64_t stride = 1) const {
-    MCUBES_EXPECTS(!splits(team), "vector integrands do not run across MPI ranks yet: run them in one process");
-    return cpu_sample_vector<D, N>(threads_, *pool_, f, sp, st, map, adapt, stride);
-  }
+  std::vector<iteration_sums> sample_cpu_passes(const cpu_pass<D>* passes, std::size_t n_passes,
+                                                const cpu_detail::pass_integrand<D>* integrands) const;
 
   // The map interface of a backend (algorithm/vegas.hpp): the backend owns the adaptive map, here
   // an adaptive_map in host memory.
@@ -162,12 +183,6 @@ class cpu_backend {
   /// touched by the pass that writes them, whose workers honour a stop request (zeroing 512 MiB
   /// up front takes seconds on some hosts, during which a signal would wait).
   host_values make_cube_values(std::uint64_t n) const { return host_values(static_cast<std::size_t>(n)); }
-  /// sample() on the backend's map.
-  template <int D, class F>
-  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const adaptive_map<D>& map,
-                        bool adapt, std::uint64_t stride = 1) const {
-    return sample(f, sp, st, map.view(), adapt, stride);
-  }
   /// Adapts the map to the bins of the last V-Sample pass (sums.bins; adaptive_map::adapt).
   template <int D>
   void adapt_map(adaptive_map<D>& map, const iteration_sums& sums, double alpha, double floor, bool symmetric) const {
@@ -199,14 +214,19 @@ class cpu_backend {
     b.params = params;
     return b;
   }
-  /// Runs the passes (of distinct integrals) as one pool of (pass, tile) work items
-  /// (sample_passes): pass i samples with_parameters{f, params[k]} through map k, k = its integral.
-  template <int D, class F, class P>
-  std::vector<iteration_sums> sample_batch(const F& f, const batch_state<D, P>& b,
-                                           const std::vector<batch_pass<D>>& passes) const {
+  /// sample_passes over a batch's maps: pass i samples with_parameters{f, params[k]} through map k,
+  /// k = its `integral`; the passes of distinct integrals run as one pool of (pass, tile) work
+  /// (sample_cpu_passes), each bitwise its integral's pass alone. Scalar integrands only.
+  template <class Values = double, int D, class F, class P>
+  std::vector<pass_sums_t<Values>> sample_passes(const F& f, const batch_state<D, P>& b,
+                                                 const std::vector<sampling_pass<D>>& passes) const {
+    static_assert(pass_form<Values>::components == 0,
+                  "a batch of vector-valued integrands is not a pass form of the CPU backend yet");
     std::vector<cpu_pass<D>> cp(passes.size());
     for (std::size_t i = 0; i < passes.size(); ++i) {
-      const batch_pass<D>& ps = passes[i];
+      const sampling_pass<D>& ps = passes[i];
+      MCUBES_EXPECTS(ps.integral < b.maps.size(), "sample_passes: pass of integral ", ps.integral, " in a batch of ",
+                     b.maps.size());
       cp[i] = cpu_pass<D>{&ps.sp, b.maps[ps.integral].view(), &ps.st, ps.adapt, ps.stride};
     }
     std::vector<with_parameters<F, P>> members;  // pass i's integrand (pointed to by fi[i])
@@ -217,7 +237,7 @@ class cpu_backend {
       members.push_back(with_parameters<F, P>{f, b.params[passes[i].integral]});
       fi.push_back(cpu_detail::pass_integrand_of<D>(members.back()));
     }
-    return sample_passes<D>(cp.data(), cp.size(), fi.data());
+    return sample_cpu_passes<D>(cp.data(), cp.size(), fi.data());
   }
   /// Adapts map k to the sums of its last V-Sample pass for each (k, sums) in `items`
   /// (adaptive_map::adapt).
@@ -278,8 +298,8 @@ class cpu_backend {
 };
 
 template <int D>
-std::vector<iteration_sums> cpu_backend::sample_passes(const cpu_pass<D>* passes, std::size_t n_passes,
-                                                     const cpu_detail::pass_integrand<D>* integrands) const {
+std::vector<iteration_sums> cpu_backend::sample_cpu_passes(const cpu_pass<D>* passes, std::size_t n_passes,
+                                                         const cpu_detail::pass_integrand<D>* integrands) const {
   struct pass_plan {
     std::uint64_t n_sel, width, tile, n_tiles, first_unit;
     team_split split;         // the parts of this rank (every chunk without a team)

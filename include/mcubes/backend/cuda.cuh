@@ -39,6 +39,7 @@
 #include "../core/adaptive_map.hpp"
 #include "../core/batch.hpp"
 #include "../core/sampler.hpp"
+#include "../core/sampling_pass.hpp"
 #include "../core/stratification.hpp"
 #include "../core/vector_pass_sums.hpp"
 #include "../integrand.hpp"
@@ -225,36 +226,45 @@ class cuda_backend {
     buffers_.upload_bins(bins, top_level, device_.stream());
   }
 
-  /// One sampling pass over the device map (same contract as cpu_backend::sample, except that the
-  /// bin sums stay on the device for adapt_map: the returned sums.bins is empty). Synchronises
-  /// the stream once (a device array integrand: once per slice too, cuda/array_path.cuh).
-  /// @throws cuda_error if a CUDA call fails; whatever a device array integrand throws.
-  template <int D, class F>
-  iteration_sums sample(const F& f, const sampling_params<D>& sp, const stratification& st, const device_map<D>& map,
-                        bool adapt, std::uint64_t stride = 1) {
-    cuda_detail::pass_context cx = context();
-    return cuda_detail::sample_pass(cx, f, sp, st, map, adapt, stride, team, &layout);
-  }
-
   /// Largest number of components of a vector integrand on the CUDA backend (as on the CPU).
   static constexpr int max_vector_components = cuda_detail::max_vector_components;
 
-  /// One pass of a vector-valued integrand (values<N>, N <= max_vector_components) over the map
-  /// `map` (backend/cuda/vector_pass.cuh, vector_kernels.cuh): the same contract as the CPU's
-  /// sample_vector (the bins stay on the device for adapt_map, as sample()). Synchronises once.
-  ///
-  /// Kernel and block size: where the tile kernel fits (vector_tile_fits: N > 1 and the partials
-  /// of 32 chunks fit in 96 KiB of shared memory, N <= 25) it runs with B = 64 threads per block if
-  /// the policy allows at least 64, those fit too (N <= 18) and a multiprocessor then holds at least
-  /// as many threads as with B = 32, else with B = 32; otherwise v_sample_vector_kernel with the
-  /// policy's threads_per_block. None of this changes a bit of the result.
-  /// @throws invalid_input if N > max_vector_components; cuda_error if a CUDA call fails.
-  template <int D, int N, class F>
-  vector_pass_sums sample_vector(const F& f, const sampling_params<D>& sp, const stratification& st, const map_view<D>& map,
-                                 bool adapt, std::uint64_t stride = 1) {
-    MCUBES_EXPECTS(!splits(team), "vector integrands do not run across a team yet: run them on one device");
+  /// The backend's one sampling operation (backend/backend.hpp; the same contract as
+  /// cpu_backend::sample_passes, except that a V-Sample pass's bin sums stay on the device for
+  /// adapt_map: the returned sums' bins are empty): K = passes.size() passes of an integrand whose
+  /// value per point is Values (double, or values<N>: core/sampling_pass.hpp) over the device map
+  /// `map` (every pass's `integral` must be 0), one after the other in the stream, each
+  /// synchronising once (a device array integrand: once per slice too, cuda/array_path.cuh).
+  /// Policies: a scalar integrand, the V-Sample kernels (cuda/vegas_pass.cuh); values<N> (N <=
+  /// max_vector_components), the vector kernels (cuda/vector_pass.cuh, vector_kernels.cuh): where
+  /// the tile kernel fits (vector_tile_fits: N > 1 and the partials of 32 chunks fit in 96 KiB of
+  /// shared memory, N <= 25) it runs with B = 64 threads per block if the policy allows at least
+  /// 64, those fit too (N <= 18) and a multiprocessor then holds at least as many threads as with
+  /// B = 32, else with B = 32; otherwise v_sample_vector_kernel with the policy's
+  /// threads_per_block. None of this changes a bit of the result.
+  /// @throws invalid_input for a pass whose `integral` is not 0, N > max_vector_components, and a
+  ///         vector integrand under a team that splits; cuda_error if a CUDA call fails; whatever a
+  ///         device array integrand throws.
+  template <class Values = double, int D, class F>
+  std::vector<pass_sums_t<Values>> sample_passes(const F& f, const device_map<D>& map,
+                                                 const std::vector<sampling_pass<D>>& passes) {
+    for (const sampling_pass<D>& p : passes)
+      MCUBES_EXPECTS(p.integral == 0, "sample_passes: pass of integral ", p.integral, " over the map of one integral");
+    constexpr int N = pass_form<Values>::components;
+    if constexpr (N > 0) {
+      MCUBES_EXPECTS(!splits(team), "vector integrands do not run across a team yet: run them on one device");
+    }
     cuda_detail::pass_context cx = context();
-    return cuda_detail::sample_vector_pass<D, N>(cx, f, sp, st, map, adapt, stride);
+    std::vector<pass_sums_t<Values>> out;
+    out.reserve(passes.size());
+    for (const sampling_pass<D>& p : passes) {
+      if constexpr (N == 0) {
+        out.push_back(cuda_detail::sample_pass(cx, f, p.sp, p.st, map, p.adapt, p.stride, team, &layout));
+      } else {
+        out.push_back(cuda_detail::sample_vector_pass<D, N>(cx, f, p.sp, p.st, map.view(), p.adapt, p.stride));
+      }
+    }
+    return out;
   }
 
   // The batch interface of a backend (algorithm/vegas_batch.hpp).
@@ -273,7 +283,7 @@ class cuda_backend {
   /// plus the tile values of a round (16 bytes per tile of B chunks), plus, for each integral one
   /// of whose V-Sample passes reaches the overflow bin levels (a term 2^31 times the largest of the
   /// pass its bin scale came from: rare), its max_bin_level = 16 levels, 256 D n_bins bytes,
-  /// allocated then (sample_batch).
+  /// allocated then (sample_passes).
   template <int D, class P>
   static std::size_t batch_bytes(std::size_t n, int n_bins) {
     return cuda_detail::batch_bytes<D, P>(n, n_bins);
@@ -303,20 +313,25 @@ class cuda_backend {
   /// part's sums while the device samples the other's.
   static constexpr bool batch_pipeline = true;
 
-  /// Runs the passes (of distinct integrals) in one launch per kind (V-Sample, No-Adjust) over all
-  /// their tiles and one reduction for all (backend/cuda/batch_pass.cuh, batch_kernels.cuh); pass
-  /// i's sums are bitwise those of sample() for it alone: start_batch then finish_batch.
-  /// Synchronises once (and once more per pass with a failing sample, to replay it). A V-Sample
-  /// pass whose terms reach the overflow bin levels of an integral that has none yet is run again,
-  /// once they are allocated (the same samples and bits; the bins of the first run are discarded).
+  /// sample_passes over a batch's maps (pass i through map k = its `integral`, with parameters
+  /// params[k]): the passes in one launch per kind (V-Sample, No-Adjust) over all their tiles and
+  /// one reduction for all (backend/cuda/batch_pass.cuh, batch_kernels.cuh); pass i's sums are
+  /// bitwise those of its integral's pass alone: start_batch then finish_batch. Synchronises once
+  /// (and once more per pass with a failing sample, to replay it). A V-Sample pass whose terms
+  /// reach the overflow bin levels of an integral that has none yet is run again, once they are
+  /// allocated (the same samples and bits; the bins of the first run are discarded). Scalar
+  /// integrands only.
   /// @throws cuda_error if a CUDA call fails (an allocation included).
-  template <int D, class F, class P>
-  std::vector<iteration_sums> sample_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
+  template <class Values = double, int D, class F, class P>
+  std::vector<pass_sums_t<Values>> sample_passes(const F& f, batch_state<D, P>& b,
+                                                 const std::vector<sampling_pass<D>>& passes) {
+    static_assert(pass_form<Values>::components == 0,
+                  "a batch of vector-valued integrands is not a pass form of the CUDA backend yet");
     start_batch(f, b, passes);
     return finish_batch(f, b, passes);
   }
 
-  /// Starts the passes of sample_batch on the backend's stream and returns without waiting for
+  /// Starts the passes of a batch's sample_passes on the backend's stream and returns without waiting for
   /// them.
   /// Another batch's passes may be started meanwhile; b's must be finished (finish_batch, with the
   /// same `passes`) before b is used again.
@@ -329,7 +344,7 @@ class cuda_backend {
   }
 
   /// Waits for the passes that start_batch started on b (the same `passes`) and returns their sums,
-  /// in the order of `passes` (see sample_batch).
+  /// in the order of `passes` (see sample_passes).
   /// @throws invalid_input if b has no started passes or `passes` is not theirs; cuda_error if a
   ///         CUDA call fails.
   template <int D, class F, class P>

@@ -1,8 +1,8 @@
 #pragma once
 /// @file core/batch.hpp
 /// What every backend shares for parameter batches (algorithm/vegas_batch.hpp): the integrand of
-/// one member of a batch, the seed of member k, and the description of one sampling pass of one
-/// member. Host and device code.
+/// one member of a batch, the seed of member k, and the name of a member's sampling pass
+/// (batch_pass: a sampling_pass, core/sampling_pass.hpp). Host and device code.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "../point.hpp"
 #include "../random.hpp"
 #include "sampler.hpp"
+#include "sampling_pass.hpp"
 #include "stratification.hpp"
 
 namespace mcubes {
@@ -52,16 +53,9 @@ struct with_parameters {
   }
 };
 
-/// One sampling pass of member `integral` of a batch, as the batch loop hands it to a backend:
-/// the pass's sampling parameters (seed, iteration, bin scale), V-Sample or No-Adjust, the chunk
-/// stride (> 1 only for the bin-scale probe) and the stratification.
+/// One sampling pass of member `integral` of a batch (core/sampling_pass.hpp: the backends' unit
+/// of work, whose `integral` is the member's index here).
 template <int D>
-struct batch_pass {
-  std::size_t integral = 0;
-  sampling_params<D> sp{};
-  bool adapt = false;
-  std::uint64_t stride = 1;
-  stratification st{};
-};
+using batch_pass = sampling_pass<D>;
 
 }  // namespace mcubes

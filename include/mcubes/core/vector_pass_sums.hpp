@@ -1,7 +1,7 @@
 #pragma once
 /// @file core/vector_pass_sums.hpp
 /// The sums of one pass of a vector-valued integrand, as every backend returns them
-/// (cpu_backend::sample_vector, backend/cpu/vector_pass.hpp; cuda_backend::sample_vector,
+/// (cpu_backend::sample_passes, backend/cpu/vector_pass.hpp; cuda_backend::sample_passes,
 /// backend/cuda/vector_pass.cuh) and algorithm/vegas_vector.hpp takes them.
 
 #include <vector>

@@ -207,7 +207,7 @@ void sample_chunks_array(const pass_integrand<D>& f, const sampling_params<D>& s
   }
 }
 
-/// The array path of a tile (pass_integrand::array_tile, called by cpu_backend::sample_passes for
+/// The array path of a tile (pass_integrand::array_tile, called by cpu_backend::sample_cpu_passes for
 /// an array integrand): sample_chunks_counts_array for a pass with VEGAS+ counts (`stop` looked at
 /// every 64 samples), sample_chunks_array on the uniform grid; V-Sample into `sink` when `adapt`,
 /// No-Adjust otherwise.

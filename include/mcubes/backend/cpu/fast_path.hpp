@@ -54,7 +54,7 @@ template <int D>
 struct array_workspace;  // array_path.hpp
 
 /// The integrand of a CPU pass behind function pointers, so that the CPU backend's passes
-/// (backend/cpu.hpp sample_passes, this file) are compiled once per dimension D, not once per
+/// (backend/cpu.hpp sample_cpu_passes, this file) are compiled once per dimension D, not once per
 /// integrand type: `points` evaluates n points (values[i] = f(xs[i]), one point after the other;
 /// an array integrand's array form, integrand.hpp, in one call), `one` evaluates one point (the
 /// one-point call). The fast paths call `points` once per batch of 64 samples and then add the

@@ -1,6 +1,6 @@
 #pragma once
 /// @file backend/cpu/vector_pass.hpp
-/// One Vegas pass of a vector-valued integrand on CPU threads (cpu_backend::sample_vector): the
+/// One Vegas pass of a vector-valued integrand on CPU threads (cpu_backend::sample_passes of a vector integrand): the
 /// tile scheme of backend/cpu.hpp over the chunk partials of core/vector_sampler.hpp, i.e. N
 /// estimates and the N (N + 1) / 2 covariance sums per chunk, merged element by element over the
 /// same fixed pairwise tree as the scalar path (tiles of T chunks, T a power of two <= min(1024, P),

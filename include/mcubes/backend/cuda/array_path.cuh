@@ -1,6 +1,6 @@
 #pragma once
 /// @file backend/cuda/array_path.cuh
-/// The array path of the CUDA backend (backend/cuda.cuh, cuda_backend::sample): the Vegas pass for a
+/// The array path of the CUDA backend (backend/cuda.cuh, cuda_backend::sample_passes): the Vegas pass for a
 /// *device array integrand* (integrand.hpp, is_device_array_integrand_v), one whose values are
 /// computed by the caller's own device code over many points at once, such as a PyTorch or CuPy
 /// function called from the Python module. A pass runs in slices of whole tiles (the tiles of

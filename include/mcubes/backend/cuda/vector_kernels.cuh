@@ -4,7 +4,7 @@
 /// vegas_vector.hpp): V-Sample / No-Adjust over tiles of B chunks, each chunk's partial the N
 /// estimates and N (N + 1) / 2 covariance sums (M = N + N (N + 1) / 2 doubles) of
 /// core/vector_sampler.hpp, and the final tree over the tiles. Launched only by backend/cuda/vector_pass.cuh
-/// (cuda_backend::sample_vector).
+/// (cuda_backend::sample_passes of a vector integrand).
 ///
 /// Two forms of V-Sample, the same sums:
 ///  - v_sample_vector_tile_kernel (N > 1 where M (B + 1) doubles fit in vector_tile_smem_limit for

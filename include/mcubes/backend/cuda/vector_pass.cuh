@@ -1,6 +1,6 @@
 #pragma once
 /// @file backend/cuda/vector_pass.cuh
-/// The pass of a vector-valued integrand on the CUDA backend (cuda_backend::sample_vector): the
+/// The pass of a vector-valued integrand on the CUDA backend (cuda_backend::sample_passes of a vector integrand): the
 /// choice of kernel and block size (backend/cuda/vector_kernels.cuh), the launch over the tiles
 /// (launch_grid), the fixed tree over the tile values and the sums as vector_pass_sums.
 
@@ -32,7 +32,7 @@ namespace cuda_detail {
 inline constexpr int max_vector_components = 64;
 
 /// One pass of a vector-valued integrand (values<N>, N <= max_vector_components) over `map`: see
-/// cuda_backend::sample_vector. Synchronises once.
+/// cuda_backend::sample_passes of a vector integrand. Synchronises once.
 /// @throws invalid_input if N > max_vector_components; cuda_error if a CUDA call fails.
 template <int D, int N, class F>
 vector_pass_sums sample_vector_pass(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,

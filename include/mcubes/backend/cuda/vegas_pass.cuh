@@ -1,6 +1,6 @@
 #pragma once
 /// @file backend/cuda/vegas_pass.cuh
-/// The scalar Vegas pass of the CUDA backend (cuda_backend::sample): the V-Sample / No-Adjust
+/// The scalar Vegas pass of the CUDA backend (cuda_backend::sample_passes of a scalar integrand): the V-Sample / No-Adjust
 /// launch (backend/cuda/vegas_kernels.cuh) with its shared-memory choice (bins, map edges), the
 /// array path's slices (backend/cuda/array_path.cuh), the fixed tree over the tile values and the
 /// replay of a failing sample. pass_context: the pieces of a backend a pass dispatch uses.
@@ -324,7 +324,7 @@ inline iteration_sums finish_team_pass(pass_context& cx, const communicator& tea
   return out;
 }
 
-/// One scalar pass over `map` (cuda_backend::sample: the contract of cpu_backend::sample, the bins
+/// One scalar pass over `map` (cuda_backend::sample_passes: the contract of cpu_backend::sample_passes, the bins
 /// staying on the device). Synchronises the stream once (a device array integrand: once per slice
 /// too). Under a team (`team` splits: backend/team.hpp) the pass samples this rank's chunks and
 /// ends with the team's exchange (finish_team_pass): the sums, flags and device bins of the whole
