@@ -11,13 +11,14 @@
 ///    (grid-stride), so the grid size changes nothing. The first 5 levels run inside each warp with
 ///    register shuffles, the remaining log2(B/32) levels over the warp sums in warp 0: the same
 ///    additions, of the same operands, in the same order as a shared-memory tree
-///    (warp_tree_sum, block_tree_sum), with one __syncthreads per tile.
+///    (warp_tree_sum, block_tree_sum: block_tree.cuh), with one __syncthreads per tile.
 ///  - tree_reduce_kernel finishes the same tree over the tile values and hands the pass's result
 ///    and flags to the host in one pass_result.
 ///  - bin contributions: exact 128-bit integer sums (bin_accumulator in global memory). With
 ///    shared bins, a block keeps the low 64-bit word of every bin in shared memory (8 bytes a bin)
 ///    and adds each carry out of it directly to the global bin's high word; at its end it adds its
-///    low words into the global 128-bit bins with carry (shared_bin_sink, flush_shared_bins).
+///    low words into the global 128-bit bins with carry (shared_bin_sink, flush_shared_bins:
+///    bin_sink.cuh).
 ///    Integer addition is associative and commutative, so the bits do not depend on the order of
 ///    the atomics.
 ///  - the map edges are read from shared memory when the launch gives room for them (the same
@@ -37,82 +38,12 @@
 #include "../../core/adaptive_map.hpp"
 #include "../../core/reduction.hpp"
 #include "../../core/sampler.hpp"
+#include "bin_sink.cuh"
+#include "block_tree.cuh"
 #include "pass_flags.cuh"
 
 namespace mcubes {
 namespace cuda_detail {
-
-/// Adds q to a 128-bit accumulator with integer atomics (global memory): the low word with
-/// atomicAdd, and 1 to the high word when that addition wrapped around (old + q < old).
-__device__ __forceinline__ void atomic_add_128(bin_accumulator* a, unsigned long long q) {
-  auto* lo = reinterpret_cast<unsigned long long*>(&a->lo);
-  auto* hi = reinterpret_cast<unsigned long long*>(&a->hi);
-  const unsigned long long old = atomicAdd(lo, q);
-  if (old + q < old) atomicAdd(hi, 1ull);  // carry out of the low word
-}
-
-/// Bin sink of V-Sample. With `shared` (the block's bins in shared memory): the low 64-bit word of
-/// bin i lives in shared memory (lo[i]); a carry out of it is added at once to the high word of the
-/// GLOBAL bin i, and at the block's end flush_shared_bins adds lo[i] into the global 128-bit bin
-/// with carry. Without `shared` (the bins do not fit in shared memory): atomic_add_128 straight into
-/// the global bin. One sink type for both, so that sample_chunk is instantiated once per kernel.
-///
-/// Sm_90 has no native 64-bit shared-memory atomic add: atomicAdd on a 64-bit shared word compiles
-/// to a compare-and-swap loop (ATOMS.CAST.SPIN.64), which spins under contention (a version with
-/// it ran f3 3-D 6x slower, f4 8-D 1.4x slower). So the 64-bit word is updated
-/// as two 32-bit halves with the native 32-bit shared atomicAdd: q_lo = q mod 2^32 goes to the low
-/// half; its carry c1 (that addition wrapped: old + q_lo < old, as 32-bit integers) and
-/// q_hi = q >> 32 (< 2^31, since q < 2^63, so q_hi + c1 does not wrap) go to the high half; a carry
-/// c2 out of the high half is a carry out of the 64-bit word and goes to the global high word.
-/// Exactness: over all the block's additions to bin i, low half = sum q_lo - 2^32 sum c1 and high
-/// half = sum (q_hi + c1) - 2^32 sum c2 (the wrapped values, exactly), so the 64-bit word is
-/// sum q - 2^64 sum c2, and the global bin receives 2^64 sum c2 (carries) + the word (flush) =
-/// sum q, exactly. Integer additions in any order: the bits are those of one serial 128-bit
-/// accumulation.
-///
-/// Terms of the overflow levels (bin_level >= 1; rare: only while the largest term grows past the
-/// scale's headroom) go with atomic_add_128 straight into the global level arrays `over` (level L
-/// at (L - 1) * n_values, D * n_bins bins each).
-struct shared_bin_sink {
-  static constexpr bool enabled = true;
-  unsigned long long* lo;    ///< shared memory, D * n_bins words (when shared)
-  bin_accumulator* global;   ///< the global 128-bit bins
-  bin_accumulator* over;     ///< the global overflow levels 1..max_bin_level (null: none; a batch's
-                             ///< integral until a pass of it reaches them, then it is run again)
-  unsigned n_values;         ///< D * n_bins
-  int n_bins;
-  bool shared;               ///< the block's bins are in shared memory
-  MCUBES_HOST_DEVICE void add_level(int level, int axis, int bin, std::uint64_t q) {
-#if defined(__CUDA_ARCH__)
-    if (over == nullptr) return;  // the pass's top level (from its flags) tells the host to run it again with levels
-    atomic_add_128(over + static_cast<std::size_t>(level - 1) * n_values + axis * n_bins + bin, q);
-#else
-    (void)level, (void)axis, (void)bin, (void)q;
-#endif
-  }
-  MCUBES_HOST_DEVICE void add(int axis, int bin, std::uint64_t q) {
-#if defined(__CUDA_ARCH__)
-    const int i = axis * n_bins + bin;
-    if (!shared) {
-      atomic_add_128(global + i, q);
-      return;
-    }
-    unsigned* w = reinterpret_cast<unsigned*>(lo + i);  // w[0]: low half, w[1]: high half (little endian)
-    const unsigned q_lo = static_cast<unsigned>(q);
-    const unsigned old_lo = atomicAdd(w, q_lo);
-    unsigned q_hi;  // q >> 32 plus the carry of old_lo + q_lo (add with carry out, then add the carry in)
-    asm("{\n\t.reg .u32 t;\n\tadd.cc.u32 t, %1, %2;\n\taddc.u32 %0, %3, 0;\n\t}"
-        : "=r"(q_hi)
-        : "r"(old_lo), "r"(q_lo), "r"(static_cast<unsigned>(q >> 32)));
-    if (q_hi != 0) {
-      const unsigned old_hi = atomicAdd(w + 1, q_hi);
-      if (old_hi + q_hi < old_hi) atomicAdd(reinterpret_cast<unsigned long long*>(&global[i].hi), 1ull);
-    }
-#else
-    (void)axis, (void)bin, (void)q;
-#endif
-  }
-};
 
 /// Bytes of dynamic shared memory of a v_sample_kernel launch: the bins' low words when the bins
 /// are kept in shared memory (shared_bins: Adapt only), then the n_edges = D * (n_bins + 1) map
@@ -152,71 +83,6 @@ struct integrand_min_blocks<F, std::void_t<decltype(F::cuda_min_blocks)>> {
 };
 template <bool Adapt, int MaxThreads, class F = void>
 inline constexpr int v_sample_min_blocks = MaxThreads <= 256 ? integrand_min_blocks<F>::value : 1;
-
-/// Sums (e, v) of the 32 lanes of a warp over the fixed pairwise tree: level s = 1, 2, 4, 8, 16,
-/// lane t adds the value of lane t + s (own value first, as a shared-memory tree does with
-/// x[t] += x[t + s]). Lane 0 gets the sum; a lane t that is a multiple of 2s holds its node of
-/// level s exactly (the other lanes compute values that nobody reads). Only the levels s < leaves
-/// run (leaves: a power of two <= 32, the number of leaves of the tree). The whole warp calls it.
-__device__ __forceinline__ void warp_tree_sum(double& e, double& v, unsigned leaves = 32) {
-#pragma unroll
-  for (unsigned s = 1; s < 32; s <<= 1) {
-    if (s >= leaves) break;
-    const double oe = __shfl_down_sync(0xffffffffu, e, s);
-    const double ov = __shfl_down_sync(0xffffffffu, v, s);
-    e = e + oe;
-    v = v + ov;
-  }
-}
-
-/// Sums the B = blockDim.x values (e, v) of the block's threads over the fixed pairwise tree
-/// (thread index order, adjacent pairs first); thread 0 gets the result. `buf` is
-/// 2 x 32 doubles of shared memory, used by warp 0 after a barrier: the caller alternates two
-/// buffers between calls (double buffering), so that a warp that already writes the warp sums of
-/// the next tile cannot overwrite sums that warp 0 still reads (the next barrier is only passed
-/// once warp 0 has finished). One __syncthreads per call. B a power of two in [32, 1024].
-__device__ __forceinline__ void block_tree_sum(double& e, double& v, double (*buf)[32]) {
-  const unsigned tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-  const unsigned n_warps = blockDim.x >> 5;
-  warp_tree_sum(e, v);  // levels 1..16: the warp's 32 leaves
-  if (lane == 0) {
-    buf[0][warp] = e;
-    buf[1][warp] = v;
-  }
-  __syncthreads();
-  if (warp == 0) {  // levels 32..B/2: over the warp sums (lanes >= n_warps hold 0 and are never read)
-    e = lane < n_warps ? buf[0][lane] : 0.0;
-    v = lane < n_warps ? buf[1][lane] : 0.0;
-    warp_tree_sum(e, v, n_warps);
-  }
-}
-
-/// Adds the block's shared low words lo[0..n) into the global 128-bit bins with carry (the end of
-/// shared_bin_sink's accumulation). Four independent atomics in flight per thread, and each block
-/// starts at a different bin (rotated by blockIdx.x * blockDim.x) so that blocks finishing
-/// together do not all hit the same addresses at once. Integer additions: any order, same bits.
-__device__ __forceinline__ void flush_shared_bins(const unsigned long long* lo, bin_accumulator* global, int n) {
-  const unsigned B = blockDim.x;
-  const unsigned start = static_cast<unsigned>((static_cast<unsigned long long>(blockIdx.x) * B) % static_cast<unsigned>(n));
-  for (unsigned k0 = threadIdx.x; k0 < static_cast<unsigned>(n); k0 += 4 * B) {
-    unsigned idx[4];
-    unsigned long long q[4], old[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const unsigned k = k0 + u * B;
-      unsigned i = k + start;
-      if (i >= static_cast<unsigned>(n)) i -= n;
-      idx[u] = i;
-      q[u] = k < static_cast<unsigned>(n) ? lo[i] : 0ull;
-    }
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      old[u] = q[u] ? atomicAdd(reinterpret_cast<unsigned long long*>(&global[idx[u]].lo), q[u]) : 0ull;
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      if (old[u] + q[u] < old[u]) atomicAdd(reinterpret_cast<unsigned long long*>(&global[idx[u]].hi), 1ull);
-  }
-}
 
 /// The dynamic shared memory of a V-Sample launch (v_sample_kernel, balanced_sample_kernel):
 /// with bins_in_smem, the D n_bins bin low words first, zeroed here; then the map's D (n_bins + 1)
@@ -537,62 +403,6 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
                              v_sample_tiles_spread<D, F, Adapt>(f, sp, m, n_sel, tile_first, n_tiles, tile_est, tile_var, sink,
                                                                 red, slot, rng, heavy, s_win[warp], s_coord[warp], spread_above);
                            });
-}
-
-/// The register form of the fixed pairwise tree (core/fixed_tree.hpp) for one aligned group:
-/// pairwise_sum(a, count, G) for count <= G, G a power of two, with the same additions. For
-/// G <= 8 the leaves are loaded at once (independent loads, padded with 0.0 past count) and summed
-/// level by level, adjacent pairs first; a subtree of padding sums to +0.0, which is exactly the
-/// merge(left, 0.0) of fixed_tree_reduce's padded right subtrees. Larger groups use pairwise_sum
-/// itself. Tested bitwise against fixed_tree_reduce (tests/cuda/test_fixed_tree.cu).
-__device__ __forceinline__ double group_pairwise_sum(const double* a, std::uint64_t count, std::uint64_t G) {
-  if (G > 8) return pairwise_sum(a, count, G);
-  double v[8];
-#pragma unroll
-  for (unsigned i = 0; i < 8; ++i) v[i] = i < count ? a[i] : 0.0;
-#pragma unroll
-  for (unsigned s = 1; s < 8; s <<= 1)
-#pragma unroll
-    for (unsigned i = 0; i + s < 8; i += 2 * s)
-      if (s < G) v[i] = v[i] + v[i + s];
-  return v[0];
-}
-
-/// The body of tree_reduce_kernel: the fixed-tree sums of a[0..n) and b[0..n) (padded width
-/// `width`, a power of two) to thread 0. Thread t < W = min(width, T) reduces the aligned group
-/// [t*G, (t+1)*G), G = width / W (group_pairwise_sum); then the block reduces the W group sums
-/// level by level: 5 levels inside each warp with shuffles, the rest over the warp sums in warp 0
-/// (the same tree as x[t] += x[t + s] for s = 1, 2, ..., W/2).
-__device__ __forceinline__ void tree_reduce_body(const double* a, const double* b, std::uint64_t n, std::uint64_t width,
-                                                 double& sa, double& sb) {
-  __shared__ double s_sums[2][32];
-  const unsigned T = blockDim.x;
-  const unsigned W = width < T ? static_cast<unsigned>(width) : T;  // leaves of the in-block tree
-  const std::uint64_t G = width / W;                                // tile values per leaf
-  const unsigned tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-  double va = 0.0, vb = 0.0;
-  if (tid < W) {
-    const std::uint64_t first = tid * G;
-    const std::uint64_t count = first < n ? (n - first < G ? n - first : G) : 0;
-    va = group_pairwise_sum(a + first, count, G);
-    vb = group_pairwise_sum(b + first, count, G);
-  }
-  warp_tree_sum(va, vb, W < 32 ? W : 32);
-  if (W > 32) {
-    if (lane == 0) {
-      s_sums[0][warp] = va;
-      s_sums[1][warp] = vb;
-    }
-    __syncthreads();
-    if (warp == 0) {
-      const unsigned n_warps = W >> 5;
-      va = lane < n_warps ? s_sums[0][lane] : 0.0;
-      vb = lane < n_warps ? s_sums[1][lane] : 0.0;
-      warp_tree_sum(va, vb, n_warps);
-    }
-  }
-  sa = va;
-  sb = vb;
 }
 
 /// Finishes the fixed pairwise tree over n tile values of a and b (padded width `width`, a power
