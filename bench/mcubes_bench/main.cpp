@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   int adapt_tiles = 1, max_blocks = 0;
   double heavy_above = 2, balance_above = 0, spread_heavy_below = 0.5;  // cuda_launch_policy's defaults
   double spread_light = 1.25;
+  bool lists_in_pass = false;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -102,6 +103,8 @@ int main(int argc, char** argv) {
     s->add_option("--spread-light", spread_light,
                   "CUDA, VEGAS+: cuda_launch_policy::spread_light_above (0: always spread; above 32: never)")
         ->check(CLI::Range(0.0, 1e30));
+    s->add_flag("--heavy-lists-in-pass", lists_in_pass,
+                "CUDA, VEGAS+: each pass lists its heavy sub-cubes (cuda_launch_policy::list_heavy_with_allocation = false)");
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
@@ -124,8 +127,10 @@ int main(int argc, char** argv) {
     bench_policy().balance_above = balance_above;
     bench_policy().spread_heavy_below = spread_heavy_below;
     bench_policy().spread_light_above = spread_light;
+    bench_policy().list_heavy_with_allocation = !lists_in_pass;
 #else
     (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
+    (void)lists_in_pass;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {

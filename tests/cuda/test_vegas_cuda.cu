@@ -166,6 +166,38 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   }
 }
 
+// The heavy sub-cubes listed by the allocation of the counts (cuda/allocate.cuh, step 4;
+// cuda_launch_policy::list_heavy_with_allocation, the default) and by each pass itself
+// (heavy_cubes.cuh, steps 1 and 2): the same lists, the same heavy sub-cubes, the same bits, and
+// with the default the passes after an allocation take its lists (none without it). Block sizes 32
+// and 1024, a sample per thread and a segment per thread, and the CPU's serial pass.
+TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 200000;
+  cuda_launch_policy policy;
+  ASSERT_TRUE(policy.list_heavy_with_allocation);
+  policy.list_heavy_with_allocation = false;
+  cuda_backend own(policy);
+  const result ref = vegas_with<4>(rational_peak4{}, region<4>::unit(), o, own);
+  EXPECT_EQ(own.heavy_lists_with_allocation(), 0u);
+  ASSERT_GT(own.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
+  policy.list_heavy_with_allocation = true;
+  for (int tpb : {32, 1024}) {
+    for (double spread : {0.0, 1e30}) {
+      SCOPED_TRACE(testing::Message() << "block " << tpb << ", spread_heavy_below " << spread);
+      policy.threads_per_block = tpb;
+      policy.spread_heavy_below = spread;
+      cuda_backend with(policy);
+      expect_same_result(ref, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, with));
+      EXPECT_GT(with.heavy_lists_with_allocation(), 0u) << "no pass took the allocation's lists";
+      EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
+    }
+  }
+  o.backend = backend_kind::cpu;
+  expect_same_result(ref, integrate<4>(rational_peak4{}, region<4>::unit(), o));
+}
+
 // Weighted samples (core/weighted_sample.hpp) of an integrator trained on the GPU: its density (the
 // map, the VEGAS+ shares copied from the device) and its points are the CPU integrator's bits.
 TEST(CudaVegas, WeightedSamplesOfAGpuTrainedIntegratorAreTheCpus) {

@@ -10,9 +10,11 @@
 ///                    trivially copyable reference to one;
 ///   vegas_pass.cuh, vector_pass.cuh, batch_pass.cuh  the scalar, vector and batch passes;
 ///   heavy_cubes.cuh, batch_heavy_cubes.cuh  VEGAS+: the sub-cubes of many samples by segments
-///                    (a scalar pass's; a batched round's), balanced_sample.cuh the passes with
-///                    the threads balanced by samples (cuda_launch_policy::balance_above);
-///   allocate.cuh     VEGAS+: the per-sub-cube counts of the next pass;
+///                    (a scalar pass's; a batched round's), heavy_lists.cuh which sub-cubes they
+///                    are and their lists, balanced_sample.cuh the passes with the threads
+///                    balanced by samples (cuda_launch_policy::balance_above);
+///   allocate.cuh     VEGAS+: the per-sub-cube counts of the next pass (and its heavy sub-cubes'
+///                    lists, in the same launch);
 ///   pass_flags.cuh   a pass's order-independent flags, its result record and their reductions;
 ///   adapt.cuh        the adaptation of the maps on the device;
 ///   *_kernels.cuh    the kernels (V-Sample / No-Adjust, vector, batch, adapt).
@@ -30,6 +32,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -97,6 +100,9 @@ class cuda_backend {
   /// backend/cuda/heavy_cubes.cuh, batch_heavy_cubes.cuh) by this backend's scalar passes and
   /// batched rounds so far, summed over them.
   std::uint64_t heavy_cubes_sampled() const noexcept { return last_.heavy_cubes; }
+  /// VEGAS+: the scalar passes so far whose heavy sub-cubes were listed by the allocation before
+  /// them (cuda_launch_policy::list_heavy_with_allocation), not by the pass.
+  std::uint64_t heavy_lists_with_allocation() const noexcept { return last_.heavy_prelisted; }
   /// The host workers of a batch's host work (algorithm/vegas_batch.hpp): at most 8 threads
   /// (hardware threads), started on first use (backend/worker_pool.hpp).
   worker_pool& host_workers() noexcept { return host_pool_; }
@@ -117,6 +123,7 @@ class cuda_backend {
   /// cube_shares). @throws cuda_error if the allocation fails.
   device_array<double> make_cube_values(std::uint64_t n) {
     device_.use();
+    buffers_.heavy.prelisted = {};  // lists read from shares of an address that may be reused
     return device_array<double>(static_cast<std::size_t>(n));
   }
 
@@ -171,8 +178,40 @@ class cuda_backend {
                                                  const stratification& st, bool with_total, double s0,
                                                  std::uint64_t base, std::uint64_t target) {
     device_.use();
-    return cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, allocation_, &host_allocation_,
-                                        device_.multiprocessors(), allocate_blocks_per_sm_, device_.stream());
+    // the next pass's heavy sub-cubes listed in the same launch (cuda_launch_policy::list_heavy_with_allocation)
+    cuda_detail::heavy_buffers& hb = buffers_.heavy;
+    hb.prelisted = {};
+    cuda_detail::heavy_list_request list;
+    if (policy_.list_heavy_with_allocation && policy_.balance_above <= 0 && counts.counts.segment != 0 &&
+        counts.counts.share_in != nullptr && st.n_chunks <= max_chunks) {
+      list.on = 1;
+      list.above = cuda_detail::heavy_above(counts.counts, st.calls, st.n_cubes, policy_.heavy_above_average);
+      // at most calls / (T + 1) sub-cubes exceed T (the counts never exceed the calls); room for
+      // twice the last pass's, at least 4096: where they do not fit, the pass lists them itself
+      const std::uint64_t bound = std::min<std::uint64_t>(st.n_cubes, st.calls / (list.above + 1)) + 1;
+      const std::uint64_t want = std::min<std::uint64_t>(bound, std::max<std::uint64_t>(4096, 2 * hb.n_heavy));
+      cuda_detail::grow(hb.chunk_heavy_first, st.n_chunks + 1);
+      cuda_detail::grow(hb.chunk_seg_first, st.n_chunks + 1);
+      cuda_detail::grow(hb.cube, want);
+      cuda_detail::grow(hb.seg_first, want + 1);
+      list.chunk_heavy_first = hb.chunk_heavy_first.data();
+      list.chunk_seg_first = hb.chunk_seg_first.data();
+      list.cube = hb.cube.data();
+      list.seg_first = hb.seg_first.data();
+      list.capacity = std::min<std::uint64_t>(hb.cube.size(), hb.seg_first.size() - 1);
+    }
+    const cuda_detail::counts_allocation r =
+        cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, list, allocation_, &host_allocation_,
+                                     device_.multiprocessors(), allocate_blocks_per_sm_, device_.stream());
+    if (r.launched && list.on != 0 && r.searched != 0 && r.listed != 0) {  // else the pass lists them (and sizes the next)
+      hb.n_heavy = r.n_heavy;
+      hb.n_segments = r.n_segments;
+      hb.above = list.above;
+      count_sum_chunk at = counts;
+      at.counts.scale = r.scale;
+      hb.prelisted = cuda_detail::heavy_listing_key::of(at.counts, list.above, st);
+    }
+    return r;
   }
   /// VEGAS+: allocate_counts for many integrals (a batch's members: algorithm/vegas.hpp,
   /// allocate_counts_of) in one launch and one round trip (cuda/allocate.cuh): result i is
@@ -193,6 +232,7 @@ class cuda_backend {
   /// @throws cuda_error if the copy fails.
   void write_cube_values(double* array, std::uint64_t begin, std::uint64_t n, const double* in) {
     device_.use();
+    buffers_.heavy.prelisted = {};  // the shares a list was made from may change
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(array + begin, in, n * sizeof(double), cudaMemcpyHostToDevice, device_.stream()));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
   }
@@ -261,6 +301,7 @@ class cuda_backend {
       if constexpr (N == 0) {
         out.push_back(cuda_detail::sample_pass(cx, f, p.sp, p.st, map, p.adapt, p.stride, team, &layout));
       } else {
+        buffers_.heavy.prelisted = {};  // the allocation's heavy lists are a scalar pass's only
         out.push_back(cuda_detail::sample_vector_pass<D, N>(cx, f, p.sp, p.st, map.view(), p.adapt, p.stride));
       }
     }
@@ -339,6 +380,7 @@ class cuda_backend {
   template <int D, class F, class P>
   void start_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
     MCUBES_EXPECTS(!splits(team), "batches do not run across a team on the CUDA backend yet: run them on one device");
+    buffers_.heavy.prelisted = {};  // the allocation's heavy lists are the next scalar pass's only
     cuda_detail::pass_context cx = context();
     cuda_detail::start_batch_passes(cx, f, b, passes);
   }

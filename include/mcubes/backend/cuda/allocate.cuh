@@ -19,6 +19,14 @@
 ///     exact integer sum: per block cub::BlockReduce, then one atomicAdd per block into the try's
 ///     own counter, a grid synchronisation, and every thread reads the total. Every thread follows
 ///     the same tries, which are the host search's over the backend's counts: the same scale.
+///  4. (with a heavy_list_request, cuda_launch_policy::list_heavy_with_allocation) the lists of
+///     heavy_cubes.cuh's steps 1 and 2 for the counts at the scale found: per tile of B chunks the
+///     block sums of its chunks' heavy sub-cubes and segments (the chunks' own numbers kept in the
+///     arrays of their sums), a grid synchronisation, every block's exclusive scan of the tile sums
+///     (at most B of them), then per tile the exclusive scans of its chunks' and the list of each
+///     chunk that has heavy sub-cubes (list_heavy_cubes_of): the arrays list_heavy_cubes makes,
+///     entry for entry (exact integers), and their totals in the result, so that the next pass
+///     neither launches the listing nor waits for it (one round trip instead of two).
 /// Neither the grid nor the block size changes a result.
 ///
 /// allocate_counts_batch does the same for many integrals (a parameter batch's members,
@@ -36,6 +44,7 @@
 #include <vector>
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
 #include "../../core/cube_counts.hpp"
 #include "../../core/reduction.hpp"
@@ -43,6 +52,7 @@
 #include "block_tree.cuh"
 #include "check.cuh"
 #include "device_array.cuh"
+#include "heavy_lists.cuh"
 
 namespace mcubes::cuda_detail {
 
@@ -61,12 +71,32 @@ struct counts_allocation {
   /// false when the device refused the cooperative launch (too few resident blocks, e.g. a GPU
   /// shared under MPS): nothing was computed; the caller reduces and counts instead
   bool launched = true;
+  /// With a heavy_list_request and a searched scale: the heavy sub-cubes and their segments at the
+  /// scale found, and listed = 1 when the lists fit the request's capacity (and so were written).
+  int listed = 0;
+  unsigned long long n_heavy = 0, n_segments = 0;
+};
+
+/// The heavy sub-cubes' lists (heavy_cubes.cuh, steps 1 and 2, every chunk) that
+/// allocate_counts_kernel makes for the counts it finds (on != 0), into the arrays of
+/// heavy_buffers: chunk_heavy_first and chunk_seg_first (n_chunks + 1 entries each), cube
+/// (capacity entries) and seg_first (capacity + 1). Trivially copyable.
+struct heavy_list_request {
+  int on = 0;
+  std::uint64_t above = 0;  ///< T (heavy_above)
+  unsigned long long* chunk_heavy_first = nullptr;
+  unsigned long long* chunk_seg_first = nullptr;
+  unsigned long long* cube = nullptr;
+  unsigned long long* seg_first = nullptr;
+  std::uint64_t capacity = 0;
 };
 
 /// The kernel's device memory: tile values, one counter per try (find_count_scale makes at most 65
 /// counts), the total, the result.
 struct allocation_scratch {
   double tiles[max_chunks / allocate_threads];
+  unsigned long long tile_heavy[max_chunks / allocate_threads];  ///< step 4: per tile of chunks
+  unsigned long long tile_segs[max_chunks / allocate_threads];
   unsigned long long counts[72];
   double total;
   counts_allocation out;
@@ -76,7 +106,7 @@ template <int B>
 __global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shares, count_sum_chunk counts,
                                                             stratification st, bool with_total, double s0,
                                                             unsigned long long base, unsigned long long target,
-                                                            allocation_scratch* scr) {
+                                                            heavy_list_request list, allocation_scratch* scr) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   using reduce_u64 = cub::BlockReduce<unsigned long long, B>;
   __shared__ typename reduce_u64::TempStorage reduce_storage;
@@ -122,6 +152,84 @@ __global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shar
     r.scale = found.scale;
     r.count = found.count;
     r.searched = 1;
+  }
+  if (list.on != 0 && r.searched != 0) {  // 4. the heavy sub-cubes' lists at the scale found
+    using scan_u64 = cub::BlockScan<unsigned long long, B>;
+    __shared__ typename scan_u64::TempStorage scan_storage;
+    __shared__ unsigned long long s_tile_heavy[B], s_tile_segs[B];  // the tiles' exclusive sums
+    count_sum_chunk at = counts;
+    at.counts.scale = r.scale;
+    const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
+    const auto chunk_span = [&](std::uint64_t c, std::uint64_t& begin, std::uint64_t& end) {
+      begin = c * at.chunk_cubes;
+      end = begin + at.chunk_cubes < at.n_cubes ? begin + at.chunk_cubes : at.n_cubes;
+    };
+    const auto chunk_heavy = [&](std::uint64_t c, unsigned long long& nh, unsigned long long& ns) {
+      nh = ns = 0;
+      if (c >= n_chunks) return;
+      std::uint64_t begin, end;
+      chunk_span(c, begin, end);
+      unsigned long long light = 0;
+      count_heavy_cubes(at.counts, list.above, begin, end, nh, ns, light);
+    };
+    for (std::uint64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {  // uniform per block
+      const std::uint64_t c = tile * B + tid;
+      unsigned long long nh, ns;
+      chunk_heavy(c, nh, ns);
+      if (c < n_chunks) {  // kept for the second loop (the same thread), which replaces them by the sums
+        list.chunk_heavy_first[c] = nh;
+        list.chunk_seg_first[c] = ns;
+      }
+      const unsigned long long th = reduce_u64(reduce_storage).Sum(nh);
+      __syncthreads();
+      const unsigned long long ts = reduce_u64(reduce_storage).Sum(ns);
+      __syncthreads();
+      if (tid == 0) {
+        scr->tile_heavy[tile] = th;
+        scr->tile_segs[tile] = ts;
+      }
+    }
+    grid.sync();
+    unsigned long long total_heavy = 0, total_segs = 0, first_heavy = 0, first_segs = 0;
+    {
+      const unsigned long long th = tid < n_tiles ? *static_cast<volatile unsigned long long*>(&scr->tile_heavy[tid]) : 0ull;
+      const unsigned long long ts = tid < n_tiles ? *static_cast<volatile unsigned long long*>(&scr->tile_segs[tid]) : 0ull;
+      scan_u64(scan_storage).ExclusiveSum(th, first_heavy, total_heavy);
+      __syncthreads();
+      scan_u64(scan_storage).ExclusiveSum(ts, first_segs, total_segs);
+      s_tile_heavy[tid] = first_heavy;
+      s_tile_segs[tid] = first_segs;
+      __syncthreads();
+    }
+    for (std::uint64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {  // uniform per block
+      const std::uint64_t c = tile * B + tid;
+      const unsigned long long nh = c < n_chunks ? list.chunk_heavy_first[c] : 0ull;
+      const unsigned long long ns = c < n_chunks ? list.chunk_seg_first[c] : 0ull;
+      unsigned long long eh, es;
+      scan_u64(scan_storage).ExclusiveSum(nh, eh);
+      __syncthreads();
+      scan_u64(scan_storage).ExclusiveSum(ns, es);
+      __syncthreads();
+      if (c < n_chunks) {
+        unsigned long long h = s_tile_heavy[tile] + eh, sg = s_tile_segs[tile] + es;
+        list.chunk_heavy_first[c] = h;
+        list.chunk_seg_first[c] = sg;
+        if (nh != 0) {  // most chunks have no heavy sub-cube: only the others are walked again
+          std::uint64_t begin, end;
+          chunk_span(c, begin, end);
+          list_heavy_cubes_of(at.counts, list.above, begin, end, h, sg, list.cube, list.seg_first,
+                              [](unsigned long long) {}, list.capacity);
+        }
+      }
+    }
+    r.n_heavy = total_heavy;
+    r.n_segments = total_segs;
+    r.listed = total_heavy <= list.capacity ? 1 : 0;
+    if (blockIdx.x == 0 && tid == 0) {
+      list.chunk_heavy_first[n_chunks] = total_heavy;
+      list.chunk_seg_first[n_chunks] = total_segs;
+      if (total_heavy <= list.capacity) list.seg_first[total_heavy] = total_segs;
+    }
   }
   if (blockIdx.x == 0 && tid == 0) scr->out = r;
 }
@@ -180,14 +288,16 @@ __global__ void __launch_bounds__(B) allocate_counts_batch_kernel(const counts_r
 
 /// Launches allocate_counts_kernel cooperatively in `stream` (as many blocks as are resident at
 /// once on `multiprocessors` SMs, at most one per tile of chunks) and waits for its result (one
-/// round trip). `scratch`: the kernel's device memory, kept by the caller between calls;
+/// round trip). `list`: the heavy sub-cubes' lists it makes too (on = 0: none). `scratch`: the
+/// kernel's device memory, kept by the caller between calls;
 /// `blocks_per_sm`: the kernel's resident blocks per SM, found on the first call (0: not yet). A launch
 /// the device refuses for lack of resident blocks or support returns launched = false.
 /// @throws invalid_input if st.n_chunks > max_chunks; cuda_error if another CUDA call fails.
 inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk counts, stratification st,
                                          bool with_total, double s0, std::uint64_t base, std::uint64_t target,
-                                         device_array<allocation_scratch>& scratch, counts_allocation* host_result,
-                                         int multiprocessors, int& blocks_per_sm, cudaStream_t stream) {
+                                         heavy_list_request list, device_array<allocation_scratch>& scratch,
+                                         counts_allocation* host_result, int multiprocessors, int& blocks_per_sm,
+                                         cudaStream_t stream) {
   MCUBES_EXPECTS(st.n_chunks <= max_chunks, "allocate_counts: ", st.n_chunks, " chunks (at most ", max_chunks, ")");
   if (scratch.size() == 0) scratch = device_array<allocation_scratch>(1);
   allocation_scratch* scr = scratch.data();
@@ -200,7 +310,7 @@ inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * static_cast<std::uint64_t>(std::max(multiprocessors, 1));
   const unsigned grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(resident, tiles)));
   unsigned long long b = base, t = target;
-  void* args[] = {&shares, &counts, &st, &with_total, &s0, &b, &t, &scr};
+  void* args[] = {&shares, &counts, &st, &with_total, &s0, &b, &t, &list, &scr};
   const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
                                                     dim3(allocate_threads), args, 0, stream);
   if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {

@@ -39,69 +39,11 @@
 #include "../../core/stratification.hpp"
 #include "check.cuh"
 #include "device_array.cuh"
+#include "heavy_lists.cuh"
 #include "vegas_kernels.cuh"
 
 namespace mcubes {
 namespace cuda_detail {
-
-/// T, the samples above which a sub-cube is sampled before V-Sample, by segments (a "heavy"
-/// sub-cube): min(L, max(8, floor(a floor(N/m)))), a = `average_factor`
-/// (cuda_launch_policy::heavy_above_average for a single integral's passes, 2 by default;
-/// batch_heavy_above_average for a batched round's, 4 by default; at least 1). The segment rule alone
-/// fixes the bits (a sub-cube of at most L samples is one segment, whichever kernel samples it),
-/// so T is the backend's choice for balance only: a V-Sample thread then meets sub-cubes of at
-/// most a times the average count, and at most N / (T + 1) <= m / a sub-cubes are heavy (the
-/// lists stay O(m)).
-inline std::uint64_t heavy_above(const cube_counts& counts, std::uint64_t calls, std::uint64_t n_cubes,
-                                 double average_factor) {
-  const std::uint64_t avg = n_cubes != 0 ? calls / n_cubes : 0;
-  const auto scaled = static_cast<std::uint64_t>(average_factor * static_cast<double>(avg));
-  const std::uint64_t t = std::max<std::uint64_t>(8, scaled);
-  return counts.segment != 0 && counts.segment < t ? counts.segment : t;
-}
-
-/// The work of a chunk for balanced V-Sample (balanced_sample.cuh), in samples: those of its light
-/// sub-cubes (at most T each) plus chunk_work_per_cube per sub-cube and chunk_work_base (the
-/// per-sub-cube and per-chunk costs: coordinates, sums, the share). Never changes a result.
-inline constexpr unsigned long long chunk_work_per_cube = 2, chunk_work_base = 8;
-
-/// The steps' bodies, shared by the scalar passes' kernels here and a batched round's
-/// (batch_heavy_cubes.cuh).
-///
-/// Step 1 for the sub-cubes [begin, end) of a chunk: nh heavy sub-cubes (more than `above`
-/// samples), ns segments of theirs (ceil(n_c / L) each), `light` the samples of the others.
-__device__ __forceinline__ void count_heavy_cubes(const cube_counts& counts, std::uint64_t above, std::uint64_t begin,
-                                                  std::uint64_t end, unsigned long long& nh, unsigned long long& ns,
-                                                  unsigned long long& light) {
-  const std::uint64_t L = counts.segment;
-  for (std::uint64_t c = begin; c < end; ++c) {
-    const std::uint64_t n = counts.count(c);
-    if (n > above)
-      ++nh, ns += (n + L - 1) / L;
-    else
-      light += n;
-  }
-}
-
-/// Step 2 for the sub-cubes [begin, end) of a chunk whose first heavy index is h and first segment
-/// s: cube[h] and seg_first[h] of each heavy one (index order), also(h) called for each; on return
-/// h and s are past the chunk's.
-template <class Also>
-__device__ __forceinline__ void list_heavy_cubes_of(const cube_counts& counts, std::uint64_t above, std::uint64_t begin,
-                                                    std::uint64_t end, unsigned long long& h, unsigned long long& s,
-                                                    unsigned long long* cube, unsigned long long* seg_first, const Also& also) {
-  const std::uint64_t L = counts.segment;
-  for (std::uint64_t c = begin; c < end; ++c) {
-    const std::uint64_t n = counts.count(c);
-    if (n > above) {
-      cube[h] = c;
-      seg_first[h] = s;
-      also(h);
-      ++h;
-      s += (n + L - 1) / L;
-    }
-  }
-}
 
 /// The heavy sub-cube of segment s: the h < n_heavy with seg_first[h] <= s < seg_first[h + 1].
 __device__ __forceinline__ std::uint64_t heavy_of_segment(const unsigned long long* seg_first, std::uint64_t n_heavy,
@@ -422,6 +364,10 @@ struct heavy_buffers {
   device_array<unsigned long long> cost;             ///< warp_cost_kernel's accumulator
   device_array<unsigned long long> chunk_work, chunk_work_first;  ///< balanced V-Sample: work per chunk, exclusive sums
   device_array<double> chunk_est, chunk_var;         ///< balanced V-Sample: the chunk partials (n_chunks)
+  /// The counts these lists (chunk_heavy_first, chunk_seg_first, cube, seg_first, n_heavy,
+  /// n_segments, above) were made for by the allocation (allocate.cuh), for the next scalar pass;
+  /// not valid otherwise.
+  heavy_listing_key prelisted;
 };
 
 template <class T>

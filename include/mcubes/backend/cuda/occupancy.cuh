@@ -70,6 +70,13 @@ struct cuda_launch_policy {
   /// else each lane samples its own sub-cube. 0: always spread; above 32: the chunk-per-thread
   /// kernel. 1.25 by default (bench/results/2026-11-29-heavy-threshold.md). Never changes the result.
   double spread_light_above = 1.25;
+  /// VEGAS+ scalar passes (one device, not a team's rank, balance_above = 0): the allocation of the
+  /// next counts (allocate.cuh, one cooperative launch) also lists the heavy sub-cubes of those
+  /// counts and their segments (heavy_cubes.cuh, steps 1 and 2), so that the pass neither launches
+  /// the count, the two scans and the list nor waits for their totals (one host round trip less
+  /// per adapting iteration). false: the pass lists them itself, as before. Never changes the
+  /// result (the same lists, bit for bit).
+  bool list_heavy_with_allocation = true;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).

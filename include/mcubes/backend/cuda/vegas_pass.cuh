@@ -41,6 +41,7 @@ struct launch_choice {
   int grid = 0;              ///< blocks of the last V-Sample launch
   bool shared_bins = false;  ///< whether the last adapting launch kept its bins in shared memory
   std::uint64_t heavy_cubes = 0;  ///< heavy sub-cubes of the scalar passes so far (heavy_cubes.cuh)
+  std::uint64_t heavy_prelisted = 0;  ///< scalar passes whose heavy lists came with the allocation
 };
 
 /// The pieces of one backend that a pass dispatch uses (references, valid for one call).
@@ -132,17 +133,25 @@ bool heavy_cubes_first(const sampling_params<D>& sp, std::uint64_t stride) {
 /// Only the chunks [chunk_begin, chunk_end) (a team rank's: backend/team.hpp; an array path's
 /// slice). `listed`: the lists of the last call stand (the same chunks and counts: the array path's
 /// second launch over a slice), step 1 and 2 are not run again. `work`: the chunks' work for
-/// balanced V-Sample is listed too (list_heavy_cubes).
+/// balanced V-Sample is listed too (list_heavy_cubes). `prelisted`: what the lists in the buffers
+/// were made for by the allocation before this pass (allocate.cuh; sample_pass takes it out of
+/// the buffers): where it is this pass's counts, threshold and chunks, steps 1 and 2 are not run.
 template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
-                                   std::uint64_t chunk_end, bool listed = false, bool work = false) {
+                                   std::uint64_t chunk_end, bool listed = false, bool work = false,
+                                   const heavy_listing_key& prelisted = heavy_listing_key{}) {
   heavy_buffers& hb = cx.buffers.heavy;
   const cudaStream_t stream = cx.stream();
   std::uint64_t n_heavy = hb.n_heavy, n_segments = hb.n_segments;
   if (!listed) {
-    list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end, work,
-                     cx.policy.heavy_above_average);
+    const std::uint64_t above = heavy_above(sp.counts, st.calls, st.n_cubes, cx.policy.heavy_above_average);
+    if (!work && prelisted.lists(sp.counts, above, st, chunk_begin, chunk_end)) {
+      ++cx.last.heavy_prelisted;  // the allocation's lists: n_heavy, n_segments as in the buffers
+    } else {
+      list_heavy_cubes(hb, sp.counts, st, stream, cx.device.multiprocessors(), n_heavy, n_segments, chunk_begin, chunk_end,
+                       work, cx.policy.heavy_above_average);
+    }
     cx.last.heavy_cubes += n_heavy;
   }
   if (n_heavy == 0) return heavy_cube_sums{};
@@ -358,6 +367,9 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     t_end = any ? (split.chunk_end() + B - 1) / static_cast<std::uint64_t>(B) : 0;
   }
   std::exception_ptr team_failure_here;  // under a team: handed to the exchange instead of thrown
+  // the heavy sub-cubes' lists of the allocation before this pass, if any: for this pass only
+  const heavy_listing_key prelisted = buf.heavy.prelisted;
+  buf.heavy.prelisted = heavy_listing_key{};
 
   buf.ensure_tiles(n_tiles);
   if (adapt) buf.begin_adapting_pass(n_bin_values, stream);
@@ -395,11 +407,13 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
       grid = adapt ? balanced(std::true_type{}) : balanced(std::false_type{});
     } else if (adapt) {
       const heavy_cube_sums heavy =
-          heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1) : heavy_cube_sums{};
+          heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1, false, false, prelisted)
+                      : heavy_cube_sums{};
       grid = launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, shared_bins, smem_plain, smem_alt, heavy);
     } else {
       const heavy_cube_sums heavy =
-          heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false, c0, c1) : heavy_cube_sums{};
+          heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false, c0, c1, false, false, prelisted)
+                      : heavy_cube_sums{};
       grid = launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, false, smem_plain, smem_alt, heavy);
     }
   }
