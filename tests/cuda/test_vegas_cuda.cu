@@ -369,6 +369,31 @@ TEST(CudaVegas, BadBlockSizeIsInvalidInput) {
   EXPECT_THROW(cuda_backend{p}, invalid_input);
 }
 
+// Small pinned blocks are reused within the process (device_array.cuh, pinned_block_cache: a
+// backend made for one call then does not page-lock memory again): the block of a freed small
+// array is the next one of its size class; large arrays are not cached.
+TEST(CudaMemory, SmallPinnedBlocksAreReused) {
+  MCUBES_REQUIRE_DEVICE();
+  EXPECT_EQ(pinned_block_cache::class_bytes(1), pinned_block_cache::min_block);
+  EXPECT_EQ(pinned_block_cache::class_bytes(pinned_block_cache::min_block + 1), 2 * pinned_block_cache::min_block);
+  EXPECT_EQ(pinned_block_cache::class_bytes(pinned_block_cache::max_block), pinned_block_cache::max_block);
+  EXPECT_EQ(pinned_block_cache::class_bytes(pinned_block_cache::max_block + 1), 0u);
+  void* first = nullptr;
+  {
+    pinned_array<double> a(10);  // 80 bytes: the smallest class
+    a[9] = 1.0;
+    first = a.data();
+  }
+  pinned_array<double> b(pinned_block_cache::min_block / sizeof(double));  // the same class, all of it
+  EXPECT_EQ(static_cast<void*>(b.data()), first);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i);
+  device_array<double> d(b.size());  // the block still carries asynchronous copies
+  ASSERT_EQ(cudaMemcpyAsync(d.data(), b.data(), b.size() * sizeof(double), cudaMemcpyHostToDevice, cudaStreamLegacy), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);
+  const std::vector<double> back = d.to_host();
+  for (std::size_t i = 0; i < back.size(); ++i) EXPECT_EQ(back[i], static_cast<double>(i));
+}
+
 TEST(CudaVegas, NoDeviceGivesClearError) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: the no-device path is not reachable";
   vegas_options o;

@@ -1,6 +1,7 @@
 #pragma once
 /// @file backend/cuda/device_array.cuh
-/// RAII arrays in device memory and in pinned host memory, and CUDA events.
+/// RAII arrays in device memory and in pinned host memory (small pinned blocks reused within the
+/// process: pinned_block_cache), and CUDA events.
 ///
 /// device_array<T> owns n elements allocated with cudaMalloc (never managed memory) and frees them
 /// in its destructor; move-only. Its view() is a trivially copyable {pointer, size} that kernels
@@ -16,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -90,33 +92,110 @@ class device_array {
   std::size_t n_ = 0;
 };
 
-/// Owning array of n T in pinned (page-locked) host memory, for asynchronous copies.
+/// Small pinned host blocks kept for reuse by the whole process (pinned_array). Page-locking is
+/// slow: on the project's H200 machine a cudaMallocHost and cudaFreeHost of 4 KiB took 1.1 ms
+/// together (bench/results/2026-11-30-fresh-backends.md), and a backend made for one call (a
+/// loop of vegas() calls, each making its own backend) allocates several such blocks. A freed
+/// block of at most max_block bytes goes to the free list of its power-of-two size class (at most
+/// max_cached bytes in all; beyond that it is freed), and the next request of that class takes it
+/// (the last one freed first). Cached blocks go back to CUDA only when the process ends: the cache
+/// is never destroyed, so that no CUDA call runs during static destruction, after the runtime may
+/// have shut down. Pinned memory belongs to no device. Thread-safe (one mutex). Never changes a
+/// result (the blocks hold copies in transit only, and are written before they are read).
+class pinned_block_cache {
+ public:
+  static constexpr std::size_t min_block = 256;
+  static constexpr std::size_t max_block = std::size_t(1) << 20;
+  static constexpr std::size_t max_cached = std::size_t(16) << 20;
+  static pinned_block_cache& instance() {
+    static pinned_block_cache* const cache = new pinned_block_cache;  // never destroyed (see above)
+    return *cache;
+  }
+  /// The bytes of the block a request of `bytes` gets: its power-of-two class, at least
+  /// min_block; 0 above max_block (such blocks are not cached).
+  static std::size_t class_bytes(std::size_t bytes) noexcept {
+    if (bytes > max_block) return 0;
+    std::size_t c = min_block;
+    while (c < bytes) c <<= 1;
+    return c;
+  }
+  /// A pinned block of at least `bytes` bytes. @throws cuda_error if page-locking fails.
+  void* take(std::size_t bytes) {
+    const std::size_t c = class_bytes(bytes);
+    if (c != 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::vector<void*>& list = free_[index_of(c)];
+      if (!list.empty()) {
+        void* p = list.back();
+        list.pop_back();
+        cached_ -= c;
+        return p;
+      }
+    }
+    void* p = nullptr;
+    MCUBES_CUDA_CHECK(cudaMallocHost(&p, c != 0 ? c : bytes));
+    return p;
+  }
+  /// Gives back block p, taken with the same `bytes`.
+  void give(void* p, std::size_t bytes) noexcept {
+    const std::size_t c = class_bytes(bytes);
+    if (c != 0) {
+      try {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cached_ + c <= max_cached) {
+          free_[index_of(c)].push_back(p);
+          cached_ += c;
+          return;
+        }
+      } catch (...) {  // no room for the pointer (or the lock failed): freed below
+      }
+    }
+    cudaFreeHost(p);
+  }
+
+ private:
+  static std::size_t index_of(std::size_t c) noexcept {
+    std::size_t i = 0;
+    while ((min_block << i) < c) ++i;
+    return i;
+  }
+  std::mutex mutex_;
+  std::vector<void*> free_[13];  // classes min_block << i, i <= 12 (max_block)
+  std::size_t cached_ = 0;
+};
+
+/// Owning array of n T in pinned (page-locked) host memory, for asynchronous copies; small arrays
+/// come from pinned_block_cache (reused within the process), large ones straight from
+/// cudaMallocHost. Contents are uninitialised. @throws cuda_error if page-locking fails.
 template <class T>
 class pinned_array {
  public:
   pinned_array() = default;
   explicit pinned_array(std::size_t n) : n_(n) {
-    if (n_) MCUBES_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), n_ * sizeof(T)));
+    if (n_) ptr_ = static_cast<T*>(pinned_block_cache::instance().take(n_ * sizeof(T)));
   }
   pinned_array(const pinned_array&) = delete;
   pinned_array& operator=(const pinned_array&) = delete;
   pinned_array(pinned_array&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   pinned_array& operator=(pinned_array&& o) noexcept {
     if (this != &o) {
-      if (ptr_) cudaFreeHost(ptr_);
+      release();
       ptr_ = std::exchange(o.ptr_, nullptr);
       n_ = std::exchange(o.n_, 0);
     }
     return *this;
   }
-  ~pinned_array() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
+  ~pinned_array() { release(); }
   T* data() const noexcept { return ptr_; }
   std::size_t size() const noexcept { return n_; }
   T& operator[](std::size_t i) const { return ptr_[i]; }
 
  private:
+  void release() noexcept {
+    if (ptr_) pinned_block_cache::instance().give(ptr_, n_ * sizeof(T));
+    ptr_ = nullptr;
+    n_ = 0;
+  }
   T* ptr_ = nullptr;
   std::size_t n_ = 0;
 };
