@@ -222,6 +222,15 @@ TEST(DeterminismCpu, FastPathEqualsSerialSampleChunk) {
     o.n_bins = 37;
     expect_fast_path_equals_serial<5>(gaussian_peak<5>{}, o, "gaussian 5-D, symmetric map, 37 bins" + m);
   }
+  // Bin terms of 2^52 units and more (the AVX2 fast path converts them one at a time) and of the
+  // overflow levels: a spike the first pass's scale did not see (see OverflowBinLevels... below).
+  for (const auto mode : {mcubes::stratification_mode::uniform, mcubes::stratification_mode::adaptive}) {
+    mcubes::vegas_options o = adapting_options(100000);
+    o.stratification = mode;
+    for (double height : {1e4, 1e6})
+      expect_fast_path_equals_serial<2>(hidden_spike_2d{height}, o,
+                                        "hidden spike " + std::to_string(height) + ", " + mcubes::to_string(mode));
+  }
 }
 // m-Cubes1D (symmetric_map) adapts its one map to axis 0's histogram (the paper's estimator,
 // sampling_params::bin_axes = 1). On a fully symmetric integrand that histogram estimates what each

@@ -149,22 +149,31 @@ MCUBES_HOST_DEVICE MCUBES_NOINLINE void add_overflow_term(Bins bins, double t, d
   for (int j = 0; j < n_axes; ++j) bins.add_level(level, j, bin.b[j], q);
 }
 
-#if defined(__CUDACC__)
 // bin_of is a host lambda on the CPU fast path and a device one in the kernels: the call is valid
-// in each instantiation that runs, so nvcc's host/device execution-space check is disabled here.
+// in each instantiation that runs, so nvcc's host/device execution-space check is disabled for
+// add_level0_quantum and add_bin_term.
+/// Adds the level-0 quantum q (> 0) to the bins of its sample on the first `axes` axes (add_bin_term's
+/// common case; the CPU fast path calls it with quanta it computed four at a time).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <int D, class Bins, class BinOf>
+MCUBES_HOST_DEVICE inline void add_level0_quantum(Bins& bins, std::uint64_t q, const BinOf& bin_of, int axes = D) {
+  if (axes >= D) {  // every axis (the usual case): a loop of compile-time length, unrolled
+    for (int j = 0; j < D; ++j) bins.add(j, bin_of(j), q);
+  } else {  // m-Cubes1D: axes = 1
+    for (int j = 0; j < axes; ++j) bins.add(j, bin_of(j), q);
+  }
+}
+
+#if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
 template <int D, class Bins, class BinOf>
 MCUBES_HOST_DEVICE inline void add_bin_term(Bins& bins, double t, double u, const BinOf& bin_of, int axes = D) {
   if (t < max_quantized_term) {  // the common case: level 0
     const std::uint64_t q = static_cast<std::uint64_t>(t + u);
-    if (q != 0) {
-      if (axes >= D) {  // every axis (the usual case): a loop of compile-time length, unrolled
-        for (int j = 0; j < D; ++j) bins.add(j, bin_of(j), q);
-      } else {  // m-Cubes1D: axes = 1
-        for (int j = 0; j < axes; ++j) bins.add(j, bin_of(j), q);
-      }
-    }
+    if (q != 0) add_level0_quantum<D>(bins, q, bin_of, axes);
     return;
   }
   bin_indices<D> bin;

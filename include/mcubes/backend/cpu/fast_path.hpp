@@ -180,9 +180,9 @@ class batch_generator {
     }
 #if MCUBES_CPU_AVX2_DISPATCH
     if (avx2_) {
-      map_axis_avx2<D, true>(map_, 0, sp_.lower[0], sp_.width[0], sp_.inv_g, n, c[0], u_[0], jac, bin[0], x);
-      for (int j = 1; j < D; ++j)
-        map_axis_avx2<D, false>(map_, j, sp_.lower[j], sp_.width[j], sp_.inv_g, n, c[j], u_[j], jac, bin[j], x);
+      const double* u[D];
+      for (int j = 0; j < D; ++j) u[j] = u_[j];
+      map_axes_avx2<D>(map_, sp_.lower, sp_.width, sp_.inv_g, n, c, u, jac, bin, x);
     } else
 #endif
     {
@@ -252,6 +252,23 @@ struct sample_accumulator {
   template <class Bins, class BinOf>
   MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, Bins& bins, const BinOf& bin_of) {
     add_sample<D>(v, jac, index, sp.bin_scale, bins, bin_of, flags, s1, s2, sp.bin_axes);
+    end_sample(index);
+  }
+  /// add() for a sample of a V-Sample pass whose weighted value fj = v J, its square fj2 (finite)
+  /// and its level-0 bin quantum q were computed ahead (level0_terms_avx2: add_sample's values):
+  /// add_sample's remaining steps in its order.
+  template <class Bins, class BinOf>
+  MCUBES_CPU_INLINE void add_level0(double v, double fj, double fj2, std::uint64_t q, std::uint64_t index, Bins& bins,
+                                    const BinOf& bin_of) {
+    if (v != 0) ++flags.n_nonzero;
+    s1 += fj;
+    s2 += fj2;
+    if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
+    if (q != 0) add_level0_quantum<D>(bins, q, bin_of, sp.bin_axes);
+    end_sample(index);
+  }
+  /// The end of sample `index`: its sub-cube's and chunk's sums where it is their last.
+  MCUBES_CPU_INLINE void end_sample(std::uint64_t index) {
     if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
       const double mean = s1 / pd;
       double vr = (s2 - s1 * mean) / var_den;
@@ -298,12 +315,31 @@ inline void sample_chunks(const pass_integrand<D>& f, const sampling_params<D>& 
   int bin[D][batch];  // bin of each sample, axis-major
   point<D> xs[batch];
   double fx[batch];
+#if MCUBES_CPU_AVX2_DISPATCH
+  const bool avx2 = Bins::enabled && cpu_has_avx2();
+  double fj[batch], fj2[batch];
+  std::uint64_t q[batch];
+#endif
   for (;;) {
     if (stop != nullptr && stop->requested()) return;
     const std::uint64_t index0 = gen.index();
     const int n = gen.next(xs, jac, bin);
     if (n == 0) break;
     f(xs, static_cast<std::size_t>(n), fx);
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2) {  // V-Sample: the samples' terms four at a time, then their sums in order
+      const std::uint64_t simple = level0_terms_avx2(n, fx, jac, index0, nullptr, sp.bin_scale, nullptr, fj, fj2, q);
+      for (int i = 0; i < n; ++i) {
+        const std::uint64_t index = index0 + static_cast<std::uint64_t>(i);
+        const auto bin_of = [&](int j) { return bin[j][i]; };
+        if ((simple >> i) & 1u)
+          acc.add_level0(fx[i], fj[i], fj2[i], q[i], index, bins, bin_of);
+        else
+          acc.add(fx[i], jac[i], index, bins, bin_of);
+      }
+      continue;
+    }
+#endif
     for (int i = 0; i < n; ++i)
       acc.add(fx[i], jac[i], index0 + static_cast<std::uint64_t>(i), bins, [&](int j) { return bin[j][i]; });
   }
@@ -330,6 +366,22 @@ struct counts_sums {
   MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, double pd, std::uint64_t cube, unsigned char ends,
                              const BinOf& bin_of) {
     add_sample<D>(v, jac, index, sp.bin_scale / pd, bins, bin_of, flags, t1, t2, sp.bin_axes);
+    end_sample(pd, cube, ends);
+  }
+  /// add() for a sample of a V-Sample pass whose fj = v J, fj2 (finite) and level-0 bin quantum q
+  /// were computed ahead (level0_terms_avx2: add_sample's values): add_sample's remaining steps.
+  template <class BinOf>
+  MCUBES_CPU_INLINE void add_level0(double v, double fj, double fj2, std::uint64_t q, double pd, std::uint64_t cube,
+                                    unsigned char ends, const BinOf& bin_of) {
+    if (v != 0) ++flags.n_nonzero;
+    t1 += fj;
+    t2 += fj2;
+    if (fj2 > flags.max_contribution) flags.max_contribution = fj2;
+    if (q != 0) add_level0_quantum<D>(bins, q, bin_of, sp.bin_axes);
+    end_sample(pd, cube, ends);
+  }
+  /// The ends that a sample of sub-cube `cube` (n_c = pd) closes (`ends`).
+  MCUBES_CPU_INLINE void end_sample(double pd, std::uint64_t cube, unsigned char ends) {
     if (ends & end_segment) {
       s1 += t1;
       s2 += t2;
@@ -388,9 +440,10 @@ inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map,
 #if MCUBES_CPU_AVX2_DISPATCH
     if (avx2) {
       uniform_batch_of_avx2<D>(key, sp.iteration, listed_indices{b.index}, b.u);
-      map_axis_avx2<D, true>(map, 0, sp.lower[0], sp.width[0], sp.inv_g, n, b.cb[0], b.u[0], b.jac, b.bin[0], b.xs);
-      for (int j = 1; j < D; ++j)
-        map_axis_avx2<D, false>(map, j, sp.lower[j], sp.width[j], sp.inv_g, n, b.cb[j], b.u[j], b.jac, b.bin[j], b.xs);
+      const double* cs[D];
+      const double* us[D];
+      for (int j = 0; j < D; ++j) cs[j] = b.cb[j], us[j] = b.u[j];
+      map_axes_avx2<D>(map, sp.lower, sp.width, sp.inv_g, n, cs, us, b.jac, b.bin, b.xs);
     } else
 #endif
     {
@@ -453,8 +506,26 @@ inline void sample_chunks_counts(const pass_integrand<D>& f, const sampling_para
                                  Bins& bins, const stop_request* stop = nullptr) {
   counts_sums<D, Bins> sums{sp, est, var, flags, bins};
   double fx[batch];
+#if MCUBES_CPU_AVX2_DISPATCH
+  const bool avx2 = Bins::enabled && cpu_has_avx2();
+  double fj[batch], fj2[batch];
+  std::uint64_t q[batch];
+#endif
   counts_batches<D>(sp, map, first, count, stride, stop, [&](const counts_batch<D>& b) {
     f(b.xs, static_cast<std::size_t>(b.n), fx);
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (avx2) {  // V-Sample: the samples' terms four at a time, then their sums in order
+      const std::uint64_t simple = level0_terms_avx2(b.n, fx, b.jac, 0, b.index, sp.bin_scale, b.pd_of, fj, fj2, q);
+      for (int i = 0; i < b.n; ++i) {
+        const auto bin_of = [&](int j) { return b.bin[j][i]; };
+        if ((simple >> i) & 1u)
+          sums.add_level0(fx[i], fj[i], fj2[i], q[i], b.pd_of[i], b.cube_of[i], b.ends[i], bin_of);
+        else
+          sums.add(fx[i], b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], bin_of);
+      }
+      return;
+    }
+#endif
     for (int i = 0; i < b.n; ++i)
       sums.add(fx[i], b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], [&](int j) { return b.bin[j][i]; });
   });

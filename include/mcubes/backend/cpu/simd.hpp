@@ -246,41 +246,114 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std
   uniform_batch_of_avx2<D>(key, iteration, consecutive_indices{first}, u);
 }
 
-/// map_axis with four samples per register (AVX2): the same IEEE
-/// operations (separate multiply and add instructions), hence the same bits.
-template <int D, bool First>
-MCUBES_CPU_TARGET_AVX2 void map_axis_avx2(const map_view<D>& map, int j, double lower, double width, double inv_g,
-                                          int n, const double* c, const double* u, double* jac, int* bin,
-                                          point<D>* xs) {
+/// map_axis for every axis of samples [0, n) of a batch (AVX2), four samples at a time: for each
+/// four, the axes in order with the jacobian kept in a register (axis 0's factor w n, then times
+/// each next axis's: the products of map_axis in the same order) and the points written four
+/// coordinates at a time (a 4 x 4 transpose of four axes' values) instead of one; the bins as
+/// map_axis. Bitwise the results of map_axis<D, true> on axis 0 and map_axis<D, false> on the
+/// others (the same IEEE operations per value), with fewer loads and stores. c[j], u[j]: axis j's
+/// sub-cube coordinates and uniforms (batch values each; see map_axis for the padded lanes);
+/// lower[j], width[j]: the region.
+template <int D>
+MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* lower, const double* width, double inv_g,
+                                          int n, const double* const* c, const double* const* u, double* jac,
+                                          int (*bin)[batch], point<D>* xs) {
   const int n_bins = map.n_bins;
   const double nb = static_cast<double>(n_bins);
-  const double* e = map.edges + static_cast<std::uint64_t>(j) * (n_bins + 1);
+  const std::size_t stride = static_cast<std::size_t>(n_bins) + 1;
   const __m256d vg = _mm256_set1_pd(inv_g), vnb = _mm256_set1_pd(nb), vtop = _mm256_set1_pd(nb - 1);
-  const __m256d va = _mm256_set1_pd(lower), vw = _mm256_set1_pd(width);
   for (int i = 0; i < n; i += 4) {
-    const __m256d y = _mm256_mul_pd(_mm256_add_pd(_mm256_loadu_pd(c + i), _mm256_loadu_pd(u + i)), vg);
-    const __m256d t = _mm256_mul_pd(y, vnb);
-    const __m128i b = _mm256_cvttpd_epi32(_mm256_min_pd(t, vtop));
-    // {e[b_k], e[b_k + 1]} by 16-byte loads (faster than two gathers), then lo / hi across lanes
-    const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_extract_epi32(b, 1), b2 = _mm_extract_epi32(b, 2),
-              b3 = _mm_extract_epi32(b, 3);
-    const __m256d e02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b0)), _mm_loadu_pd(e + b2), 1);
-    const __m256d e13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b1)), _mm_loadu_pd(e + b3), 1);
-    const __m256d lo = _mm256_unpacklo_pd(e02, e13), hi = _mm256_unpackhi_pd(e02, e13);
-    const __m256d w = _mm256_sub_pd(hi, lo);
-    const __m256d xu = _mm256_add_pd(lo, _mm256_mul_pd(w, _mm256_sub_pd(t, _mm256_cvtepi32_pd(b))));
-    if constexpr (First)
-      _mm256_storeu_pd(jac + i, _mm256_mul_pd(w, vnb));
-    else
-      _mm256_storeu_pd(jac + i, _mm256_mul_pd(_mm256_loadu_pd(jac + i), _mm256_mul_pd(w, vnb)));
-    const __m256d x = _mm256_add_pd(va, _mm256_mul_pd(vw, xu));
-    const __m128d x01 = _mm256_castpd256_pd128(x), x23 = _mm256_extractf128_pd(x, 1);
-    _mm_storel_pd(&xs[i].x[j], x01);
-    _mm_storeh_pd(&xs[i + 1].x[j], x01);
-    _mm_storel_pd(&xs[i + 2].x[j], x23);
-    _mm_storeh_pd(&xs[i + 3].x[j], x23);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(bin + i), b);
+    __m256d J = _mm256_setzero_pd();
+    for (int j0 = 0; j0 < D; j0 += 4) {
+      const int na = D - j0 < 4 ? D - j0 : 4;
+      __m256d X[4];
+      for (int a = 0; a < na; ++a) {
+        const int j = j0 + a;
+        const double* e = map.edges + static_cast<std::size_t>(j) * stride;
+        const __m256d y = _mm256_mul_pd(_mm256_add_pd(_mm256_loadu_pd(c[j] + i), _mm256_loadu_pd(u[j] + i)), vg);
+        const __m256d t = _mm256_mul_pd(y, vnb);
+        const __m128i b = _mm256_cvttpd_epi32(_mm256_min_pd(t, vtop));
+        const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_extract_epi32(b, 1), b2 = _mm_extract_epi32(b, 2),
+                  b3 = _mm_extract_epi32(b, 3);
+        const __m256d e02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b0)), _mm_loadu_pd(e + b2), 1);
+        const __m256d e13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b1)), _mm_loadu_pd(e + b3), 1);
+        const __m256d lo = _mm256_unpacklo_pd(e02, e13), hi = _mm256_unpackhi_pd(e02, e13);
+        const __m256d w = _mm256_sub_pd(hi, lo);
+        const __m256d xu = _mm256_add_pd(lo, _mm256_mul_pd(w, _mm256_sub_pd(t, _mm256_cvtepi32_pd(b))));
+        const __m256d factor = _mm256_mul_pd(w, vnb);
+        J = j == 0 ? factor : _mm256_mul_pd(J, factor);  // jac = 1.0 * (w n) = w n exactly on axis 0
+        X[a] = _mm256_add_pd(_mm256_set1_pd(lower[j]), _mm256_mul_pd(_mm256_set1_pd(width[j]), xu));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(bin[j] + i), b);
+      }
+      if (na == 4) {  // lanes are samples: transpose to four coordinates of each sample
+        const __m256d t0 = _mm256_unpacklo_pd(X[0], X[1]), t1 = _mm256_unpackhi_pd(X[0], X[1]);
+        const __m256d t2 = _mm256_unpacklo_pd(X[2], X[3]), t3 = _mm256_unpackhi_pd(X[2], X[3]);
+        _mm256_storeu_pd(&xs[i].x[j0], _mm256_permute2f128_pd(t0, t2, 0x20));
+        _mm256_storeu_pd(&xs[i + 1].x[j0], _mm256_permute2f128_pd(t1, t3, 0x20));
+        _mm256_storeu_pd(&xs[i + 2].x[j0], _mm256_permute2f128_pd(t0, t2, 0x31));
+        _mm256_storeu_pd(&xs[i + 3].x[j0], _mm256_permute2f128_pd(t1, t3, 0x31));
+      } else {
+        for (int a = 0; a < na; ++a) {
+          const __m128d x01 = _mm256_castpd256_pd128(X[a]), x23 = _mm256_extractf128_pd(X[a], 1);
+          _mm_storel_pd(&xs[i].x[j0 + a], x01);
+          _mm_storeh_pd(&xs[i + 1].x[j0 + a], x01);
+          _mm_storel_pd(&xs[i + 2].x[j0 + a], x23);
+          _mm_storeh_pd(&xs[i + 3].x[j0 + a], x23);
+        }
+      }
+    }
+    _mm256_storeu_pd(jac + i, J);
   }
+}
+#endif
+
+#if MCUBES_CPU_AVX2_DISPATCH
+/// The per-sample terms of samples [0, n) of a batch (AVX2, four at a time), as add_sample and
+/// add_bin_term (backend/cpu/fast_path.hpp, core/reduction.hpp) compute them: fj[i] = v[i] jac[i],
+/// fj2[i] = fj[i]^2 and the level-0 quantum q[i] = floor(fj2[i] ts_i + u_i), with ts_i = ts, or
+/// ts / pd[i] where pd is given (VEGAS+: bin_scale / n_c), and u_i = quantization_dither(index_i)
+/// (its 32-bit integer steps in 32-bit lanes, converted exactly), index_i = first + i, or
+/// listed[i] where listed is given. Returns the mask of the samples that take exactly these
+/// (bit i: fj2 finite and fj2 ts + u_i below 2^52, where the truncation is the exact
+/// floor(x + 2^52) - 2^52); the others (non-finite, or a term of 2^52 units or more) go through
+/// add_sample. The same IEEE operations (no FMA: this target has none), hence the same values.
+MCUBES_CPU_TARGET_AVX2 inline std::uint64_t level0_terms_avx2(int n, const double* v, const double* jac, std::uint64_t first,
+                                                              const std::uint64_t* listed, double ts, const double* pd,
+                                                              double* fj, double* fj2, std::uint64_t* q) {
+  const __m256i lane = _mm256_set_epi64x(3, 2, 1, 0);
+  const __m256i golden = _mm256_set1_epi64x(0x9E3779B9), m1 = _mm256_set1_epi64x(0x85EBCA6B),
+                m2 = _mm256_set1_epi64x(0xC2B2AE35);
+  const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), exponent = _mm256_set1_epi64x(0x4330000000000000);
+  const __m256d two52 = _mm256_set1_pd(4503599627370496.0), inv32 = _mm256_set1_pd(1.0 / 4294967296.0);
+  const __m256d vts = _mm256_set1_pd(ts), zero = _mm256_setzero_pd();
+  std::uint64_t simple = 0;
+  for (int i = 0; i < n; i += 4) {
+    const __m256d f = _mm256_mul_pd(_mm256_loadu_pd(v + i), _mm256_loadu_pd(jac + i));
+    const __m256d f2 = _mm256_mul_pd(f, f);
+    _mm256_storeu_pd(fj + i, f);
+    _mm256_storeu_pd(fj2 + i, f2);
+    // quantization_dither: h = lo ^ hi * 0x9E3779B9, then fmix32 (each step in the low 32 bits of a lane)
+    const __m256i index =
+        listed != nullptr ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(listed + i))
+                          : _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(first + static_cast<std::uint64_t>(i))), lane);
+    __m256i h = _mm256_xor_si256(index, _mm256_mullo_epi32(_mm256_srli_epi64(index, 32), golden));
+    h = _mm256_and_si256(h, low);
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+    h = _mm256_and_si256(_mm256_mullo_epi32(h, m1), low);
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 13));
+    h = _mm256_and_si256(_mm256_mullo_epi32(h, m2), low);
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+    const __m256d hd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(h, exponent)), two52);  // h exactly
+    const __m256d u = _mm256_mul_pd(hd, inv32);
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(f2, pd != nullptr ? _mm256_div_pd(vts, _mm256_loadu_pd(pd + i)) : vts), u);
+    const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(f2, f2), zero, _CMP_EQ_OQ);
+    const __m256d small = _mm256_cmp_pd(x, two52, _CMP_LT_OQ);
+    const __m256d r = _mm256_round_pd(_mm256_and_pd(x, _mm256_and_pd(finite, small)), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256i qi = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(r, two52)), _mm256_castpd_si256(two52));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i), qi);
+    simple |= static_cast<std::uint64_t>(_mm256_movemask_pd(_mm256_and_pd(finite, small))) << i;
+  }
+  return n < 64 ? simple & ((std::uint64_t(1) << n) - 1) : simple;
 }
 #endif
 
