@@ -468,17 +468,29 @@ inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map,
       const double pd = static_cast<double>(n_c);
       double cd[D];
       for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
-      for (std::uint64_t k = 0; k < n_c; ++k) {
+      // the sub-cube's samples in runs that fill the batch: per run, fills of its values, then
+      // the ends (a segment's every seg samples, the sub-cube's and the chunk's at its last)
+      for (std::uint64_t k = 0; k < n_c;) {
         const int n = b.n;
-        b.index[n] = cube * sp.p + k;
-        for (int j = 0; j < D; ++j) b.cb[j][n] = cd[j];
-        b.cube_of[n] = cube;
-        b.pd_of[n] = pd;
-        const bool last = k + 1 == n_c;
-        b.ends[n] = static_cast<unsigned char>(((k + 1) % seg == 0 || last ? ends_t::end_segment : 0) |
-                                               (last ? ends_t::end_cube : 0) |
-                                               (last && cube + 1 == end ? ends_t::end_chunk : 0));
-        if (++b.n == batch) {
+        const int len = static_cast<int>(std::min<std::uint64_t>(n_c - k, static_cast<std::uint64_t>(batch - n)));
+        const std::uint64_t index0 = cube * sp.p + k;
+        for (int i = 0; i < len; ++i) b.index[n + i] = index0 + static_cast<std::uint64_t>(i);
+        for (int j = 0; j < D; ++j)
+          for (int i = 0; i < len; ++i) b.cb[j][n + i] = cd[j];
+        for (int i = 0; i < len; ++i) {
+          b.cube_of[n + i] = cube;
+          b.pd_of[n + i] = pd;
+          b.ends[n + i] = 0;
+        }
+        // the samples k + i with (k + i + 1) % seg == 0 in this run, the first at seg - 1 - k % seg
+        for (std::uint64_t i = seg - 1 - k % seg; i < static_cast<std::uint64_t>(len); i += seg)
+          b.ends[n + static_cast<int>(i)] = ends_t::end_segment;
+        k += static_cast<std::uint64_t>(len);
+        if (k == n_c)  // the run ends the sub-cube (and its chunk if the sub-cube is the chunk's last)
+          b.ends[n + len - 1] = static_cast<unsigned char>(ends_t::end_segment | ends_t::end_cube |
+                                                           (cube + 1 == end ? ends_t::end_chunk : 0));
+        b.n = n + len;
+        if (b.n == batch) {
           if (stop != nullptr && stop->requested()) return false;  // abandoned: the caller discards the pass
           run_batch();
         }
