@@ -2,9 +2,11 @@
 /// @file backend/cpu/simd.hpp
 /// The SIMD building blocks of the CPU fast path (backend/cpu/fast_path.hpp): the batch of 64
 /// consecutive samples, Philox for a batch (uniform_batch; SSE2 on every x86-64 CPU, AVX2 when the
-/// CPU has it, chosen at run time), the map axis by axis over a batch (map_axis) and the sub-cube
-/// coordinates of consecutive samples (coordinate_tables). Each gives bitwise the numbers of
-/// core/sampler.hpp's make_sample for the same samples (see fast_path.hpp).
+/// CPU has it, chosen at run time), the map axis by axis over a batch (map_axis; with AVX2 every
+/// axis of four samples at once, map_axes_avx2), the sub-cube coordinates of consecutive samples
+/// (coordinate_tables) and, with AVX2, the samples' weighted values and level-0 bin quanta four at a
+/// time (level0_terms_avx2). Each gives bitwise the numbers of core/sampler.hpp's make_sample and
+/// sample term for the same samples (see fast_path.hpp).
 
 #include <algorithm>
 #include <cstdint>
