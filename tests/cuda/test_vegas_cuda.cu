@@ -198,6 +198,34 @@ TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
   expect_same_result(ref, integrate<4>(rational_peak4{}, region<4>::unit(), o));
 }
 
+// The allocation's lists where the heavy sub-cubes outnumber the room kept for them (at first 4096):
+// a broad peak in 3-D at 4e6 calls (tens of thousands of sub-cubes above twice the average count).
+// The pass after such an allocation lists them itself, the next allocations have room: the same
+// bits as each pass listing its own.
+struct broad_peak3 {  // 1 / (0.05 + |x - 0.5|^2): +, -, *, / only
+  __host__ __device__ double operator()(const point<3>& x) const {
+    double r2 = 0.05;
+    for (int i = 0; i < 3; ++i) r2 += (x[i] - 0.5) * (x[i] - 0.5);
+    return 1.0 / r2;
+  }
+};
+
+TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 4000000;
+  cuda_launch_policy policy;
+  policy.list_heavy_with_allocation = false;
+  cuda_backend own(policy);
+  const result ref = vegas_with<3>(broad_peak3{}, region<3>::unit(), o, own);
+  policy.list_heavy_with_allocation = true;
+  cuda_backend with(policy);
+  expect_same_result(ref, vegas_with<3>(broad_peak3{}, region<3>::unit(), o, with));
+  EXPECT_GT(with.heavy_lists_over_capacity(), 0u) << "the heavy sub-cubes fitted the first room: the test misses its path";
+  EXPECT_GT(with.heavy_lists_with_allocation(), 0u) << "no pass took the allocation's lists after the room grew";
+  EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
+}
+
 // Weighted samples (core/weighted_sample.hpp) of an integrator trained on the GPU: its density (the
 // map, the VEGAS+ shares copied from the device) and its points are the CPU integrator's bits.
 TEST(CudaVegas, WeightedSamplesOfAGpuTrainedIntegratorAreTheCpus) {

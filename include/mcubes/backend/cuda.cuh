@@ -103,6 +103,9 @@ class cuda_backend {
   /// VEGAS+: the scalar passes so far whose heavy sub-cubes were listed by the allocation before
   /// them (cuda_launch_policy::list_heavy_with_allocation), not by the pass.
   std::uint64_t heavy_lists_with_allocation() const noexcept { return last_.heavy_prelisted; }
+  /// VEGAS+: the allocations so far whose heavy sub-cubes did not fit the room kept for their lists
+  /// (the next pass then listed them itself).
+  std::uint64_t heavy_lists_over_capacity() const noexcept { return last_.heavy_lists_over_capacity; }
   /// The host workers of a batch's host work (algorithm/vegas_batch.hpp): at most 8 threads
   /// (hardware threads), started on first use (backend/worker_pool.hpp).
   worker_pool& host_workers() noexcept { return host_pool_; }
@@ -203,6 +206,7 @@ class cuda_backend {
     const cuda_detail::counts_allocation r =
         cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, list, allocation_, &host_allocation_,
                                      device_.multiprocessors(), allocate_blocks_per_sm_, device_.stream());
+    if (r.launched && list.on != 0 && r.searched != 0 && r.listed == 0) ++last_.heavy_lists_over_capacity;
     if (r.launched && list.on != 0 && r.searched != 0 && r.listed != 0) {  // else the pass lists them (and sizes the next)
       hb.n_heavy = r.n_heavy;
       hb.n_segments = r.n_segments;

@@ -42,6 +42,7 @@ struct launch_choice {
   bool shared_bins = false;  ///< whether the last adapting launch kept its bins in shared memory
   std::uint64_t heavy_cubes = 0;  ///< heavy sub-cubes of the scalar passes so far (heavy_cubes.cuh)
   std::uint64_t heavy_prelisted = 0;  ///< scalar passes whose heavy lists came with the allocation
+  std::uint64_t heavy_lists_over_capacity = 0;  ///< allocations whose heavy lists did not fit their room
 };
 
 /// The pieces of one backend that a pass dispatch uses (references, valid for one call).
