@@ -96,7 +96,7 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
 
 // VEGAS+ sub-cubes of more samples than a segment (core/cube_counts.hpp) are sampled ahead by
 // segments (backend/cuda/heavy_cubes.cuh): the same bits as the CPU's serial pass (1 and 3
-// threads), for block sizes 32 and 1024, with a segment per thread and with a sample per thread
+// threads), for block sizes 32 and 1024, with a segment per thread and with a warp per segment
 // (blocks of 32 and 256), with the heavy threshold at 1x and 2x the average count (more sub-cubes
 // sampled ahead), with V-Sample's samples spread over a warp's lanes and not (blocks of 32 to
 // 1024), and with every pass balanced by samples (block size 64,
@@ -122,7 +122,7 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   policy.threads_per_block = 1024;
   expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
   // both forms of the heavy sub-cubes' sampling (heavy_cubes.cuh, step 3): a segment per thread
-  // always, a sample per thread always (blocks of 32 threads: a segment in pieces of 32 samples)
+  // always, a warp per segment always (32 samples at a time; blocks of 32 threads: one warp)
   for (double spread : {0.0, 1e30}) {
     for (int tpb : {32, 256}) {
       SCOPED_TRACE(testing::Message() << "spread_heavy_below " << spread << ", block " << tpb);
@@ -170,7 +170,7 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
 // cuda_launch_policy::list_heavy_with_allocation, the default) and by each pass itself
 // (heavy_cubes.cuh, steps 1 and 2): the same lists, the same heavy sub-cubes, the same bits, and
 // with the default the passes after an allocation take its lists (none without it). Block sizes 32
-// and 1024, a sample per thread and a segment per thread, and the CPU's serial pass.
+// and 1024, a warp per segment and a segment per thread, and the CPU's serial pass.
 TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
   MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();

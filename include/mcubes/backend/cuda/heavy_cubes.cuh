@@ -16,8 +16,8 @@
 ///  3. per segment s, its sub-cube h (binary search in seg_first) and the serial sums t1, t2 of its
 ///     samples, its bin terms and flags (sample_term, the body of every backend's serial pass);
 ///     the sums go to seg_s1[s], seg_s2[s]. heavy_segment_kernel: thread per segment, where the
-///     segments fill the device; heavy_sample_kernel: a sample per thread and the sums of a
-///     segment added in index order by one thread, where they are few (a thread's loop of L
+///     segments fill the device; heavy_sample_kernel: a warp per segment, 32 samples at a time,
+///     their values added in index order by one lane, where they are few (a thread's loop of L
 ///     samples would set the pass's time). The same bits either way.
 ///  4. heavy_finish_kernel: a warp per heavy sub-cube: s1, s2 as the serial sums of its segments'
 ///     sums in order, then I_c, var_c and the share (finish_cube) into heavy_mean[h], heavy_var[h].
@@ -187,29 +187,32 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
 }
 
 /// Bytes of dynamic shared memory of a heavy_sample_kernel launch of B threads: the bins' low words
-/// when they are kept in shared memory (shared_bins: Adapt only), the values of a step's samples
-/// (2 B doubles), the coordinates of its segments' sub-cubes (4 D doubles) and a round's segments
-/// (4 B words). Its static shared memory is under v_sample_static_smem_bytes (the backend's bound
-/// for every kernel).
+/// when they are kept in shared memory (shared_bins: Adapt only), then per warp the values of a
+/// piece of 32 samples (2 x 32 doubles) and its segment's sub-cube coordinates (D doubles). Its
+/// static shared memory is under v_sample_static_smem_bytes (the backend's bound for every kernel).
+/// The map's edges stay in global memory: copying them into each block's shared memory, as
+/// V-Sample does, made the kernel 10-35 % slower on an H200 (f4 8-D at 1e6 calls; a launch of a
+/// few segments 13 -> 17 us: bench/results/2026-11-30-heavy-warps.md).
 template <int D>
 inline constexpr std::size_t heavy_sample_dynamic_smem_bytes(std::size_t n_bin_values, bool shared_bins, std::size_t B) {
-  return (shared_bins ? n_bin_values * sizeof(unsigned long long) : 0) + (6 * B + 4 * static_cast<std::size_t>(D)) * 8;
+  return (shared_bins ? n_bin_values * sizeof(unsigned long long) : 0) + (64 + static_cast<std::size_t>(D)) * (B / 32) * 8;
 }
 
-/// Step 3, one sample per thread: the form for passes of fewer segments than fill the device
-/// (cuda_launch_policy::spread_heavy_below: a small problem's few large sub-cubes), where a thread's loop over the L
-/// samples of its segment is the pass's time. The same bits as heavy_segment_kernel. V-Sample:
-/// Adapt, the bins; No-Adjust: none.
-/// Block b takes the consecutive segments [b per, (b + 1) per) (per: n_segments / gridDim.x rounded
-/// up to a multiple of G), in rounds of B: first every thread looks up one segment of the round
-/// (its sub-cube, first sample index, length and bin term scale: the binary search and loads in
-/// parallel, not on each step's path), then steps of G = B / P segments, P = min(L, B) threads
-/// each: thread q of a segment's group computes samples q, q + P, ... of it (sample_term, the body
-/// of every backend's serial pass) into shared memory, and the group's first thread adds them in
-/// index order into the segment's t1, t2 (from 0: sample_segment's sums, bit for bit), written to
-/// seg_s1[s], seg_s2[s]. The bins go through shared_bin_sink (in shared memory when `shared_bins`,
-/// flushed at the block's end); the flags are kept per thread, folded per warp and added once per
-/// block. The block stays together (block-wide barriers). blockDim.x a power of two in [32, 256].
+/// Step 3, a warp per segment: the form for passes of fewer segments than fill the device
+/// (cuda_launch_policy::spread_heavy_below: a small problem's few large sub-cubes), where a thread's
+/// loop over the L samples of its segment is the pass's time. The same bits as
+/// heavy_segment_kernel. V-Sample: Adapt, the bins; No-Adjust: none.
+/// Warp w of block b takes segments b W + w, b W + w + gridDim.x W, ... (W = blockDim.x / 32): all
+/// its lanes look the segment up (binary search in seg_first: the same loads, broadcast), lane 0
+/// writes its sub-cube's coordinates to the warp's shared slot, then the warp samples it in pieces
+/// of 32 (lane i: sample k + i, sample_term, the body of every backend's serial pass), the
+/// values into the warp's shared slot, and lane 0 adds them in index order into the segment's
+/// t1, t2 (from 0: sample_segment's sums, bit for bit), written to seg_s1[s], seg_s2[s]. Warps
+/// synchronise only among their lanes (__syncwarp), so a warp's serial sum overlaps the others'
+/// sampling; the block meets only to zero and to flush the bins. The bins go through
+/// shared_bin_sink (in shared memory when `shared_bins`, flushed at the block's end); the flags are
+/// kept per thread, folded per warp and added once per block. blockDim.x a multiple of 32, at most
+/// 256.
 template <int D, class F, bool Adapt>
 __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
     heavy_sample_kernel(F f, sampling_params<D> sp, map_view<D> map, const unsigned long long* cube,
@@ -217,95 +220,73 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
                         double* seg_s2, bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
                         philox_schedule rng) {
   // dynamic shared memory (heavy_sample_dynamic_smem_bytes): [D n_bins bin low words (shared_bins)]
-  // [f J of a step's samples, by thread: B][(f J)^2: B][a step's sub-cube coordinates: 4 x D]
-  // [a round's segments: sub-cube B][first sample B][length B][bin term scale B]
+  // [per warp: f J of a piece's samples 32, (f J)^2 32][per warp: its segment's sub-cube
+  // coordinates D]
   extern __shared__ unsigned long long heavy_dyn[];
   __shared__ warp_flags s_flags[8];
-  const unsigned B = blockDim.x, tid = threadIdx.x, warp = tid >> 5;
+  const unsigned B = blockDim.x, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31u, W = B >> 5;
   const std::uint64_t L = sp.counts.segment;
-  const unsigned P = L < B ? static_cast<unsigned>(L) : B;  // threads of a segment (L, B powers of two)
-  const unsigned G = B / P;                                 // segments of a step, at most 4 (L >= 64)
-  const unsigned g = tid / P, q = tid % P;
   const int n_bin_values = D * map.n_bins;
   const bool bins_in_smem = Adapt && shared_bins;
-  double* const s_v1 = reinterpret_cast<double*>(heavy_dyn + (bins_in_smem ? n_bin_values : 0));
-  double* const s_v2 = s_v1 + B;
-  double* const s_cd = s_v2 + B;
-  unsigned long long* const s_cube = reinterpret_cast<unsigned long long*>(s_cd + 4 * D);
-  unsigned long long* const s_first = s_cube + B;
-  unsigned long long* const s_len = s_first + B;
-  double* const s_scale = reinterpret_cast<double*>(s_len + B);
-  if ((tid & 31u) == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
+  double* const slots = reinterpret_cast<double*>(heavy_dyn + (bins_in_smem ? n_bin_values : 0));
+  double* const v1 = slots + 64 * warp;
+  double* const v2 = v1 + 32;
+  double* const cdw = slots + 64 * W + D * warp;
+  const double(&cd)[D] = *reinterpret_cast<const double(*)[D]>(cdw);  // read where used: no registers held
+  if (lane == 0) s_flags[warp] = warp_flags{0ull, ~0ull, 0ull};
   if (bins_in_smem)
     for (int i = tid; i < n_bin_values; i += B) heavy_dyn[i] = 0ull;
+  __syncthreads();
   shared_bin_sink sink{heavy_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
   no_bins none;
   chunk_partial part;  // this thread's flags (its estimate and variance stay unused)
-  std::uint64_t per = (n_segments + gridDim.x - 1) / gridDim.x;
-  per = (per + G - 1) / G * G;
-  const std::uint64_t s_begin = blockIdx.x * per, s_end = s_begin + per < n_segments ? s_begin + per : n_segments;
-  for (std::uint64_t round = s_begin; round < s_end; round += B) {  // the same values in every thread
-    __syncthreads();  // the last round's reads are done (and the bins zeroed, first time)
-    {
-      const std::uint64_t s = round + tid;
-      std::uint64_t len = 0;
-      if (s < s_end) {
-        const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
-        const std::uint64_t c = cube[h], n = sp.counts.count(c), k0 = (s - seg_first[h]) * L;
-        len = n - k0 > L ? L : n - k0;
-        s_cube[tid] = c;
-        s_first[tid] = c * sp.p + k0;
-        s_scale[tid] = sp.bin_scale / static_cast<double>(n);
-      }
-      s_len[tid] = len;
+  for (std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(W) + warp; s < n_segments;
+       s += static_cast<std::uint64_t>(gridDim.x) * W) {  // the same s in every lane
+    const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
+    const std::uint64_t c = cube[h], n = sp.counts.count(c), k0 = (s - seg_first[h]) * L;
+    const std::uint64_t len = n - k0 > L ? L : n - k0, first = c * sp.p + k0;
+    const double scale = sp.bin_scale / static_cast<double>(n);
+    __syncwarp();  // the last segment's reads of the coordinates are done
+    if (lane == 0) {
+      cube_coord_t<D> coord[D];
+      cube_start<D>(c, sp.g, coord);
+      for (int i = 0; i < D; ++i) cdw[i] = static_cast<double>(coord[i]);
     }
-    const std::uint64_t round_end = round + B < s_end ? round + B : s_end;
-    for (std::uint64_t step = round; step < round_end; step += G) {
-      const unsigned j = static_cast<unsigned>(step - round) + g;  // the group's segment in the round
-      __syncthreads();  // the round's look-ups are visible; the last step's coordinates are read
-      if (q == 0 && s_len[j] != 0) {
-        cube_coord_t<D> coord[D];
-        cube_start<D>(s_cube[j], sp.g, coord);
-        for (int i = 0; i < D; ++i) s_cd[g * D + i] = static_cast<double>(coord[i]);
+    __syncwarp();
+    double t1 = 0, t2 = 0;  // the segment's sums (lane 0)
+    for (std::uint64_t k = 0; k < len; k += 32) {  // a piece of 32 samples
+      double fj = 0, fj2 = 0;
+      const auto keep = [&](double a, double b) {
+        fj = a;
+        fj2 = b;
+      };
+      if (k + lane < len) {
+        if constexpr (Adapt)
+          sample_term<D>(f, sp, map, rng, cd, first + k + lane, scale, sink, part, keep);
+        else
+          sample_term<D>(f, sp, map, rng, cd, first + k + lane, scale, none, part, keep);
       }
-      __syncthreads();
-      const std::uint64_t len = s_len[j], first = s_first[j];
-      const double scale = s_scale[j];
-      double cd[D];
-      for (int i = 0; i < D; ++i) cd[i] = s_cd[g * D + i];
-      double t1 = 0, t2 = 0;  // the segment's sums (its group's first thread)
-      for (std::uint64_t k = 0; __syncthreads_or(k < len); k += P) {  // a piece of P samples of every segment
-        double fj = 0, fj2 = 0;
-        const auto keep = [&](double a, double b) {
-          fj = a;
-          fj2 = b;
-        };
-        if (k + q < len) {
-          if constexpr (Adapt)
-            sample_term<D>(f, sp, map, rng, cd, first + k + q, scale, sink, part, keep);
-          else
-            sample_term<D>(f, sp, map, rng, cd, first + k + q, scale, none, part, keep);
-        }
-        s_v1[tid] = fj;
-        s_v2[tid] = fj2;
-        __syncthreads();
-        if (q == 0 && k < len) {  // in index order (the next piece's first barrier comes after these reads)
-          const unsigned m = len - k < P ? static_cast<unsigned>(len - k) : P;
-          for (unsigned i = 0; i < m; ++i) {
-            t1 += s_v1[tid + i];
-            t2 += s_v2[tid + i];
-          }
+      v1[lane] = fj;
+      v2[lane] = fj2;
+      __syncwarp();
+      if (lane == 0) {  // in index order
+        const unsigned cnt = len - k < 32 ? static_cast<unsigned>(len - k) : 32u;
+#pragma unroll 8
+        for (unsigned i = 0; i < cnt; ++i) {
+          t1 += v1[i];
+          t2 += v2[i];
         }
       }
-      if (q == 0 && len != 0) {
-        seg_s1[round + j] = t1;
-        seg_s2[round + j] = t2;
-      }
+      __syncwarp();  // lane 0's reads are done before the next piece's writes
+    }
+    if (lane == 0) {
+      seg_s1[s] = t1;
+      seg_s2[s] = t2;
     }
   }
   fold_warp_flags<Adapt>(part, s_flags[warp]);
   __syncthreads();  // every shared bin atomic and flag fold of the block is done
-  if (tid == 0) add_block_flags(s_flags, B >> 5, flags);
+  if (tid == 0) add_block_flags(s_flags, W, flags);
   if (bins_in_smem) flush_shared_bins(heavy_dyn, bins, n_bin_values);
 }
 

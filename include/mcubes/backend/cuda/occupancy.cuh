@@ -42,13 +42,14 @@ struct cuda_launch_policy {
   /// evaluations/s, but 4-D Gaussians at 1e8 calls -8 % and the m-Cubes suite 5-15 % slower; so
   /// off by default. Never changes the result.
   double balance_above = 0;
-  /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a sample per
-  /// thread (heavy_sample_kernel) when their segments number fewer than spread_heavy_below times
-  /// the threads that heavy_segment_kernel keeps resident on the device, else a segment per thread.
-  /// 0.5 by default: on an H200, f4 8-D at 1e6 calls (a few thousand segments) ran the heavy step
-  /// in 48 us against 90 us, but at 3e9 calls the sample-per-thread form took the whole adapting
-  /// iteration from 2.65e10 to 1.9e10 evaluations/s (bench/results/2026-11-29-heavy-samples.md).
-  /// 0: always a segment per thread; a huge value: always a sample per thread. Never changes the result.
+  /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a warp per
+  /// segment, 32 samples at a time (heavy_sample_kernel) when their segments number fewer than
+  /// spread_heavy_below times the threads that heavy_segment_kernel keeps resident on the device,
+  /// else a segment per thread. 0.5 by default: on an H200, f4 8-D at 1e6 calls (a few thousand
+  /// segments) ran the heavy step in 48 us against 90 us, but at 3e9 calls the sample-per-thread
+  /// form (its first version) took the whole adapting iteration from 2.65e10 to 1.9e10
+  /// evaluations/s (bench/results/2026-11-29-heavy-samples.md).
+  /// 0: always a segment per thread; a huge value: always a warp per segment. Never changes the result.
   double spread_heavy_below = 0.5;
   /// VEGAS+ scalar passes: a sub-cube of more than T = min(L, max(8, floor(heavy_above_average x
   /// the average count))) samples is sampled ahead of V-Sample by segments (heavy_cubes.cuh,

@@ -166,7 +166,7 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   const std::size_t n_bin_values = static_cast<std::size_t>(D) * dmap.n_bins;
   const auto rng = philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration);
   // a segment per thread where the segments fill the device (cuda_launch_policy::spread_heavy_below),
-  // else a sample per thread (heavy_cubes.cuh, step 3): the same bits, a choice of speed only
+  // else a warp per segment (heavy_cubes.cuh, step 3): the same bits, a choice of speed only
   const std::size_t smem_seg = Adapt && shared_bins ? n_bin_values * sizeof(unsigned long long) : 0;
   const int per_sm_seg = cx.occupancy.blocks_per_sm(heavy_segment_kernel<D, F, Adapt>, B, smem_seg);
   if (per_sm_seg < 1)
@@ -189,8 +189,8 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
     if (per_sm < 1)
       throw cuda_error("heavy sub-cube kernel cannot run with " + std::to_string(B) + " threads per block and " +
                        std::to_string(smem) + " bytes of shared memory");
-    const std::uint64_t per_step = static_cast<std::uint64_t>(B) / std::min<std::uint64_t>(sp.counts.segment, B);
-    const std::uint64_t grid = policy_grid(cx.policy, per_sm, sms, (n_segments + per_step - 1) / per_step, Adapt);
+    const std::uint64_t warps = static_cast<std::uint64_t>(B) / 32;  // a warp per segment
+    const std::uint64_t grid = policy_grid(cx.policy, per_sm, sms, (n_segments + warps - 1) / warps, Adapt);
     heavy_sample_kernel<D, F, Adapt><<<static_cast<unsigned>(grid), B, smem, stream>>>(
         f, sp, dmap, hb.cube.data(), hb.seg_first.data(), n_heavy, n_segments, hb.seg_s1.data(), hb.seg_s2.data(),
         buf.bins.data(), buf.over.data(), bins_in_smem, buf.flags.data(), rng);
