@@ -56,6 +56,25 @@ __device__ __forceinline__ std::uint64_t heavy_of_segment(const unsigned long lo
   return lo;
 }
 
+/// heavy_of_segment for a whole warp that looks up the same s (every lane calls it, with the same
+/// arguments): a 32-ary search, each round's 31 probes loaded in parallel by the lanes and counted
+/// with a ballot (seg_first increases, so the probes at or below s are a prefix of the lanes):
+/// ceil(log32 n_heavy) dependent loads instead of ceil(log2 n_heavy). The same h.
+__device__ __forceinline__ std::uint64_t heavy_of_segment_warp(const unsigned long long* seg_first, std::uint64_t n_heavy,
+                                                               std::uint64_t s, unsigned lane) {
+  std::uint64_t lo = 0, hi = n_heavy;  // seg_first[lo] <= s, and hi == n_heavy or seg_first[hi] > s
+  while (hi - lo > 1) {
+    const std::uint64_t step = (hi - lo + 31) / 32;
+    const std::uint64_t p = lo + (lane + 1) * step;
+    const unsigned below = __ballot_sync(0xffffffffu, p < hi && seg_first[p] <= s);
+    const std::uint64_t k = static_cast<std::uint64_t>(__popc(below));
+    const std::uint64_t next = lo + (k + 1) * step;
+    lo += k * step;
+    hi = next < hi ? next : hi;
+  }
+  return lo;
+}
+
 /// Step 3 for segment k of sub-cube c (samples [k L, min(n_c, (k + 1) L)) of it): its serial
 /// sums t1, t2 (from 0), its bin terms into `bins` and its flags into `part` (sample_segment).
 template <int D, class F, class Bins, class U>
@@ -202,8 +221,8 @@ inline constexpr std::size_t heavy_sample_dynamic_smem_bytes(std::size_t n_bin_v
 /// (cuda_launch_policy::spread_heavy_below: a small problem's few large sub-cubes), where a thread's
 /// loop over the L samples of its segment is the pass's time. The same bits as
 /// heavy_segment_kernel. V-Sample: Adapt, the bins; No-Adjust: none.
-/// Warp w of block b takes segments b W + w, b W + w + gridDim.x W, ... (W = blockDim.x / 32): all
-/// its lanes look the segment up (binary search in seg_first: the same loads, broadcast), lane 0
+/// Warp w of block b takes segments b W + w, b W + w + gridDim.x W, ... (W = blockDim.x / 32): its
+/// lanes look the segment up together (heavy_of_segment_warp: a 32-ary search), lane 0
 /// writes its sub-cube's coordinates to the warp's shared slot, then the warp samples it in pieces
 /// of 32 (lane i: sample k + i, sample_term, the body of every backend's serial pass), the
 /// values into the warp's shared slot, and lane 0 adds them in index order into the segment's
@@ -242,7 +261,7 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
   chunk_partial part;  // this thread's flags (its estimate and variance stay unused)
   for (std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(W) + warp; s < n_segments;
        s += static_cast<std::uint64_t>(gridDim.x) * W) {  // the same s in every lane
-    const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
+    const std::uint64_t h = heavy_of_segment_warp(seg_first, n_heavy, s, lane);
     const std::uint64_t c = cube[h], n = sp.counts.count(c), k0 = (s - seg_first[h]) * L;
     const std::uint64_t len = n - k0 > L ? L : n - k0, first = c * sp.p + k0;
     const double scale = sp.bin_scale / static_cast<double>(n);
