@@ -13,7 +13,7 @@
 ///     the totals, which the host reads (one small copy; no heavy sub-cube: nothing more is done).
 ///  2. heavy_list_kernel: per chunk, the list of its heavy sub-cubes (index order) and the first
 ///     segment of each (seg_first[h], with seg_first[n_heavy] = the number of segments).
-///  3. per segment s, its sub-cube h (binary search in seg_first) and the serial sums t1, t2 of its
+///  3. per segment s, its sub-cube h (a search in seg_first) and the serial sums t1, t2 of its
 ///     samples, its bin terms and flags (sample_term, the body of every backend's serial pass);
 ///     the sums go to seg_s1[s], seg_s2[s]. heavy_segment_kernel: thread per segment, where the
 ///     segments fill the device; heavy_sample_kernel: a warp per segment, 32 samples at a time,
