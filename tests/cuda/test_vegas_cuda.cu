@@ -101,13 +101,17 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
 // sampled ahead), with V-Sample's samples spread over a warp's lanes and not (blocks of 32 to
 // 1024), and with every pass balanced by samples (block size 64,
 // cuda/balanced_sample.cuh), in adapting and non-adapting iterations; the run has them.
-struct rational_peak4 {  // 1 / (1e-4 + |x - 0.37|^2): a sharp peak off the grid, +, -, *, / only
-  __host__ __device__ double operator()(const point<4>& x) const {
-    double r2 = 1e-4;
-    for (int i = 0; i < 4; ++i) r2 += (x[i] - 0.37) * (x[i] - 0.37);
+template <int D>
+struct inverse_square_peak {  // 1 / (width + |x - (at, ..., at)|^2): +, -, *, / only
+  double width, at;
+  __host__ __device__ double operator()(const point<D>& x) const {
+    double r2 = width;
+    for (int i = 0; i < D; ++i) r2 += (x[i] - at) * (x[i] - at);
     return 1.0 / r2;
   }
 };
+// a sharp peak off the grid: 1 / (1e-4 + |x - 0.37|^2)
+const inverse_square_peak<4> rational_peak4{1e-4, 0.37};
 
 TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   MCUBES_REQUIRE_DEVICE();
@@ -117,10 +121,10 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   cuda_launch_policy policy;
   policy.threads_per_block = 32;
   cuda_backend gpu32(policy);
-  const result gpu = vegas_with<4>(rational_peak4{}, region<4>::unit(), o, gpu32);
+  const result gpu = vegas_with<4>(rational_peak4, region<4>::unit(), o, gpu32);
   EXPECT_GT(gpu32.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
   policy.threads_per_block = 1024;
-  expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+  expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
   // both forms of the heavy sub-cubes' sampling (heavy_cubes.cuh, step 3): a segment per thread
   // always, a warp per segment always (32 samples at a time; blocks of 32 threads: one warp)
   for (double spread : {0.0, 1e30}) {
@@ -128,7 +132,7 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
       SCOPED_TRACE(testing::Message() << "spread_heavy_below " << spread << ", block " << tpb);
       policy.spread_heavy_below = spread;
       policy.threads_per_block = tpb;
-      expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+      expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
     }
   }
   // the heavy threshold at 1x and 2x the average count (cuda_launch_policy::heavy_above_average):
@@ -139,7 +143,7 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
       policy.heavy_above_average = above;
       policy.spread_heavy_below = spread;
       policy.threads_per_block = 128;
-      expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+      expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
     }
   }
   policy.heavy_above_average = cuda_launch_policy{}.heavy_above_average;
@@ -151,18 +155,18 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
       SCOPED_TRACE(testing::Message() << "spread_light_above " << spread_above << ", block " << tpb);
       policy.spread_light_above = spread_above;
       policy.threads_per_block = tpb;
-      expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+      expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
     }
   }
   policy.spread_light_above = cuda_launch_policy{}.spread_light_above;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
-  expect_same_result(gpu, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, cuda_backend(policy)));
+  expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
   o.backend = backend_kind::cpu;
   for (int threads : {1, 3}) {
     o.threads = threads;
     SCOPED_TRACE(testing::Message() << "CPU threads " << threads);
-    expect_same_result(gpu, integrate<4>(rational_peak4{}, region<4>::unit(), o));
+    expect_same_result(gpu, integrate<4>(rational_peak4, region<4>::unit(), o));
   }
 }
 
@@ -179,7 +183,7 @@ TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
   ASSERT_TRUE(policy.list_heavy_with_allocation);
   policy.list_heavy_with_allocation = false;
   cuda_backend own(policy);
-  const result ref = vegas_with<4>(rational_peak4{}, region<4>::unit(), o, own);
+  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, own);
   EXPECT_EQ(own.heavy_lists_with_allocation(), 0u);
   ASSERT_GT(own.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
   policy.list_heavy_with_allocation = true;
@@ -189,26 +193,20 @@ TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
       policy.threads_per_block = tpb;
       policy.spread_heavy_below = spread;
       cuda_backend with(policy);
-      expect_same_result(ref, vegas_with<4>(rational_peak4{}, region<4>::unit(), o, with));
+      expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
       EXPECT_GT(with.heavy_lists_with_allocation(), 0u) << "no pass took the allocation's lists";
       EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
     }
   }
   o.backend = backend_kind::cpu;
-  expect_same_result(ref, integrate<4>(rational_peak4{}, region<4>::unit(), o));
+  expect_same_result(ref, integrate<4>(rational_peak4, region<4>::unit(), o));
 }
 
 // The allocation's lists where the heavy sub-cubes outnumber the room kept for them (at first 4096):
 // a broad peak in 3-D at 4e6 calls (tens of thousands of sub-cubes above twice the average count).
 // The pass after such an allocation lists them itself, the next allocations have room: the same
 // bits as each pass listing its own.
-struct broad_peak3 {  // 1 / (0.05 + |x - 0.5|^2): +, -, *, / only
-  __host__ __device__ double operator()(const point<3>& x) const {
-    double r2 = 0.05;
-    for (int i = 0; i < 3; ++i) r2 += (x[i] - 0.5) * (x[i] - 0.5);
-    return 1.0 / r2;
-  }
-};
+const inverse_square_peak<3> broad_peak3{0.05, 0.5};  // 1 / (0.05 + |x - 0.5|^2)
 
 TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
   MCUBES_REQUIRE_DEVICE();
@@ -217,10 +215,10 @@ TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
   cuda_launch_policy policy;
   policy.list_heavy_with_allocation = false;
   cuda_backend own(policy);
-  const result ref = vegas_with<3>(broad_peak3{}, region<3>::unit(), o, own);
+  const result ref = vegas_with<3>(broad_peak3, region<3>::unit(), o, own);
   policy.list_heavy_with_allocation = true;
   cuda_backend with(policy);
-  expect_same_result(ref, vegas_with<3>(broad_peak3{}, region<3>::unit(), o, with));
+  expect_same_result(ref, vegas_with<3>(broad_peak3, region<3>::unit(), o, with));
   EXPECT_GT(with.heavy_lists_over_capacity(), 0u) << "the heavy sub-cubes fitted the first room: the test misses its path";
   EXPECT_GT(with.heavy_lists_with_allocation(), 0u) << "no pass took the allocation's lists after the room grew";
   EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
@@ -236,7 +234,7 @@ TEST(CudaVegas, WeightedSamplesOfAGpuTrainedIntegratorAreTheCpus) {
   o.backend = backend_kind::cpu;
   o.threads = 2;
   integrator<4> cpu(region<4>::unit(), o);
-  expect_same_result(gpu.integrate(rational_peak4{}), cpu.integrate(rational_peak4{}));
+  expect_same_result(gpu.integrate(rational_peak4), cpu.integrate(rational_peak4));
   const sampling_density dg = gpu.density(), dc = cpu.density();
   EXPECT_FALSE(dg.shares.empty());
   EXPECT_EQ(dg.edges, dc.edges);
