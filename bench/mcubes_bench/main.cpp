@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   double heavy_above = 2, balance_above = 0, spread_heavy_below = 0.5;  // cuda_launch_policy's defaults
   double spread_light = 1.25;
   bool lists_in_pass = false;
+  bool allocation_round_trip = false;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -105,6 +106,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 1e30));
     s->add_flag("--heavy-lists-in-pass", lists_in_pass,
                 "CUDA, VEGAS+: each pass lists its heavy sub-cubes (cuda_launch_policy::list_heavy_with_allocation = false)");
+    s->add_flag("--allocation-round-trip", allocation_round_trip,
+                "CUDA, VEGAS+: each allocation waits for its own round trip, not queued behind the pass before it "
+                "(cuda_launch_policy::allocate_after_pass = false)");
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
@@ -128,9 +132,10 @@ int main(int argc, char** argv) {
     bench_policy().spread_heavy_below = spread_heavy_below;
     bench_policy().spread_light_above = spread_light;
     bench_policy().list_heavy_with_allocation = !lists_in_pass;
+    bench_policy().allocate_after_pass = !allocation_round_trip;
 #else
     (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
-    (void)lists_in_pass;
+    (void)lists_in_pass, (void)allocation_round_trip;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {

@@ -224,6 +224,66 @@ TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
   EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
 }
 
+// The allocation queued behind the pass that writes its shares (cuda_launch_policy::
+// allocate_after_pass, the default; cuda/counts_allocator.cuh) against each allocation in its own
+// round trip: the same counts, lists and bits, at block sizes 32 and 1024, on the heavy path. Then a
+// run that converges (its last pass queued an allocation that nobody asked for) continued on the
+// same backend, map and shares with a tighter tolerance: its first allocation is the one that
+// landed behind the last pass, and the bits are still the separate round trips'.
+TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 200000;
+  cuda_launch_policy policy;
+  ASSERT_TRUE(policy.allocate_after_pass);
+  policy.allocate_after_pass = false;
+  cuda_backend own(policy);
+  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, own);
+  EXPECT_EQ(own.allocations_after_pass(), 0u);
+  ASSERT_GT(own.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
+  policy.allocate_after_pass = true;
+  for (int tpb : {32, 1024}) {
+    SCOPED_TRACE(testing::Message() << "block " << tpb);
+    policy.threads_per_block = tpb;
+    cuda_backend with(policy);
+    expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
+    // one per adapting iteration (each is followed by another: adapt_iterations < max_iterations)
+    EXPECT_EQ(with.allocations_after_pass(), static_cast<std::uint64_t>(o.adapt_iterations));
+    EXPECT_GT(with.heavy_lists_with_allocation(), 0u);
+    EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
+  }
+
+  const auto converge_then_continue = [&](cuda_backend& b) {
+    vegas_options loose = small_adapting();
+    loose.calls_per_iteration = 200000;
+    loose.rel_tol = 0.05;
+    loose.min_iterations = 3;
+    loose.max_iterations = 20;
+    loose.adapt_iterations = 20;
+    loose.skip = 1;
+    auto map = b.make_map<4>(map_bins_for(loose));
+    vegas_state state;
+    cube_shares<cuda_backend> shares;
+    const result first = vegas_continue<4>(rational_peak4, region<4>::unit(), loose, b, map, state, shares);
+    EXPECT_EQ(first.status, status::converged);
+    vegas_options tight = loose;
+    tight.rel_tol = 1e-12;
+    tight.max_iterations = 4;
+    const result second = vegas_continue<4>(rational_peak4, region<4>::unit(), tight, b, map, state, shares);
+    return std::make_pair(first, second);
+  };
+  policy.threads_per_block = 256;
+  policy.allocate_after_pass = false;
+  cuda_backend own2(policy);
+  const auto want = converge_then_continue(own2);
+  policy.allocate_after_pass = true;
+  cuda_backend with2(policy);
+  const auto got = converge_then_continue(with2);
+  expect_same_result(want.first, got.first);
+  expect_same_result(want.second, got.second);
+  EXPECT_GT(with2.allocations_after_pass(), 0u);
+}
+
 // Weighted samples (core/weighted_sample.hpp) of an integrator trained on the GPU: its density (the
 // map, the VEGAS+ shares copied from the device) and its points are the CPU integrator's bits.
 TEST(CudaVegas, WeightedSamplesOfAGpuTrainedIntegratorAreTheCpus) {

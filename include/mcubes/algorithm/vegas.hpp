@@ -284,15 +284,28 @@ class vegas_run {
   /// n_base = n_min, n_extra_max = n_cap - n_min, the shares the last adapting iteration wrote), at
   /// scale 0 (each try of the scale sets its own); what a backend that sums the shares and searches
   /// the scale in one step counts (allocate_counts).
-  count_sum_chunk count_sum_after_total() const noexcept {
-    vegas_state::allocation a = state_.cubes;
-    with_shares(a, 1.0);
-    count_sum_chunk c{sp_.counts, st_.n_cubes, st_.chunk_cubes};
-    c.counts.n_base = a.n_base;
-    c.counts.n_extra_max = a.n_extra_max;
-    c.counts.share_in = shares_in_;
-    c.counts.scale = 0;
-    return c;
+  count_sum_chunk count_sum_after_total() const noexcept { return count_sum_after_total(shares_in_); }
+  /// VEGAS+: whether the pass described by pass() ends an adapting iteration that is not the
+  /// run's last, after which the run asks for the allocation allocation_after_pass() (unless the
+  /// run converges or stops there).
+  bool allocates_after_pass() const noexcept {
+    return st_.adaptive() && adapt_ && sp_.counts.share_out != nullptr && (phase_ == phase::main || phase_ == phase::rescale) &&
+           k_ + 1 < opt_.max_iterations;
+  }
+  /// VEGAS+: the one-step allocation (counts_request: the sum of the shares and the search of the
+  /// counts' scale) that the run will ask for after that pass: from the shares the pass writes
+  /// (detail::counts_request_of once the iteration has ended). A backend may compute it behind the
+  /// pass (cuda_backend::allocate_counts_after_pass); nothing depends on it but the time.
+  counts_request allocation_after_pass() const noexcept {
+    counts_request q;
+    q.with_total = 1;
+    q.shares = share_sum_chunk{shares_out_, st_.n_cubes, st_.chunk_cubes};
+    q.counts = count_sum_after_total(shares_out_);
+    q.st = st_;
+    q.s0 = sp_.counts.scale;
+    q.base = st_.n_cubes * q.counts.counts.n_base;
+    q.target = st_.calls;
+    return q;
   }
   /// The scale set_share_total chose, A / sum d_h (allocate_counts starts from it).
   double scale() const noexcept { return sp_.counts.scale; }
@@ -454,6 +467,18 @@ class vegas_run {
     state_.cubes.second_in = !state_.cubes.second_in;
     state_.cubes.pending_total = true;
     sync_counts();
+  }
+
+  // VEGAS+: count_sum_after_total for the shares in `shares`.
+  count_sum_chunk count_sum_after_total(const double* shares) const noexcept {
+    vegas_state::allocation a = state_.cubes;
+    with_shares(a, 1.0);
+    count_sum_chunk c{sp_.counts, st_.n_cubes, st_.chunk_cubes};
+    c.counts.n_base = a.n_base;
+    c.counts.n_extra_max = a.n_extra_max;
+    c.counts.share_in = shares;
+    c.counts.scale = 0;
+    return c;
   }
 
   // VEGAS+: the allocation from a usable sum of the shares (set_share_total).
@@ -640,6 +665,15 @@ struct has_one_launch_allocation<
                                                                std::declval<const count_sum_chunk&>(),
                                                                std::declval<const stratification&>(), bool{}, double{},
                                                                std::uint64_t{}, std::uint64_t{}))>> : std::true_type {};
+
+/// Whether Backend computes the allocation a run expects after a pass behind that pass
+/// (cuda_backend::allocate_counts_after_pass).
+template <class B, class = void>
+struct has_allocation_after_pass : std::false_type {};
+template <class B>
+struct has_allocation_after_pass<
+    B, std::void_t<decltype(std::declval<B&>().allocate_counts_after_pass(std::declval<const counts_request&>()))>>
+    : std::true_type {};
 
 /// Whether Backend allocates many integrals' counts in one step (cuda_backend::allocate_counts_batch).
 template <class B, class = void>
@@ -1054,6 +1088,8 @@ result vegas_driver<D, Backend, Map>::run(const region<D>& reg, const vegas_opti
       std::vector<std::uint64_t> part_counts;  // under a team: the next pass's counts per part
       allocate_counts(run, backend, &part_counts);
       balance_team(run, backend, part_counts);
+      if constexpr (has_allocation_after_pass<Backend>::value)  // the next allocation behind this pass (one wait for both)
+        if (run.allocates_after_pass()) backend.allocate_counts_after_pass(run.allocation_after_pass());
       sums = passes.sample(run);
     } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
       run.stop();

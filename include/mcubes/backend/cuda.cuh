@@ -14,7 +14,8 @@
 ///                    are and their lists, balanced_sample.cuh the passes with the threads
 ///                    balanced by samples (cuda_launch_policy::balance_above);
 ///   allocate.cuh     VEGAS+: the per-sub-cube counts of the next pass (and its heavy sub-cubes'
-///                    lists, in the same launch);
+///                    lists, in the same launch); counts_allocator.cuh their owner, which also
+///                    queues the next allocation behind a pass;
 ///   pass_flags.cuh   a pass's order-independent flags, its result record and their reductions;
 ///   adapt.cuh        the adaptation of the maps on the device;
 ///   *_kernels.cuh    the kernels (V-Sample / No-Adjust, vector, batch, adapt).
@@ -105,7 +106,7 @@ class cuda_backend {
   std::uint64_t heavy_lists_with_allocation() const noexcept { return last_.heavy_prelisted; }
   /// VEGAS+: the allocations so far whose heavy sub-cubes did not fit the room kept for their lists
   /// (the next pass then listed them itself).
-  std::uint64_t heavy_lists_over_capacity() const noexcept { return last_.heavy_lists_over_capacity; }
+  std::uint64_t heavy_lists_over_capacity() const noexcept { return allocator_.lists_over_capacity(); }
   /// The host workers of a batch's host work (algorithm/vegas_batch.hpp): at most 8 threads
   /// (hardware threads), started on first use (backend/worker_pool.hpp).
   worker_pool& host_workers() noexcept { return host_pool_; }
@@ -127,6 +128,7 @@ class cuda_backend {
   device_array<double> make_cube_values(std::uint64_t n) {
     device_.use();
     buffers_.heavy.prelisted = {};  // lists read from shares of an address that may be reused
+    allocator_.drop();              // and so is an allocation queued behind a pass
     return device_array<double>(static_cast<std::size_t>(n));
   }
 
@@ -181,42 +183,28 @@ class cuda_backend {
                                                  const stratification& st, bool with_total, double s0,
                                                  std::uint64_t base, std::uint64_t target) {
     device_.use();
-    // the next pass's heavy sub-cubes listed in the same launch (cuda_launch_policy::list_heavy_with_allocation)
-    cuda_detail::heavy_buffers& hb = buffers_.heavy;
-    hb.prelisted = {};
-    cuda_detail::heavy_list_request list;
-    if (policy_.list_heavy_with_allocation && policy_.balance_above <= 0 && counts.counts.segment != 0 &&
-        counts.counts.share_in != nullptr && st.n_chunks <= max_chunks) {
-      list.on = 1;
-      list.above = cuda_detail::heavy_above(counts.counts, st.calls, st.n_cubes, policy_.heavy_above_average);
-      // at most calls / (T + 1) sub-cubes exceed T (the counts never exceed the calls); room for
-      // twice the last pass's, at least 4096: where they do not fit, the pass lists them itself
-      const std::uint64_t bound = std::min<std::uint64_t>(st.n_cubes, st.calls / (list.above + 1)) + 1;
-      const std::uint64_t want = std::min<std::uint64_t>(bound, std::max<std::uint64_t>(4096, 2 * hb.n_heavy));
-      cuda_detail::grow(hb.chunk_heavy_first, st.n_chunks + 1);
-      cuda_detail::grow(hb.chunk_seg_first, st.n_chunks + 1);
-      cuda_detail::grow(hb.cube, want);
-      cuda_detail::grow(hb.seg_first, want + 1);
-      list.chunk_heavy_first = hb.chunk_heavy_first.data();
-      list.chunk_seg_first = hb.chunk_seg_first.data();
-      list.cube = hb.cube.data();
-      list.seg_first = hb.seg_first.data();
-      list.capacity = std::min<std::uint64_t>(hb.cube.size(), hb.seg_first.size() - 1);
-    }
-    const cuda_detail::counts_allocation r =
-        cuda_detail::allocate_counts(shares, counts, st, with_total, s0, base, target, list, allocation_, &host_allocation_,
-                                     device_.multiprocessors(), allocate_blocks_per_sm_, device_.stream());
-    if (r.launched && list.on != 0 && r.searched != 0 && r.listed == 0) ++last_.heavy_lists_over_capacity;
-    if (r.launched && list.on != 0 && r.searched != 0 && r.listed != 0) {  // else the pass lists them (and sizes the next)
-      hb.n_heavy = r.n_heavy;
-      hb.n_segments = r.n_segments;
-      hb.above = list.above;
-      count_sum_chunk at = counts;
-      at.counts.scale = r.scale;
-      hb.prelisted = cuda_detail::heavy_listing_key::of(at.counts, list.above, st);
-    }
-    return r;
+    counts_request q;
+    q.shares = shares;
+    q.counts = counts;
+    q.st = st;
+    q.with_total = with_total ? 1 : 0;
+    q.s0 = s0;
+    q.base = base;
+    q.target = target;
+    return allocator_.allocate(q, policy_, buffers_.heavy, device_.multiprocessors(), device_.stream());
   }
+  /// VEGAS+: the allocation (allocate_counts' arguments in a counts_request) that the run expects to
+  /// ask for after the next scalar pass, queued behind that pass so that one wait of the host
+  /// serves both (cuda_launch_policy::allocate_after_pass; cuda/counts_allocator.cuh). allocate_counts
+  /// hands it back if it is then asked for as it was queued and nothing wrote the shares since;
+  /// nothing else changes: the same counts, lists and bits. Ignored under a team that splits, with
+  /// the policy off, and by any operation but a single scalar pass.
+  void allocate_counts_after_pass(const counts_request& q) {
+    if (!policy_.allocate_after_pass || splits(team)) return;
+    allocator_.ask_after_next_pass(q);
+  }
+  /// VEGAS+: the allocations so far that allocate_counts_after_pass queued and allocate_counts used.
+  std::uint64_t allocations_after_pass() const noexcept { return allocator_.used_after_pass(); }
   /// VEGAS+: allocate_counts for many integrals (a batch's members: algorithm/vegas.hpp,
   /// allocate_counts_of) in one launch and one round trip (cuda/allocate.cuh): result i is
   /// allocate_counts(requests[i]...)'s, bit for bit. Not under a team that splits.
@@ -237,6 +225,7 @@ class cuda_backend {
   void write_cube_values(double* array, std::uint64_t begin, std::uint64_t n, const double* in) {
     device_.use();
     buffers_.heavy.prelisted = {};  // the shares a list was made from may change
+    allocator_.drop();              // and those an allocation queued behind a pass read
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(array + begin, in, n * sizeof(double), cudaMemcpyHostToDevice, device_.stream()));
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(device_.stream()));
   }
@@ -299,6 +288,8 @@ class cuda_backend {
       MCUBES_EXPECTS(!splits(team), "vector integrands do not run across a team yet: run them on one device");
     }
     cuda_detail::pass_context cx = context();
+    allocator_.drop_landed();  // a pass may write the shares it read; the one asked for runs behind a single scalar pass
+    if (N != 0 || passes.size() != 1) allocator_.drop();
     std::vector<pass_sums_t<Values>> out;
     out.reserve(passes.size());
     for (const sampling_pass<D>& p : passes) {
@@ -385,6 +376,7 @@ class cuda_backend {
   void start_batch(const F& f, batch_state<D, P>& b, const std::vector<batch_pass<D>>& passes) {
     MCUBES_EXPECTS(!splits(team), "batches do not run across a team on the CUDA backend yet: run them on one device");
     buffers_.heavy.prelisted = {};  // the allocation's heavy lists are the next scalar pass's only
+    allocator_.drop();
     cuda_detail::pass_context cx = context();
     cuda_detail::start_batch_passes(cx, f, b, passes);
   }
@@ -428,7 +420,7 @@ class cuda_backend {
   }
 
  private:
-  cuda_detail::pass_context context() noexcept { return {device_, policy_, occupancy_, buffers_, last_}; }
+  cuda_detail::pass_context context() noexcept { return {device_, policy_, occupancy_, buffers_, last_, allocator_}; }
 
   cuda_launch_policy policy_;             ///< checked before anything else is made
   cuda_detail::device_stream device_;     ///< the device, its properties and the stream
@@ -440,9 +432,7 @@ class cuda_backend {
   launch_report last_launch_;             ///< the last reduce or count (for reports)
   worker_pool host_pool_{host_worker_threads()};  ///< a batch's host work
   device_array<unsigned char> scratch_;           ///< the reductions' and counts' device values (kept)
-  device_array<cuda_detail::allocation_scratch> allocation_;  ///< allocate_counts' device memory (kept)
-  cuda_detail::counts_allocation host_allocation_;             ///< its result on the host
-  int allocate_blocks_per_sm_ = 0;                             ///< its kernel's resident blocks per SM (0: not asked yet)
+  cuda_detail::counts_allocator allocator_;                    ///< allocate_counts (and behind a pass)
   device_array<counts_request> allocation_requests_;           ///< allocate_counts_batch's requests (kept)
   device_array<cuda_detail::counts_allocation> allocation_results_;  ///< and its results
 };

@@ -286,18 +286,20 @@ __global__ void __launch_bounds__(B) allocate_counts_batch_kernel(const counts_r
   }
 }
 
-/// Launches allocate_counts_kernel cooperatively in `stream` (as many blocks as are resident at
-/// once on `multiprocessors` SMs, at most one per tile of chunks) and waits for its result (one
-/// round trip). `list`: the heavy sub-cubes' lists it makes too (on = 0: none). `scratch`: the
-/// kernel's device memory, kept by the caller between calls;
-/// `blocks_per_sm`: the kernel's resident blocks per SM, found on the first call (0: not yet). A launch
-/// the device refuses for lack of resident blocks or support returns launched = false.
+/// Queues allocate_counts_kernel cooperatively in `stream` (as many blocks as are resident at once
+/// on `multiprocessors` SMs, at most one per tile of chunks) and the copy of its result to
+/// `host_result` (pinned host memory: the copy does not wait), and returns without waiting: the
+/// result is there once the stream has reached this point (allocate_counts waits; a pass that
+/// queues the next allocation behind itself waits once for both, counts_allocator.cuh). `list`: the
+/// heavy sub-cubes' lists it makes too (on = 0: none). `scratch`: the kernel's device memory, kept
+/// by the caller between calls; `blocks_per_sm`: the kernel's resident blocks per SM, found on the
+/// first call (0: not yet). Returns false, having queued nothing, where the device refuses the
+/// launch for lack of resident blocks or support.
 /// @throws invalid_input if st.n_chunks > max_chunks; cuda_error if another CUDA call fails.
-inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk counts, stratification st,
-                                         bool with_total, double s0, std::uint64_t base, std::uint64_t target,
-                                         heavy_list_request list, device_array<allocation_scratch>& scratch,
-                                         counts_allocation* host_result, int multiprocessors, int& blocks_per_sm,
-                                         cudaStream_t stream) {
+inline bool launch_counts_allocation(share_sum_chunk shares, count_sum_chunk counts, stratification st, bool with_total,
+                                     double s0, std::uint64_t base, std::uint64_t target, heavy_list_request list,
+                                     device_array<allocation_scratch>& scratch, counts_allocation* host_result,
+                                     int multiprocessors, int& blocks_per_sm, cudaStream_t stream) {
   MCUBES_EXPECTS(st.n_chunks <= max_chunks, "allocate_counts: ", st.n_chunks, " chunks (at most ", max_chunks, ")");
   if (scratch.size() == 0) scratch = device_array<allocation_scratch>(1);
   allocation_scratch* scr = scratch.data();
@@ -315,12 +317,27 @@ inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk
                                                     dim3(allocate_threads), args, 0, stream);
   if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {
     (void)cudaGetLastError();  // clear the refused launch's error
+    return false;
+  }
+  MCUBES_CUDA_CHECK(e);
+  MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result, &scr->out, sizeof(counts_allocation), cudaMemcpyDeviceToHost, stream));
+  return true;
+}
+
+/// launch_counts_allocation, then waits for its result (one round trip). A launch the device
+/// refuses returns launched = false.
+/// @throws as launch_counts_allocation.
+inline counts_allocation allocate_counts(share_sum_chunk shares, count_sum_chunk counts, stratification st,
+                                         bool with_total, double s0, std::uint64_t base, std::uint64_t target,
+                                         heavy_list_request list, device_array<allocation_scratch>& scratch,
+                                         counts_allocation* host_result, int multiprocessors, int& blocks_per_sm,
+                                         cudaStream_t stream) {
+  if (!launch_counts_allocation(shares, counts, st, with_total, s0, base, target, list, scratch, host_result,
+                                multiprocessors, blocks_per_sm, stream)) {
     counts_allocation refused;
     refused.launched = false;
     return refused;
   }
-  MCUBES_CUDA_CHECK(e);
-  MCUBES_CUDA_CHECK(cudaMemcpyAsync(host_result, &scr->out, sizeof(counts_allocation), cudaMemcpyDeviceToHost, stream));
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
   return *host_result;
 }

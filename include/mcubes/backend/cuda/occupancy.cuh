@@ -78,6 +78,11 @@ struct cuda_launch_policy {
   /// per adapting iteration). false: the pass lists them itself, as before. Never changes the
   /// result (the same lists, bit for bit).
   bool list_heavy_with_allocation = true;
+  /// VEGAS+ single integrals (one device, not a team's rank): the allocation that a run expects
+  /// after an adapting pass is queued behind that pass, which waits once for both
+  /// (counts_allocator.cuh: one host round trip less per adapting iteration). false: the
+  /// allocation waits for its own round trip, as before. Never changes the result.
+  bool allocate_after_pass = true;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).

@@ -26,6 +26,7 @@
 #include "array_path.cuh"
 #include "balanced_sample.cuh"
 #include "check.cuh"
+#include "counts_allocator.cuh"
 #include "device.cuh"
 #include "device_map.cuh"
 #include "heavy_cubes.cuh"
@@ -42,7 +43,6 @@ struct launch_choice {
   bool shared_bins = false;  ///< whether the last adapting launch kept its bins in shared memory
   std::uint64_t heavy_cubes = 0;  ///< heavy sub-cubes of the scalar passes so far (heavy_cubes.cuh)
   std::uint64_t heavy_prelisted = 0;  ///< scalar passes whose heavy lists came with the allocation
-  std::uint64_t heavy_lists_over_capacity = 0;  ///< allocations whose heavy lists did not fit their room
 };
 
 /// The pieces of one backend that a pass dispatch uses (references, valid for one call).
@@ -52,6 +52,8 @@ struct pass_context {
   kernel_occupancy& occupancy;
   pass_buffers& buffers;
   launch_choice& last;
+  /// VEGAS+: the allocation a scalar pass queues behind itself where asked (counts_allocator.cuh)
+  counts_allocator& allocator;
   cudaStream_t stream() const noexcept { return device.stream(); }
 };
 
@@ -430,7 +432,9 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(buf.host_result.data(), buf.result.data(), sizeof(pass_result), cudaMemcpyDeviceToHost,
                                     stream));
+  if (!in_team) cx.allocator.launch_asked(cx.policy, buf.heavy, cx.device.multiprocessors(), stream);  // waited for below
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cx.allocator.landed();
   } catch (...) {
     if (!in_team) throw;
     team_failure_here = std::current_exception();
