@@ -199,6 +199,19 @@ TEST(DeviceAllocation, OneLaunchGivesTheTotalScaleAndCountOfReduceAndCount) {
     const auto again = backend.allocate_counts(sum, counts, st, false, s0, base, st.calls);  // the search alone
     EXPECT_EQ(mcubes_test::bits(again.scale), mcubes_test::bits(expected.scale));
     EXPECT_EQ(again.count, expected.count);
+    // a cap so high that n_cubes x n_cap reaches 2^47: the kernel's counts take the grid
+    // synchronisation instead of the packed counters (allocate.cuh, step 3), the same search
+    count_sum_chunk high = counts;
+    high.counts.n_extra_max = (std::uint64_t(1) << 47) / m + 1;
+    const auto count_high = [&](double s) {
+      count_sum_chunk c = high;
+      c.counts.scale = s;
+      return static_cast<std::uint64_t>(backend.count(st.n_chunks, c));
+    };
+    const count_scale expected_high = find_count_scale(s0, count_high(s0), base, st.calls, count_high);
+    const auto unpacked = backend.allocate_counts(sum, high, st, true, 0.0, base, st.calls);
+    EXPECT_EQ(mcubes_test::bits(unpacked.scale), mcubes_test::bits(expected_high.scale));
+    EXPECT_EQ(unpacked.count, expected_high.count);
   }
   // no usable total (every share 0): no search; the run then spreads the calls uniformly
   const stratification st = make_adaptive_stratification(3, 100000);

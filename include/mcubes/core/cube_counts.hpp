@@ -84,7 +84,12 @@ struct cube_counts {
   /// Samples of sub-cube c (per_cube() only).
   MCUBES_HOST_DEVICE std::uint64_t count(std::uint64_t c) const {
     if (share_in == nullptr) return n_base;
-    const double t = portable::det_mul(share_in[c], scale);
+    return count_of(share_in[c]);
+  }
+  /// Samples of a sub-cube whose share is d_h = `share` (share_in non-null): count(c) is
+  /// count_of(share_in[c]).
+  MCUBES_HOST_DEVICE std::uint64_t count_of(double share) const {
+    const double t = portable::det_mul(share, scale);
     const std::uint64_t extra = t >= static_cast<double>(n_extra_max) ? n_extra_max : static_cast<std::uint64_t>(t);
     return n_base + extra;  // t >= 0: d_h >= 0 (never NaN, cube_share) and scale >= 0
   }

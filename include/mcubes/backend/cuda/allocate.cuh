@@ -10,14 +10,18 @@
 /// the grid can synchronise; cooperative_groups::this_grid().sync()):
 ///  1. (with_total) the sum of the shares over the fixed tree, as reduce_chunks forms it with
 ///     B-chunk tiles: each block merges its tiles of B chunk partials (share_sum_chunk) with
-///     block_tree_merge; after a grid synchronisation block 0 merges the tile values (at most
-///     max_chunks / B = B of them) with block_tree_merge too, the missing leaves +0.0: the same
-///     nodes of the one global tree (the shares are >= 0, so the padding leaves the sum
-///     unchanged), hence the bits of every backend's reduce (launch.cuh);
+///     block_tree_add (block_tree_merge's nodes by warp shuffles); after a grid synchronisation
+///     every block merges the tile values (at most max_chunks / B = B of them) the same way, the
+///     missing leaves +0.0: the same nodes of the one global tree (the shares are >= 0, so the
+///     padding leaves the sum unchanged), hence the bits of every backend's reduce (launch.cuh);
 ///  2. (a usable total) the first scale first_count_scale(st, total), or the given s0;
 ///  3. find_count_scale (core/cube_counts.hpp) on every thread of the grid; each try's count is an
 ///     exact integer sum: per block cub::BlockReduce, then one atomicAdd per block into the try's
-///     own counter, a grid synchronisation, and every thread reads the total. Every thread follows
+///     own counter, which carries the count in its low 48 bits and the blocks that have added
+///     theirs in its high 16 (where no count can reach 2^47: n_cubes x n_cap below it); each block
+///     waits until every block has added, and reads the total from the same word (otherwise a grid
+///     synchronisation after the atomicAdd, then the read). With one sub-cube per chunk and at most
+///     one chunk per thread, a thread reads its share once, not once per try. Every thread follows
 ///     the same tries, which are the host search's over the backend's counts: the same scale.
 ///  4. (with a heavy_list_request, cuda_launch_policy::list_heavy_with_allocation) the lists of
 ///     heavy_cubes.cuh's steps 1 and 2 for the counts at the scale found: per tile of B chunks the
@@ -106,11 +110,13 @@ template <int B>
 __global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shares, count_sum_chunk counts,
                                                             stratification st, bool with_total, double s0,
                                                             unsigned long long base, unsigned long long target,
-                                                            heavy_list_request list, allocation_scratch* scr) {
+                                                            heavy_list_request list, bool packed,
+                                                            allocation_scratch* scr) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   using reduce_u64 = cub::BlockReduce<unsigned long long, B>;
   __shared__ typename reduce_u64::TempStorage reduce_storage;
-  __shared__ block_tree_storage<double, B> tree;
+  __shared__ double wbuf[32];
+  __shared__ unsigned long long s_all;
   const unsigned tid = threadIdx.x;
   const std::uint64_t n_chunks = st.n_chunks;
   counts_allocation r;
@@ -120,31 +126,51 @@ __global__ void __launch_bounds__(B) allocate_counts_kernel(share_sum_chunk shar
     const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
     for (std::uint64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {  // uniform per block
       const std::uint64_t c = tile * B + tid;
-      const double t = block_tree_merge<B>(c < n_chunks ? shares(c) : 0.0, tree, plus_merge{});
+      const double t = block_tree_add<B>(c < n_chunks ? shares(c) : 0.0, wbuf);
       if (tid == 0) scr->tiles[tile] = t;
     }
     grid.sync();
-    if (blockIdx.x == 0) {
-      const double t = block_tree_merge<B>(tid < n_tiles ? scr->tiles[tid] : 0.0, tree, plus_merge{});
-      if (tid == 0) scr->total = t;
-    }
-    grid.sync();
-    r.total = *static_cast<volatile double*>(&scr->total);
+    // every block merges the tile values (the same nodes, the same total): no second synchronisation
+    const double t = block_tree_add<B>(tid < n_tiles ? *static_cast<volatile double*>(&scr->tiles[tid]) : 0.0, wbuf);
+    if (tid == 0) wbuf[0] = t;
+    __syncthreads();
+    r.total = wbuf[0];
+    __syncthreads();  // wbuf is used again
     search = usable_share_total(r.total);
     if (search) scale = first_count_scale(st, r.total);
   }
   if (search) {
     int k = 0;
     const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * B;
+    const std::uint64_t c1 = static_cast<std::uint64_t>(blockIdx.x) * B + tid;
+    // one sub-cube per chunk and at most one chunk per thread: its share read once, not per try
+    const bool cached = counts.chunk_cubes == 1 && counts.counts.share_in != nullptr && n_chunks <= stride;
+    const double share1 = cached && c1 < n_chunks ? counts.counts.share_in[c1] : 0.0;
     const auto count_at = [&](double s) -> std::uint64_t {
       count_sum_chunk at = counts;
       at.counts.scale = s;
       unsigned long long mine = 0;
-      for (std::uint64_t c = static_cast<std::uint64_t>(blockIdx.x) * B + tid; c < n_chunks; c += stride) mine += at(c);
+      if (cached) {
+        if (c1 < n_chunks) mine = at.counts.count_of(share1);
+      } else {
+        for (std::uint64_t c = c1; c < n_chunks; c += stride) mine += at(c);
+      }
       const unsigned long long part = reduce_u64(reduce_storage).Sum(mine);
-      if (tid == 0) atomicAdd(&scr->counts[k], part);
-      grid.sync();  // also the block barrier before the reduce storage is used again
-      const unsigned long long all = *static_cast<volatile unsigned long long*>(&scr->counts[k]);
+      unsigned long long all;
+      if (packed) {  // the count in the low 48 bits, the blocks arrived in the high 16: one atomic per block
+        if (tid == 0) {
+          const unsigned long long add = (1ull << 48) | part;
+          unsigned long long v = atomicAdd(&scr->counts[k], add) + add;
+          while ((v >> 48) < gridDim.x) v = *static_cast<volatile unsigned long long*>(&scr->counts[k]);
+          s_all = v & ((1ull << 48) - 1);
+        }
+        __syncthreads();  // also the barrier before the reduce storage is used again
+        all = s_all;
+      } else {
+        if (tid == 0) atomicAdd(&scr->counts[k], part);
+        grid.sync();  // also the block barrier before the reduce storage is used again
+        all = *static_cast<volatile unsigned long long*>(&scr->counts[k]);
+      }
       ++k;
       return all;
     };
@@ -241,7 +267,7 @@ __global__ void __launch_bounds__(B) allocate_counts_batch_kernel(const counts_r
                                                                   counts_allocation* out) {
   using reduce_u64 = cub::BlockReduce<unsigned long long, B>;
   __shared__ typename reduce_u64::TempStorage reduce_storage;
-  __shared__ block_tree_storage<double, B> tree;
+  __shared__ double wbuf[32];
   __shared__ double tiles[max_chunks / B];
   __shared__ unsigned long long block_count;
   const unsigned tid = threadIdx.x;
@@ -255,11 +281,15 @@ __global__ void __launch_bounds__(B) allocate_counts_batch_kernel(const counts_r
       const std::uint64_t n_tiles = (n_chunks + B - 1) / B;
       for (std::uint64_t tile = 0; tile < n_tiles; ++tile) {
         const std::uint64_t c = tile * B + tid;
-        const double t = block_tree_merge<B>(c < n_chunks ? q.shares(c) : 0.0, tree, plus_merge{});
+        const double t = block_tree_add<B>(c < n_chunks ? q.shares(c) : 0.0, wbuf);
         if (tid == 0) tiles[tile] = t;
       }
       __syncthreads();
-      r.total = block_tree_merge<B>(tid < n_tiles ? tiles[tid] : 0.0, tree, plus_merge{});  // every thread: s[0]
+      const double t = block_tree_add<B>(tid < n_tiles ? tiles[tid] : 0.0, wbuf);
+      if (tid == 0) wbuf[0] = t;
+      __syncthreads();
+      r.total = wbuf[0];  // every thread
+      __syncthreads();
       search = usable_share_total(r.total);
       if (search) scale = first_count_scale(q.st, r.total);
     }
@@ -312,7 +342,10 @@ inline bool launch_counts_allocation(share_sum_chunk shares, count_sum_chunk cou
   const std::uint64_t resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * static_cast<std::uint64_t>(std::max(multiprocessors, 1));
   const unsigned grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(resident, tiles)));
   unsigned long long b = base, t = target;
-  void* args[] = {&shares, &counts, &st, &with_total, &s0, &b, &t, &list, &scr};
+  // the packed counters where no count can reach 2^48 (n_cubes x n_cap: every sub-cube at its cap)
+  const std::uint64_t cap = counts.counts.n_base + counts.counts.n_extra_max;
+  bool packed = cap == 0 || counts.n_cubes < (std::uint64_t(1) << 47) / cap;
+  void* args[] = {&shares, &counts, &st, &with_total, &s0, &b, &t, &list, &packed, &scr};
   const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
                                                     dim3(allocate_threads), args, 0, stream);
   if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {

@@ -44,6 +44,30 @@ __device__ T block_tree_merge(const T& v, block_tree_storage<T, B>& storage, con
 }
 
 
+/// The sum of the B values v (one per thread, in thread order) over the same pairwise tree as
+/// block_tree_merge with plus_merge, bit for bit, by warp shuffles: each warp's 32 values (levels
+/// 1..16, lane t adding lane t + s, own value first), then warp 0 over the B / 32 warp sums; two
+/// barriers instead of log2(B) + 2. Every thread of the block calls it; the result is valid in
+/// thread 0; `wbuf` (32 doubles of shared memory) may be reused once it returns. B a power of two
+/// in [32, 1024].
+template <int B>
+__device__ double block_tree_add(double v, double* wbuf) {
+  static_assert(B >= 32 && B <= 1024 && (B & (B - 1)) == 0, "B: a power of two in [32, 1024]");
+  const unsigned tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+#pragma unroll
+  for (unsigned s = 1; s < 32; s <<= 1) v = v + __shfl_down_sync(0xffffffffu, v, s);
+  if (lane == 0) wbuf[warp] = v;
+  __syncthreads();
+  double r = 0;
+  if (warp == 0) {
+    r = lane < static_cast<unsigned>(B / 32) ? wbuf[lane] : 0.0;
+#pragma unroll
+    for (unsigned s = 1; s < static_cast<unsigned>(B / 32); s <<= 1) r = r + __shfl_down_sync(0xffffffffu, r, s);
+  }
+  __syncthreads();
+  return r;
+}
+
 /// Sums (e, v) of the 32 lanes of a warp over the fixed pairwise tree: level s = 1, 2, 4, 8, 16,
 /// lane t adds the value of lane t + s (own value first, as a shared-memory tree does with
 /// x[t] += x[t + s]). Lane 0 gets the sum; a lane t that is a multiple of 2s holds its node of
