@@ -62,7 +62,7 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
     typename reduce_f64::TempStorage reduce;
     typename reduce_u64::TempStorage reduce_q;
   } tmp;
-  __shared__ cuda_detail::block_tree_storage<double, T> tree;
+  __shared__ double tree_warps[32];
   __shared__ double s_r_max;
   __shared__ double s_total;
   __shared__ unsigned long long s_q_total;
@@ -109,9 +109,10 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
     const std::uint64_t count = first < static_cast<std::uint64_t>(n) ? (n - first < G ? n - first : G) : 0;
     v = pairwise_sum(d + first, count, G);
   }
-  // the block form of the tree over all T threads: the leaves past W are 0.0 and S >= 0, so the
-  // levels above W add +0.0 to S, which leaves it unchanged
-  const double r = cuda_detail::block_tree_merge<T>(v, tree, plus_merge{});
+  // the block form of the tree over all T threads (block_tree_add: block_tree_merge's nodes by
+  // warp shuffles): the leaves past W are 0.0 and S >= 0, so the levels above W add +0.0 to S,
+  // which leaves it unchanged
+  const double r = cuda_detail::block_tree_add<T>(v, tree_warps);
   if (tid == 0) s_total = r;
   __syncthreads();
   const double S = s_total;
