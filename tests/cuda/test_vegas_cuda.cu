@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -227,9 +228,11 @@ TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
 // The allocation queued behind the pass that writes its shares (cuda_launch_policy::
 // allocate_after_pass, the default; cuda/counts_allocator.cuh) against each allocation in its own
 // round trip: the same counts, lists and bits, at block sizes 32 and 1024, on the heavy path. Then a
-// run that converges (its last pass queued an allocation that nobody asked for) continued on the
-// same backend, map and shares with a tighter tolerance: its first allocation is the one that
-// landed behind the last pass, and the bits are still the separate round trips'.
+// run stopped by its callback after an adapting iteration whose pass had the next allocation queued
+// (an iteration before `skip`: the stopping rule cannot end the run there, so the run asks),
+// continued on the same backend, map and shares for one iteration: that iteration's allocation is
+// exactly the one that landed behind the stopped run's last pass (one used, none asked), and the
+// bits are still the separate round trips'.
 TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
   MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
@@ -247,41 +250,46 @@ TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
     policy.threads_per_block = tpb;
     cuda_backend with(policy);
     expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
-    // one per adapting iteration (each is followed by another: adapt_iterations < max_iterations)
+    // one per adapting iteration: each is followed by another (adapt_iterations < max_iterations)
+    // and none can end the run (rel_tol 1e-12)
     EXPECT_EQ(with.allocations_after_pass(), static_cast<std::uint64_t>(o.adapt_iterations));
     EXPECT_GT(with.heavy_lists_with_allocation(), 0u);
     EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
   }
 
-  const auto converge_then_continue = [&](cuda_backend& b) {
-    vegas_options loose = small_adapting();
-    loose.calls_per_iteration = 200000;
-    loose.rel_tol = 0.05;
-    loose.min_iterations = 3;
-    loose.max_iterations = 20;
-    loose.adapt_iterations = 20;
-    loose.skip = 1;
-    auto map = b.make_map<4>(map_bins_for(loose));
+  const auto stop_then_continue = [&](cuda_backend& b) {
+    vegas_options first = small_adapting();
+    first.calls_per_iteration = 200000;
+    first.skip = 3;
+    first.min_iterations = 3;
+    auto map = b.make_map<4>(map_bins_for(first));
     vegas_state state;
     cube_shares<cuda_backend> shares;
-    const result first = vegas_continue<4>(rational_peak4, region<4>::unit(), loose, b, map, state, shares);
-    EXPECT_EQ(first.status, status::converged);
-    vegas_options tight = loose;
-    tight.rel_tol = 1e-12;
-    tight.max_iterations = 4;
-    const result second = vegas_continue<4>(rational_peak4, region<4>::unit(), tight, b, map, state, shares);
-    return std::make_pair(first, second);
+    int seen = 0;
+    const iteration_callback stop_at_two = [&](const iteration_record&, const result&) {
+      return ++seen == 2 ? run_control::stop : run_control::proceed;
+    };
+    const result stopped = vegas_continue<4>(rational_peak4, region<4>::unit(), first, b, map, state, shares, stop_at_two);
+    EXPECT_EQ(stopped.status, status::interrupted);
+    vegas_options one = first;
+    one.max_iterations = 1;
+    one.skip = 0;
+    one.min_iterations = 1;
+    const std::uint64_t used = b.allocations_after_pass();
+    const result continued = vegas_continue<4>(rational_peak4, region<4>::unit(), one, b, map, state, shares);
+    return std::make_tuple(stopped, continued, b.allocations_after_pass() - used);
   };
   policy.threads_per_block = 256;
   policy.allocate_after_pass = false;
   cuda_backend own2(policy);
-  const auto want = converge_then_continue(own2);
+  const auto want = stop_then_continue(own2);
   policy.allocate_after_pass = true;
   cuda_backend with2(policy);
-  const auto got = converge_then_continue(with2);
-  expect_same_result(want.first, got.first);
-  expect_same_result(want.second, got.second);
-  EXPECT_GT(with2.allocations_after_pass(), 0u);
+  const auto got = stop_then_continue(with2);
+  expect_same_result(std::get<0>(want), std::get<0>(got));
+  expect_same_result(std::get<1>(want), std::get<1>(got));
+  EXPECT_EQ(std::get<2>(want), 0u);
+  EXPECT_EQ(std::get<2>(got), 1u) << "the continued run did not take the allocation that landed behind the stopped run's pass";
 }
 
 // Weighted samples (core/weighted_sample.hpp) of an integrator trained on the GPU: its density (the

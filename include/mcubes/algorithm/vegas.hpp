@@ -286,11 +286,22 @@ class vegas_run {
   /// the scale in one step counts (allocate_counts).
   count_sum_chunk count_sum_after_total() const noexcept { return count_sum_after_total(shares_in_); }
   /// VEGAS+: whether the pass described by pass() ends an adapting iteration that is not the
-  /// run's last, after which the run asks for the allocation allocation_after_pass() (unless the
-  /// run converges or stops there).
+  /// run's last, after which the run asks for the allocation allocation_after_pass(), and the
+  /// stopping rule is unlikely to end the run there (may_end_after_pass): where it ends, an
+  /// allocation computed behind the pass is not used. A choice of speed only.
   bool allocates_after_pass() const noexcept {
     return st_.adaptive() && adapt_ && sp_.counts.share_out != nullptr && (phase_ == phase::main || phase_ == phase::rescale) &&
-           k_ + 1 < opt_.max_iterations;
+           k_ + 1 < opt_.max_iterations && !may_end_after_pass();
+  }
+  /// Whether the stopping rule may end the run at the iteration under way: it enters the average
+  /// (k >= skip), the average then has min_iterations, and the last iteration's error is within
+  /// 16 times the tolerance (an iteration's error seldom falls more than that from one iteration
+  /// to the next). A guess for allocates_after_pass only; the rule itself is finish_iteration's.
+  bool may_end_after_pass() const noexcept {
+    if (k_ < opt_.skip || avg_.count() + 1 < opt_.min_iterations) return false;
+    if (avg_.count() == 0 || res_.records.empty()) return true;
+    const double tol = std::fmax(opt_.abs_tol, opt_.rel_tol * std::fabs(avg_.mean()));
+    return !(res_.records.back().error > 16 * tol);
   }
   /// VEGAS+: the one-step allocation (counts_request: the sum of the shares and the search of the
   /// counts' scale) that the run will ask for after that pass: from the shares the pass writes
