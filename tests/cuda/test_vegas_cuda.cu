@@ -10,8 +10,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -171,6 +173,22 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   }
 }
 
+// The heavy-path run of the tests that compare a launch policy's default with its absence:
+// rational_peak4 at 2e5 calls per iteration (small_adapting otherwise) on `own`, a backend made
+// with `policy` and its `flag` off (the flag is checked to be on by default first). Returns the
+// run's options (for the compared runs) and its result; `own` keeps the counters.
+std::pair<vegas_options, result> heavy_run_without(cuda_launch_policy policy, bool cuda_launch_policy::*flag,
+                                                   std::unique_ptr<cuda_backend>& own) {
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 200000;
+  EXPECT_TRUE(policy.*flag) << "the policy's default is off";
+  policy.*flag = false;
+  own = std::make_unique<cuda_backend>(policy);
+  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, *own);
+  EXPECT_GT(own->heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
+  return {o, ref};
+}
+
 // The heavy sub-cubes listed by the allocation of the counts (cuda/allocate.cuh, step 4;
 // cuda_launch_policy::list_heavy_with_allocation, the default) and by each pass itself
 // (heavy_cubes.cuh, steps 1 and 2): the same lists, the same heavy sub-cubes, the same bits, and
@@ -178,16 +196,11 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
 // and 1024, a warp per segment and a segment per thread, and the CPU's serial pass.
 TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
   MCUBES_REQUIRE_DEVICE();
-  vegas_options o = small_adapting();
-  o.calls_per_iteration = 200000;
   cuda_launch_policy policy;
-  ASSERT_TRUE(policy.list_heavy_with_allocation);
-  policy.list_heavy_with_allocation = false;
-  cuda_backend own(policy);
-  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, own);
+  std::unique_ptr<cuda_backend> own_backend;
+  auto [o, ref] = heavy_run_without(policy, &cuda_launch_policy::list_heavy_with_allocation, own_backend);
+  const cuda_backend& own = *own_backend;
   EXPECT_EQ(own.heavy_lists_with_allocation(), 0u);
-  ASSERT_GT(own.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
-  policy.list_heavy_with_allocation = true;
   for (int tpb : {32, 1024}) {
     for (double spread : {0.0, 1e30}) {
       SCOPED_TRACE(testing::Message() << "block " << tpb << ", spread_heavy_below " << spread);
@@ -235,16 +248,11 @@ TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
 // bits are still the separate round trips'.
 TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
   MCUBES_REQUIRE_DEVICE();
-  vegas_options o = small_adapting();
-  o.calls_per_iteration = 200000;
   cuda_launch_policy policy;
-  ASSERT_TRUE(policy.allocate_after_pass);
-  policy.allocate_after_pass = false;
-  cuda_backend own(policy);
-  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, own);
+  std::unique_ptr<cuda_backend> own_backend;
+  auto [o, ref] = heavy_run_without(policy, &cuda_launch_policy::allocate_after_pass, own_backend);
+  const cuda_backend& own = *own_backend;
   EXPECT_EQ(own.allocations_after_pass(), 0u);
-  ASSERT_GT(own.heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
-  policy.allocate_after_pass = true;
   for (int tpb : {32, 1024}) {
     SCOPED_TRACE(testing::Message() << "block " << tpb);
     policy.threads_per_block = tpb;
