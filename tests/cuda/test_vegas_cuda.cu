@@ -174,19 +174,25 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
 }
 
 // The heavy-path run of the tests that compare a launch policy's default with its absence:
-// rational_peak4 at 2e5 calls per iteration (small_adapting otherwise) on `own`, a backend made
-// with `policy` and its `flag` off (the flag is checked to be on by default first). Returns the
-// run's options (for the compared runs) and its result; `own` keeps the counters.
-std::pair<vegas_options, result> heavy_run_without(cuda_launch_policy policy, bool cuda_launch_policy::*flag,
-                                                   std::unique_ptr<cuda_backend>& own) {
-  vegas_options o = small_adapting();
-  o.calls_per_iteration = 200000;
-  EXPECT_TRUE(policy.*flag) << "the policy's default is off";
-  policy.*flag = false;
-  own = std::make_unique<cuda_backend>(policy);
-  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, *own);
-  EXPECT_GT(own->heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
-  return {o, ref};
+// rational_peak4 at 2e5 calls per iteration (small_adapting otherwise) on `own`, a backend whose
+// policy has `flag` off (the flag is checked to be on by default first); `o` its options for the
+// compared runs, `ref` its result, `own` keeps its counters.
+struct policy_reference {
+  vegas_options o;
+  result ref;
+  std::unique_ptr<cuda_backend> own;
+};
+policy_reference heavy_run_without(bool cuda_launch_policy::*flag) {
+  policy_reference r;
+  r.o = small_adapting();
+  r.o.calls_per_iteration = 200000;
+  cuda_launch_policy off;
+  EXPECT_TRUE(off.*flag) << "the policy's default is off";
+  off.*flag = false;
+  r.own = std::make_unique<cuda_backend>(off);
+  r.ref = vegas_with<4>(rational_peak4, region<4>::unit(), r.o, *r.own);
+  EXPECT_GT(r.own->heavy_cubes_sampled(), 0u) << "no sub-cube exceeded a segment: the test does not reach the heavy path";
+  return r;
 }
 
 // The heavy sub-cubes listed by the allocation of the counts (cuda/allocate.cuh, step 4;
@@ -196,11 +202,12 @@ std::pair<vegas_options, result> heavy_run_without(cuda_launch_policy policy, bo
 // and 1024, a warp per segment and a segment per thread, and the CPU's serial pass.
 TEST(CudaVegas, HeavyListsOfTheAllocationBitwiseEqualToThePassesOwn) {
   MCUBES_REQUIRE_DEVICE();
-  cuda_launch_policy policy;
-  std::unique_ptr<cuda_backend> own_backend;
-  auto [o, ref] = heavy_run_without(policy, &cuda_launch_policy::list_heavy_with_allocation, own_backend);
-  const cuda_backend& own = *own_backend;
+  policy_reference r = heavy_run_without(&cuda_launch_policy::list_heavy_with_allocation);
+  vegas_options& o = r.o;
+  const result& ref = r.ref;
+  const cuda_backend& own = *r.own;
   EXPECT_EQ(own.heavy_lists_with_allocation(), 0u);
+  cuda_launch_policy policy;
   for (int tpb : {32, 1024}) {
     for (double spread : {0.0, 1e30}) {
       SCOPED_TRACE(testing::Message() << "block " << tpb << ", spread_heavy_below " << spread);
@@ -248,21 +255,20 @@ TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
 // bits are still the separate round trips'.
 TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
   MCUBES_REQUIRE_DEVICE();
+  const policy_reference r = heavy_run_without(&cuda_launch_policy::allocate_after_pass);
+  EXPECT_EQ(r.own->allocations_after_pass(), 0u);
+  const vegas_options& o = r.o;
   cuda_launch_policy policy;
-  std::unique_ptr<cuda_backend> own_backend;
-  auto [o, ref] = heavy_run_without(policy, &cuda_launch_policy::allocate_after_pass, own_backend);
-  const cuda_backend& own = *own_backend;
-  EXPECT_EQ(own.allocations_after_pass(), 0u);
   for (int tpb : {32, 1024}) {
     SCOPED_TRACE(testing::Message() << "block " << tpb);
     policy.threads_per_block = tpb;
     cuda_backend with(policy);
-    expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
+    expect_same_result(r.ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
     // one per adapting iteration: each is followed by another (adapt_iterations < max_iterations)
     // and none can end the run (rel_tol 1e-12)
     EXPECT_EQ(with.allocations_after_pass(), static_cast<std::uint64_t>(o.adapt_iterations));
     EXPECT_GT(with.heavy_lists_with_allocation(), 0u);
-    EXPECT_EQ(with.heavy_cubes_sampled(), own.heavy_cubes_sampled());
+    EXPECT_EQ(with.heavy_cubes_sampled(), r.own->heavy_cubes_sampled());
   }
 
   const auto stop_then_continue = [&](cuda_backend& b) {
