@@ -78,14 +78,9 @@ class counts_allocator {
     drop();
     const heavy_list_request list = list_request(q, policy, hb);
     ensure_result();
-    if (!launch_counts_allocation(q.shares, q.counts, q.st, q.with_total != 0, q.s0, q.base, q.target, list, scratch_,
-                                  result_.data(), multiprocessors, blocks_per_sm_, stream)) {
-      counts_allocation refused;
-      refused.launched = false;
-      return refused;
-    }
-    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return take(*result_.data(), list, q, hb);
+    const counts_allocation r = allocate_counts(q.shares, q.counts, q.st, q.with_total != 0, q.s0, q.base, q.target, list,
+                                                scratch_, result_.data(), multiprocessors, blocks_per_sm_, stream);
+    return r.launched ? take(r, list, q, hb) : r;
   }
 
   /// Asks for allocation q behind the next scalar pass (file comment; replaces an earlier request).
