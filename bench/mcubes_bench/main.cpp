@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
     s->add_option("--tpb", tpb, "CUDA threads per block");
   }
   int adapt_tiles = 1, max_blocks = 0;
+  std::uint64_t sort_light = std::uint64_t(1) << 19;  // cuda_launch_policy's default
   double heavy_above = 2, balance_above = 0, spread_heavy_below = 0.5;  // cuda_launch_policy's defaults
   double spread_light = 1.25;
   bool lists_in_pass = false;
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1.0, 1e6));
     s->add_option("--balance-above", balance_above, "CUDA, VEGAS+: cuda_launch_policy::balance_above (0: never)")
         ->check(CLI::Range(0.0, 1e30));
+    s->add_option("--sort-light", sort_light,
+                  "CUDA, VEGAS+: cuda_launch_policy::sort_light_min_cubes (0: never; k: passes of at least k sub-cubes)");
     s->add_option("--spread-heavy-below", spread_heavy_below, "CUDA, VEGAS+: cuda_launch_policy::spread_heavy_below")
         ->check(CLI::Range(0.0, 1e30));
     s->add_option("--spread-light", spread_light,
@@ -129,12 +132,13 @@ int main(int argc, char** argv) {
     bench_policy().max_blocks = max_blocks;
     bench_policy().heavy_above_average = heavy_above;
     bench_policy().balance_above = balance_above;
+    bench_policy().sort_light_min_cubes = sort_light;
     bench_policy().spread_heavy_below = spread_heavy_below;
     bench_policy().spread_light_above = spread_light;
     bench_policy().list_heavy_with_allocation = !lists_in_pass;
     bench_policy().allocate_after_pass = !allocation_round_trip;
 #else
-    (void)adapt_tiles, (void)max_blocks, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
+    (void)adapt_tiles, (void)max_blocks, (void)sort_light, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
     (void)lists_in_pass, (void)allocation_round_trip;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)

@@ -165,11 +165,50 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
   expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
+  policy.balance_above = 0;
+  policy.sort_light_min_cubes = 1;  // every VEGAS+ pass with its light sub-cubes sorted by count (cuda/sorted_sample.cuh)
+  for (int tpb : {32, 256, 1024}) {
+    SCOPED_TRACE(testing::Message() << "sorted light sub-cubes, block " << tpb);
+    policy.threads_per_block = tpb;
+    cuda_backend sorted(policy);
+    expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
+    EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
+  }
+  policy.sort_light_min_cubes = cuda_launch_policy{}.sort_light_min_cubes;
   o.backend = backend_kind::cpu;
   for (int threads : {1, 3}) {
     o.threads = threads;
     SCOPED_TRACE(testing::Message() << "CPU threads " << threads);
     expect_same_result(gpu, integrate<4>(rational_peak4, region<4>::unit(), o));
+  }
+}
+
+// The light sub-cubes sorted by count (cuda/sorted_sample.cuh, the default for this pass) where a
+// chunk holds several sub-cubes (more than 2^20 of them: 34^4 at 1.2e7 calls), with heavy
+// sub-cubes among them: the same bits as the chunk-per-thread kernel (itself tested against the
+// CPU above) for block sizes 64 and 1024, adapting and not.
+TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
+  MCUBES_REQUIRE_DEVICE();
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 12000000;
+  o.max_iterations = 5;
+  o.adapt_iterations = 3;
+  o.skip = 1;
+  o.min_iterations = 4;
+  cuda_launch_policy policy;
+  EXPECT_LE(policy.sort_light_min_cubes, 34u * 34 * 34 * 34) << "the default does not sort this pass";
+  policy.sort_light_min_cubes = 0;  // never
+  cuda_backend plain(policy);
+  const result ref = vegas_with<4>(rational_peak4, region<4>::unit(), o, plain);
+  EXPECT_GT(plain.heavy_cubes_sampled(), 0u) << "no heavy sub-cube: the test does not mix them with light ones";
+  EXPECT_EQ(plain.sorted_passes(), 0u);
+  policy.sort_light_min_cubes = cuda_launch_policy{}.sort_light_min_cubes;
+  for (int tpb : {64, 1024}) {
+    SCOPED_TRACE(testing::Message() << "block " << tpb);
+    policy.threads_per_block = tpb;
+    cuda_backend sorted(policy);
+    expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
+    EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
   }
 }
 

@@ -104,6 +104,9 @@ class cuda_backend {
   /// VEGAS+: the scalar passes so far whose heavy sub-cubes were listed by the allocation before
   /// them (cuda_launch_policy::list_heavy_with_allocation), not by the pass.
   std::uint64_t heavy_lists_with_allocation() const noexcept { return last_.heavy_prelisted; }
+  /// VEGAS+: the scalar passes so far that sampled their light sub-cubes sorted by count
+  /// (cuda_launch_policy::sort_light_min_cubes; backend/cuda/sorted_sample.cuh).
+  std::uint64_t sorted_passes() const noexcept { return last_.sorted_passes; }
   /// VEGAS+: the allocations so far whose heavy sub-cubes did not fit the room kept for their lists
   /// (the next pass then listed them itself).
   std::uint64_t heavy_lists_over_capacity() const noexcept { return allocator_.lists_over_capacity(); }

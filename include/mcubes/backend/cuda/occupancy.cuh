@@ -42,6 +42,16 @@ struct cuda_launch_policy {
   /// evaluations/s, but 4-D Gaussians at 1e8 calls -8 % and the m-Cubes suite 5-15 % slower; so
   /// off by default. Never changes the result.
   double balance_above = 0;
+  /// VEGAS+ scalar passes (one device, not a team's rank) of at least this many sub-cubes:
+  /// V-Sample over the light sub-cubes sorted by count, so that the lanes of a warp take
+  /// sub-cubes of one count (cuda/sorted_sample.cuh; the chunk-per-thread and spread kernels'
+  /// warps wait at every sub-cube for their largest count). 0: never. 2^19 by default: on an H200
+  /// (bench/results/2026-12-01-sorted-light-cubes.md) f4 8-D adapting at 1e8 / 1e9 / 3e9 calls
+  /// +32 / +34 / +37 % evaluations/s and the m-Cubes suite's f2, f3, f6 (1e6 sub-cubes and more)
+  /// 18-22 % faster, fB 12 %; but Lepage's Eq. (45) at 1e7 calls (390,625 sub-cubes, most at
+  /// n_min) 4 % slower and f4, f5 at 1e6 calls (65,536) 15-19 % slower (four launches more per
+  /// pass, little spread of the counts to win back). Never changes the result.
+  std::uint64_t sort_light_min_cubes = std::uint64_t(1) << 19;
   /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a warp per
   /// segment, 32 samples at a time (heavy_sample_kernel) when their segments number fewer than
   /// spread_heavy_below times the threads that heavy_segment_kernel keeps resident on the device,

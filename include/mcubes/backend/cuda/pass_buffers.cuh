@@ -28,6 +28,7 @@
 #include "device_array.cuh"
 #include "device_map.cuh"
 #include "heavy_cubes.cuh"
+#include "sorted_sample.cuh"
 #include "vegas_kernels.cuh"
 
 namespace mcubes {
@@ -151,6 +152,7 @@ struct pass_buffers {
   device_array<double> vector_tiles, vector_out;  ///< vector passes: tile values (element-major), sums and flags
   pinned_array<double> host_vector_out;
   heavy_buffers heavy;  ///< VEGAS+ scalar passes: the heavy sub-cubes (backend/cuda/heavy_cubes.cuh)
+  sorted_buffers sorted;  ///< VEGAS+ scalar passes: the light sub-cubes by count (backend/cuda/sorted_sample.cuh)
 };
 
 /// The device state of a parameter batch of n integrals: their maps (one buffer), parameters,

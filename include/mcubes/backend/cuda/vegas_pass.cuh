@@ -32,6 +32,7 @@
 #include "heavy_cubes.cuh"
 #include "occupancy.cuh"
 #include "pass_buffers.cuh"
+#include "sorted_sample.cuh"
 #include "vegas_kernels.cuh"
 
 namespace mcubes {
@@ -43,6 +44,7 @@ struct launch_choice {
   bool shared_bins = false;  ///< whether the last adapting launch kept its bins in shared memory
   std::uint64_t heavy_cubes = 0;  ///< heavy sub-cubes of the scalar passes so far (heavy_cubes.cuh)
   std::uint64_t heavy_prelisted = 0;  ///< scalar passes whose heavy lists came with the allocation
+  std::uint64_t sorted_passes = 0;    ///< scalar passes with their light sub-cubes sorted by count
 };
 
 /// The pieces of one backend that a pass dispatch uses (references, valid for one call).
@@ -395,7 +397,21 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     // VEGAS+ over every chunk (of this rank's): the sub-cubes of more than one segment first, one segment per thread
     const bool heavy_first = heavy_cubes_first(sp, stride);
     const std::uint64_t c0 = in_team ? split.chunk_begin() : 0, c1 = in_team ? split.chunk_end() : st.n_chunks;
-    if (heavy_first && !in_team && cx.policy.balance_above > 0) {  // balanced by samples where asked (balanced_sample.cuh)
+    const std::uint64_t above = heavy_first ? heavy_above(sp.counts, st.calls, st.n_cubes, cx.policy.heavy_above_average) : 0;
+    if (heavy_first && !in_team && cx.policy.sort_light_min_cubes > 0 && st.n_cubes >= cx.policy.sort_light_min_cubes &&
+        sorted_serves(sp.counts, above, st.n_cubes)) {  // the light sub-cubes sorted by count (sorted_sample.cuh)
+      const auto sorted = [&](auto adapt_tag) {
+        constexpr bool A = decltype(adapt_tag)::value;
+        const heavy_cube_sums heavy =
+            sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted);
+        return launch_sorted_sample<D, F, A>(f, sp, dmap, st.n_chunks, n_tiles, B, above, buf.sorted, buf.tile_est.data(),
+                                             buf.tile_var.data(), buf.bins.data(), buf.over.data(), A && shared_bins,
+                                             buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(), optin - 1024,
+                                             stream);
+      };
+      grid = adapt ? sorted(std::true_type{}) : sorted(std::false_type{});
+      ++cx.last.sorted_passes;
+    } else if (heavy_first && !in_team && cx.policy.balance_above > 0) {  // balanced by samples where asked (balanced_sample.cuh)
       const auto balanced = [&](auto adapt_tag) {
         constexpr bool A = decltype(adapt_tag)::value;
         const heavy_cube_sums heavy = sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, true);
