@@ -186,7 +186,8 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
 // The light sub-cubes sorted by count (cuda/sorted_sample.cuh, the default for this pass) where a
 // chunk holds several sub-cubes (more than 2^20 of them: 34^4 at 1.2e7 calls), with heavy
 // sub-cubes among them: the same bits as the chunk-per-thread kernel (itself tested against the
-// CPU above) for block sizes 64 and 1024, adapting and not.
+// CPU above) for block sizes 64 and 1024, adapting and not, with the heavy segments sampled a warp
+// each where few or a thread each, sorted by length (bucket_sort.cuh).
 TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
   MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
@@ -204,11 +205,14 @@ TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
   EXPECT_EQ(plain.sorted_passes(), 0u);
   policy.sort_light_min_cubes = cuda_launch_policy{}.sort_light_min_cubes;
   for (int tpb : {64, 1024}) {
-    SCOPED_TRACE(testing::Message() << "block " << tpb);
-    policy.threads_per_block = tpb;
-    cuda_backend sorted(policy);
-    expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
-    EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
+    for (double spread : {cuda_launch_policy{}.spread_heavy_below, 0.0}) {  // 0: the heavy segments a thread each, sorted by length
+      SCOPED_TRACE(testing::Message() << "block " << tpb << ", spread_heavy_below " << spread);
+      policy.threads_per_block = tpb;
+      policy.spread_heavy_below = spread;
+      cuda_backend sorted(policy);
+      expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
+      EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
+    }
   }
 }
 

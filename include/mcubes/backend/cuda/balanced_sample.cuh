@@ -89,24 +89,11 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
                            const unsigned long long* __restrict__ work_first, double* chunk_est, double* chunk_var,
                            bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
                            philox_schedule rng, heavy_cube_sums heavy) {
-  extern __shared__ unsigned long long balanced_dyn[];  // [D n_bins bin low words] [D (n_bins + 1) edges]
-  const int n_bin_values = D * map.n_bins;
-  const bool bins_in_smem = Adapt && shared_bins;
-  double* s_edges;
-  const bool edges_in_smem = fill_dynamic_smem<D>(balanced_dyn, map, bins_in_smem, s_edges);
-  __syncthreads();
-  shared_bin_sink sink{balanced_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
-  thread_flags fl;
-  if (edges_in_smem)
-    balanced_chunks<D, F, Adapt>(f, sp, map_view<D>{s_edges, map.n_bins}, n_chunks, work_first, chunk_est, chunk_var, sink, fl,
-                                 rng, heavy);
-  else
-    balanced_chunks<D, F, Adapt>(f, sp, map, n_chunks, work_first, chunk_est, chunk_var, sink, fl, rng, heavy);
-  fl.add_to(flags);
-  if (bins_in_smem) {
-    __syncthreads();
-    flush_shared_bins(balanced_dyn, bins, n_bin_values);
-  }
+  thread_flags_block<D, Adapt>(map, bins, over, shared_bins, flags,
+                               [&](const map_view<D>& m, shared_bin_sink& sink, thread_flags& fl) {
+                                 balanced_chunks<D, F, Adapt>(f, sp, m, n_chunks, work_first, chunk_est, chunk_var, sink, fl,
+                                                              rng, heavy);
+                               });
 }
 
 /// Step 2: tiles [tile_first, tile_end) of blockDim.x chunks: tile k's chunk partials
@@ -115,47 +102,28 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
 template <int Unused = 0>  // a template: vague linkage (a program may include this header in several units)
 __global__ void balanced_tiles_kernel(const double* chunk_est, const double* chunk_var, std::uint64_t n_sel,
                                    std::uint64_t tile_first, std::uint64_t tile_end, double* tile_est, double* tile_var) {
-  __shared__ double s_red[2][2][32];
-  const unsigned B = blockDim.x, tid = threadIdx.x;
-  for (unsigned k = 0;; ++k) {
-    const std::uint64_t tile = tile_first + blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
-    if (tile >= tile_end) break;
-    const std::uint64_t sel = tile * B + tid;
-    double e = sel < n_sel ? chunk_est[sel] : 0.0, v = sel < n_sel ? chunk_var[sel] : 0.0;
-    block_tree_sum(e, v, s_red[k & 1u]);
-    if (tid == 0) {
-      tile_est[tile] = e;
-      tile_var[tile] = v;
-    }
-  }
+  tile_tree_sums(tile_first, tile_end, tile_est, tile_var, [&](std::uint64_t sel, double& e, double& v) {
+    if (sel < n_sel) e = chunk_est[sel], v = chunk_var[sel];
+  });
 }
 
 /// Steps 1 and 2 of a pass over every chunk (stride 1, no team split) whose heavy sub-cubes and
 /// chunk work were listed (sample_heavy_cubes with `work`; `heavy` its view): the tile values of
-/// tiles [0, n_tiles) of B = block chunks in tile_est, tile_var. max_dynamic_smem: the most
-/// dynamic shared memory a block may have. Returns the grid of step 1.
+/// tiles [0, n_tiles) of B = block chunks in tile_est, tile_var. Returns the grid of step 1.
 /// @throws cuda_error if a launch fails or the kernel cannot run.
 template <int D, class F, bool Adapt>
 int launch_balanced_sample(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t n_chunks,
                            std::uint64_t n_tiles, int block, heavy_buffers& hb, double* tile_est, double* tile_var,
                            bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
                            const heavy_cube_sums& heavy, kernel_occupancy& occupancy, int multiprocessors,
-                           std::size_t max_dynamic_smem, cudaStream_t stream) {
+                           cudaStream_t stream) {
   grow(hb.chunk_est, n_chunks);
   grow(hb.chunk_var, n_chunks);
   const int T = 256;
   const std::size_t smem_plain = Adapt && shared_bins ? static_cast<std::size_t>(D) * dmap.n_bins * sizeof(unsigned long long) : 0;
   const std::size_t smem_edges = smem_plain + static_cast<std::size_t>(D) * (dmap.n_bins + 1) * sizeof(double);
   auto kernel = balanced_sample_kernel<D, F, Adapt>;
-  std::size_t smem = smem_plain;  // the edges too unless they cost resident blocks (or do not fit)
-  int per_sm = occupancy.blocks_per_sm(kernel, T, smem_plain);
-  if (smem_edges <= max_dynamic_smem) {
-    const int with_edges = occupancy.blocks_per_sm(kernel, T, smem_edges);
-    if (with_edges >= per_sm) per_sm = with_edges, smem = smem_edges;
-  }
-  if (per_sm < 1)
-    throw cuda_error("balanced V-Sample kernel cannot run with " + std::to_string(T) + " threads per block and " +
-                     std::to_string(smem) + " bytes of shared memory");
+  const auto [per_sm, smem] = occupancy.sampling_smem(kernel, T, smem_plain, smem_edges, "balanced V-Sample kernel");
   const unsigned grid = static_cast<unsigned>(per_sm) * static_cast<unsigned>(multiprocessors);  // one wave
   kernel<<<grid, T, smem, stream>>>(f, sp, dmap, n_chunks, hb.chunk_work_first.data(), hb.chunk_est.data(),
                                     hb.chunk_var.data(), bins, over, Adapt && shared_bins, flags,

@@ -106,6 +106,30 @@ __device__ __forceinline__ void block_tree_sum(double& e, double& v, double (*bu
   }
 }
 
+/// The tile loop of the kernels that sum stored chunk partials into tile values (balanced and
+/// sorted V-Sample's last step): block b takes tiles tile_first + b, + gridDim.x, ... below
+/// tile_end; thread t of tile k gets chunk k B + t's partial from partial(chunk, e, v) (0, 0 past
+/// the last chunk: the callable decides) and the block sums the tile over the fixed pairwise tree
+/// (block_tree_sum) into tile_est[k], tile_var[k], as v_sample_tiles does with the partials it
+/// computes. B = blockDim.x a power of two in [32, 1024].
+template <class Partial>
+__device__ __forceinline__ void tile_tree_sums(std::uint64_t tile_first, std::uint64_t tile_end, double* tile_est,
+                                               double* tile_var, const Partial& partial) {
+  __shared__ double s_red[2][2][32];
+  const unsigned B = blockDim.x, tid = threadIdx.x;
+  for (unsigned k = 0;; ++k) {
+    const std::uint64_t tile = tile_first + blockIdx.x + static_cast<std::uint64_t>(k) * gridDim.x;
+    if (tile >= tile_end) break;
+    double e = 0, v = 0;
+    partial(tile * B + tid, e, v);
+    block_tree_sum(e, v, s_red[k & 1u]);
+    if (tid == 0) {
+      tile_est[tile] = e;
+      tile_var[tile] = v;
+    }
+  }
+}
+
 /// The register form of the fixed pairwise tree (core/fixed_tree.hpp) for one aligned group:
 /// pairwise_sum(a, count, G) for count <= G, G a power of two, with the same additions. For
 /// G <= 8 the leaves are loaded at once (independent loads, padded with 0.0 past count) and summed

@@ -37,6 +37,7 @@
 
 #include "../../core/sampler.hpp"
 #include "../../core/stratification.hpp"
+#include "bucket_sort.cuh"
 #include "check.cuh"
 #include "device_array.cuh"
 #include "heavy_lists.cuh"
@@ -160,9 +161,24 @@ __global__ void heavy_list_kernel(cube_counts counts, std::uint64_t above, std::
   }
 }
 
+/// The bucket of segment s for the sort by length (bucket_sort.cuh, heavy_segment_kernel's
+/// `order`): its length - 1 (segments of 1 to L samples).
+struct segment_length_bucket {
+  cube_counts counts;
+  const unsigned long long* cube;
+  const unsigned long long* seg_first;
+  std::uint64_t n_heavy;
+  __device__ unsigned operator()(std::uint64_t s) const {
+    const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s), L = counts.segment;
+    const std::uint64_t n = counts.count(cube[h]), k0 = (s - seg_first[h]) * L;
+    return static_cast<unsigned>((n - k0 > L ? L : n - k0) - 1);
+  }
+};
+
 /// Step 3, thread per segment (sample_heavy_segment), grid-stride: the form for passes whose
 /// segments fill the device (cuda_launch_policy::spread_heavy_below; heavy_sample_kernel below is
-/// for fewer).
+/// for fewer). Thread i takes segment order[i] (the segments sorted by length, so that a warp's
+/// threads loop over as many samples each: bucket_sort.cuh), or segment i where order is null.
 /// V-Sample: Adapt, the bins; No-Adjust: none. The bins
 /// go through shared_bin_sink (in shared memory when `shared_bins`, flushed at the block's end);
 /// the flags are folded per warp and added once per block, as in v_sample_kernel. blockDim.x a
@@ -172,7 +188,7 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
     heavy_segment_kernel(F f, sampling_params<D> sp, map_view<D> map, const unsigned long long* cube,
                          const unsigned long long* seg_first, std::uint64_t n_heavy, std::uint64_t n_segments, double* seg_s1,
                          double* seg_s2, bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
-                         philox_schedule rng) {
+                         philox_schedule rng, const unsigned* order) {
   extern __shared__ unsigned long long heavy_dyn[];  // the bins' low words (shared_bins)
   __shared__ warp_flags s_flags[8];
   const unsigned B = blockDim.x, tid = threadIdx.x, warp = tid >> 5;
@@ -186,9 +202,10 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
   no_bins none;
   for (std::uint64_t base = blockIdx.x * static_cast<std::uint64_t>(B); base < n_segments;
        base += static_cast<std::uint64_t>(gridDim.x) * B) {  // the same trip count for the whole block
-    const std::uint64_t s = base + tid;
+    const std::uint64_t i = base + tid;
     chunk_partial part;
-    if (s < n_segments) {
+    if (i < n_segments) {
+      const std::uint64_t s = order != nullptr ? order[i] : i;
       const std::uint64_t h = heavy_of_segment(seg_first, n_heavy, s);
       double t1, t2;
       if constexpr (Adapt)
@@ -364,6 +381,7 @@ struct heavy_buffers {
   device_array<unsigned long long> cost;             ///< warp_cost_kernel's accumulator
   device_array<unsigned long long> chunk_work, chunk_work_first;  ///< balanced V-Sample: work per chunk, exclusive sums
   device_array<double> chunk_est, chunk_var;         ///< balanced V-Sample: the chunk partials (n_chunks)
+  bucket_buffers segment_sort;                       ///< sorted passes: the segments by length (bucket_sort.cuh)
   /// The counts these lists (chunk_heavy_first, chunk_seg_first, cube, seg_first, n_heavy,
   /// n_segments, above) were made for by the allocation (allocate.cuh), for the next scalar pass;
   /// not valid otherwise.

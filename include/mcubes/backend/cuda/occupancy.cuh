@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "../../error.hpp"
@@ -43,14 +44,16 @@ struct cuda_launch_policy {
   /// off by default. Never changes the result.
   double balance_above = 0;
   /// VEGAS+ scalar passes (one device, not a team's rank) of at least this many sub-cubes:
-  /// V-Sample over the light sub-cubes sorted by count, so that the lanes of a warp take
-  /// sub-cubes of one count (cuda/sorted_sample.cuh; the chunk-per-thread and spread kernels'
-  /// warps wait at every sub-cube for their largest count). 0: never. 2^19 by default: on an H200
+  /// V-Sample over the light sub-cubes sorted by count, and the heavy sub-cubes' segments sorted
+  /// by length where a thread takes each, so that the lanes of a warp take items of one size
+  /// (cuda/sorted_sample.cuh, bucket_sort.cuh; the chunk-per-thread and spread kernels' warps wait
+  /// at every sub-cube for their largest count). 0: never. 2^19 by default: on an H200
   /// (bench/results/2026-12-01-sorted-light-cubes.md) f4 8-D adapting at 1e8 / 1e9 / 3e9 calls
-  /// +32 / +34 / +37 % evaluations/s and the m-Cubes suite's f2, f3, f6 (1e6 sub-cubes and more)
-  /// 18-22 % faster, fB 12 %; but Lepage's Eq. (45) at 1e7 calls (390,625 sub-cubes, most at
-  /// n_min) 4 % slower and f4, f5 at 1e6 calls (65,536) 15-19 % slower (four launches more per
-  /// pass, little spread of the counts to win back). Never changes the result.
+  /// +36 / +44 / +54 % evaluations/s and the m-Cubes suite's f2, f3, f6, fB (1e6 sub-cubes and
+  /// more) 17-20 % faster; but Lepage's Eq. (45) at 1e7 calls (390,625 sub-cubes, most at n_min)
+  /// 4 % slower and f4, f5 at 1e6 calls (65,536) 15-19 % slower with the light sub-cubes sorted
+  /// (four launches more per pass, little spread of the counts to win back). Never changes the
+  /// result.
   std::uint64_t sort_light_min_cubes = std::uint64_t(1) << 19;
   /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a warp per
   /// segment, 32 samples at a time (heavy_sample_kernel) when their segments number fewer than
@@ -177,6 +180,29 @@ class kernel_occupancy {
       MCUBES_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem));
     }
     return per_sm;
+  }
+
+  /// The dynamic shared memory of a sampling launch of `kernel` (V-Sample's forms) with B
+  /// threads: `with_edges` bytes (bins and the map's edges) where they fit beside the kernel's
+  /// static shared memory and cost no resident block against `plain` (bins only, the edges read
+  /// from global memory; the kernel reads which from the size it got), else `plain`. Returns
+  /// {resident blocks per multiprocessor, bytes}. @throws cuda_error if a query fails or no block
+  /// of the kernel (named `what` in the message) fits.
+  template <class K>
+  std::pair<int, std::size_t> sampling_smem(K kernel, int B, std::size_t plain, std::size_t with_edges, const char* what) {
+    std::size_t smem = plain;
+    int per_sm = blocks_per_sm(kernel, B, plain);
+    if (with_edges != plain && with_edges + static_smem(kernel) <= static_cast<std::size_t>(optin_)) {
+      const int edges = blocks_per_sm(kernel, B, with_edges);
+      if (edges >= per_sm) {
+        per_sm = edges;
+        smem = with_edges;
+      }
+    }
+    if (per_sm < 1)
+      throw cuda_error(std::string(what) + " cannot run with " + std::to_string(B) + " threads per block and " +
+                       std::to_string(smem) + " bytes of shared memory");
+    return {per_sm, smem};
   }
 
   /// The static shared memory of `kernel` in bytes (cudaFuncGetAttributes, queried once).

@@ -347,6 +347,33 @@ __device__ __forceinline__ void v_sample_block(const map_view<D>& map, bin_accum
   if (bins_in_smem) flush_shared_bins(v_sample_dyn, bins, n_bin_values);
 }
 
+/// The block of a V-Sample kernel whose threads keep their flags in registers (balanced and sorted
+/// V-Sample: balanced_sample.cuh, sorted_sample.cuh): the dynamic shared memory
+/// (fill_dynamic_smem: bins, map edges), then body(map, sink, flags) at two sites (the edges in
+/// shared memory or not, as v_sample_block), then the warps' flags (thread_flags::add_to) and the
+/// block's shared bins (flush_shared_bins).
+template <int D, bool Adapt, class Body>
+__device__ __forceinline__ void thread_flags_block(const map_view<D>& map, bin_accumulator* bins, bin_accumulator* over,
+                                                   bool shared_bins, device_flags* flags, const Body& body) {
+  extern __shared__ unsigned long long v_sample_dyn[];  // [D * n_bins bin low words] [D * (n_bins + 1) edges]
+  const int n_bin_values = D * map.n_bins;
+  const bool bins_in_smem = Adapt && shared_bins;
+  double* s_edges;
+  const bool edges_in_smem = fill_dynamic_smem<D>(v_sample_dyn, map, bins_in_smem, s_edges);
+  __syncthreads();
+  shared_bin_sink sink{v_sample_dyn, bins, over, static_cast<unsigned>(n_bin_values), map.n_bins, bins_in_smem};
+  thread_flags fl;
+  if (edges_in_smem)
+    body(map_view<D>{s_edges, map.n_bins}, sink, fl);
+  else
+    body(map, sink, fl);
+  fl.add_to(flags);
+  if (bins_in_smem) {
+    __syncthreads();
+    flush_shared_bins(v_sample_dyn, bins, n_bin_values);
+  }
+}
+
 /// V-Sample (Adapt = true) or V-Sample-No-Adjust over tiles [tile_first, n_tiles) of blockDim.x
 /// chunks (v_sample_tiles; tile_first > 0 only for the array path's slices, array_path.cuh). The
 /// heavy sub-cubes of a VEGAS+ pass (`heavy`, backend/cuda/heavy_cubes.cuh) were sampled before:

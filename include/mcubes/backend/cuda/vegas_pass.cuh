@@ -59,29 +59,6 @@ struct pass_context {
   cudaStream_t stream() const noexcept { return device.stream(); }
 };
 
-/// The dynamic shared memory and resident blocks per multiprocessor of a V-Sample launch of
-/// `kernel` with B threads: `smem_edges` (bins and map edges) unless it does not fit beside the
-/// kernel's `static_bytes` or `smem_plain` (bins only, edges read from global memory) allows more
-/// resident blocks. @throws cuda_error if no block fits.
-template <class K>
-std::pair<int, std::size_t> v_sample_smem(pass_context& cx, K kernel, int B, std::size_t smem_plain, std::size_t smem_edges,
-                                          std::size_t static_bytes) {
-  const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
-  std::size_t smem = smem_plain;
-  int per_sm = cx.occupancy.blocks_per_sm(kernel, B, smem_plain);
-  if (smem_edges != smem_plain && smem_edges + static_bytes <= optin) {
-    const int with_edges = cx.occupancy.blocks_per_sm(kernel, B, smem_edges);
-    if (with_edges >= per_sm) {
-      per_sm = with_edges;
-      smem = smem_edges;
-    }
-  }
-  if (per_sm < 1)
-    throw cuda_error("V-Sample kernel cannot run with " + std::to_string(B) + " threads per block and " +
-                     std::to_string(smem) + " bytes of shared memory");
-  return {per_sm, smem};
-}
-
 /// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
 /// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
 /// blocks; the kernel reads which from the size it gets. Returns the grid size (launch_grid over
@@ -102,8 +79,7 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
     auto kernel = v_sample_spread_kernel<D, F, Adapt>;
     if (cx.policy.spread_light_above <= 32 && sp.counts.per_cube() && sp.chunk_cubes == 1 && stride == 1 && B <= 256 &&
         sp.g < 65536 && sp.p < (std::uint64_t(1) << 26) && smem_plain + cx.occupancy.static_smem(kernel) <= optin) {
-      const std::size_t spread_static = cx.occupancy.static_smem(kernel);
-      const auto [per_sm, smem] = v_sample_smem(cx, kernel, B, smem_plain, smem_edges, spread_static);
+      const auto [per_sm, smem] = cx.occupancy.sampling_smem(kernel, B, smem_plain, smem_edges, "V-Sample kernel");
       const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
       kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, n_sel, tile_first, n_tiles, buf.tile_est.data(),
                                                                    buf.tile_var.data(), buf.bins.data(), buf.over.data(),
@@ -116,7 +92,7 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
   const bool uniform = sp.counts.none();  // the uniform strategy: the kernel without per-cube branches
   auto kernel = B <= 256 ? (uniform ? v_sample_kernel<D, F, Adapt, 256, uniform_counts> : v_sample_kernel<D, F, Adapt, 256>)
                          : (uniform ? v_sample_kernel<D, F, Adapt, 1024, uniform_counts> : v_sample_kernel<D, F, Adapt, 1024>);
-  const auto [per_sm, smem] = v_sample_smem(cx, kernel, B, smem_plain, smem_edges, v_sample_static_smem_bytes);
+  const auto [per_sm, smem] = cx.occupancy.sampling_smem(kernel, B, smem_plain, smem_edges, "V-Sample kernel");
   const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
   kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, stride, n_sel, tile_first, n_tiles,
                                                                buf.tile_est.data(), buf.tile_var.data(), buf.bins.data(),
@@ -145,7 +121,7 @@ template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
                                    std::uint64_t chunk_end, bool listed = false, bool work = false,
-                                   const heavy_listing_key& prelisted = heavy_listing_key{}) {
+                                   const heavy_listing_key& prelisted = heavy_listing_key{}, bool sort_segments = false) {
   heavy_buffers& hb = cx.buffers.heavy;
   const cudaStream_t stream = cx.stream();
   std::uint64_t n_heavy = hb.n_heavy, n_segments = hb.n_segments;
@@ -179,9 +155,17 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
   const double resident = static_cast<double>(per_sm_seg) * B * sms;
   if (static_cast<double>(n_segments) >= cx.policy.spread_heavy_below * resident) {
     const std::uint64_t grid = policy_grid(cx.policy, per_sm_seg, sms, (n_segments + B - 1) / B, Adapt);
+    // sorted by length where asked (a sorted pass: sort_light_min_cubes), so that a warp's threads
+    // loop over as many samples each (segments of L and the sub-cubes' shorter last ones)
+    const unsigned* order = nullptr;
+    if (sort_segments && sp.counts.segment <= bucket_sort_max && n_segments < (std::uint64_t(1) << 32)) {
+      bucket_sort(hb.segment_sort, segment_length_bucket{sp.counts, hb.cube.data(), hb.seg_first.data(), n_heavy}, n_segments,
+                  static_cast<unsigned>(sp.counts.segment), sms, stream);
+      order = hb.segment_sort.list.data();
+    }
     heavy_segment_kernel<D, F, Adapt><<<static_cast<unsigned>(grid), B, smem_seg, stream>>>(
         f, sp, dmap, hb.cube.data(), hb.seg_first.data(), n_heavy, n_segments, hb.seg_s1.data(), hb.seg_s2.data(),
-        buf.bins.data(), buf.over.data(), Adapt && shared_bins, buf.flags.data(), rng);
+        buf.bins.data(), buf.over.data(), Adapt && shared_bins, buf.flags.data(), rng, order);
     MCUBES_CUDA_CHECK_LAUNCH("heavy_segment_kernel");
   } else {
     // the bins in shared memory where V-Sample has them there and the step's values fit beside them
@@ -403,11 +387,10 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
       const auto sorted = [&](auto adapt_tag) {
         constexpr bool A = decltype(adapt_tag)::value;
         const heavy_cube_sums heavy =
-            sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted);
+            sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted, true);
         return launch_sorted_sample<D, F, A>(f, sp, dmap, st.n_chunks, n_tiles, B, above, buf.sorted, buf.tile_est.data(),
                                              buf.tile_var.data(), buf.bins.data(), buf.over.data(), A && shared_bins,
-                                             buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(), optin - 1024,
-                                             stream);
+                                             buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(), stream);
       };
       grid = adapt ? sorted(std::true_type{}) : sorted(std::false_type{});
       ++cx.last.sorted_passes;
@@ -420,8 +403,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
                                           heavy);
         return launch_balanced_sample<D, F, A>(f, sp, dmap, st.n_chunks, n_tiles, B, buf.heavy, buf.tile_est.data(),
                                                buf.tile_var.data(), buf.bins.data(), buf.over.data(), A && shared_bins,
-                                               buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(),
-                                               optin - 1024, stream);
+                                               buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(), stream);
       };
       grid = adapt ? balanced(std::true_type{}) : balanced(std::false_type{});
     } else if (adapt) {
