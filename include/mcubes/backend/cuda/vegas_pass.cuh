@@ -117,6 +117,8 @@ bool heavy_cubes_first(const sampling_params<D>& sp, std::uint64_t stride) {
 /// balanced V-Sample is listed too (list_heavy_cubes). `prelisted`: what the lists in the buffers
 /// were made for by the allocation before this pass (allocate.cuh; sample_pass takes it out of
 /// the buffers): where it is this pass's counts, threshold and chunks, steps 1 and 2 are not run.
+/// `sort_segments` (a sorted pass, sorted_sample.cuh): where a thread takes each segment, the
+/// segments are sorted by length first (bucket_sort.cuh, segment_length_bucket).
 template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
