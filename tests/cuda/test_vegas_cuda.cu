@@ -187,7 +187,7 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
 // chunk holds several sub-cubes (more than 2^20 of them: 34^4 at 1.2e7 calls), with heavy
 // sub-cubes among them: the same bits as the chunk-per-thread kernel (itself tested against the
 // CPU above) for block sizes 64 and 1024, adapting and not, with the heavy segments sampled a warp
-// each where few or a thread each, sorted by length (bucket_sort.cuh).
+// each where few or a thread each, sorted by length (bucket_sort.cuh); and in one dimension.
 TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
   MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
@@ -214,6 +214,17 @@ TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
       EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
     }
   }
+  // one dimension (a sub-cube's coordinate a double, cube_coord_t<1>): 625,000 sub-cubes at 5e6 calls
+  const inverse_square_peak<1> rational_peak1{1e-4, 0.37};
+  o.calls_per_iteration = 5000000;
+  cuda_launch_policy never;
+  never.sort_light_min_cubes = 0;
+  cuda_backend plain1(never);
+  const result ref1 = vegas_with<1>(rational_peak1, region<1>::unit(), o, plain1);
+  EXPECT_GT(plain1.heavy_cubes_sampled(), 0u);
+  cuda_backend sorted1{cuda_launch_policy{}};
+  expect_same_result(ref1, vegas_with<1>(rational_peak1, region<1>::unit(), o, sorted1));
+  EXPECT_GT(sorted1.sorted_passes(), 0u) << "no one-dimensional pass took the sorted V-Sample";
 }
 
 // The heavy-path run of the tests that compare a launch policy's default with its absence:
