@@ -146,8 +146,9 @@ __global__ void sorted_tiles_kernel(cube_counts counts, std::uint64_t n_cubes, s
 
 /// Steps 1-3 of a pass over every chunk (stride 1, no team split) with T = above, whose heavy
 /// sub-cubes were sampled (`heavy` their view: none when no sub-cube is heavy): the tile values of
-/// tiles [0, n_tiles) of B = `block` chunks in tile_est, tile_var. No host wait (step 2 reads the list's length on the
-/// device). Returns the grid of step 2. @throws cuda_error if a launch fails or the kernel cannot run.
+/// tiles [0, n_tiles) of B = `block` chunks in tile_est, tile_var. No host wait (step 2 reads the
+/// list's length on the device). Returns the grid of step 2.
+/// @throws cuda_error if a launch fails or the kernel cannot run.
 template <int D, class F, bool Adapt>
 int launch_sorted_sample(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t n_chunks,
                          std::uint64_t n_tiles, int block, std::uint64_t above, sorted_buffers& sb,
