@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
   double spread_light = 1.25;
   bool lists_in_pass = false;
   bool allocation_round_trip = false;
+  bool allocation_in_stream = false, light_after_heavy = false, spread_after_heavy = false;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -112,6 +113,14 @@ int main(int argc, char** argv) {
     s->add_flag("--allocation-round-trip", allocation_round_trip,
                 "CUDA, VEGAS+: each allocation waits for its own round trip, not queued behind the pass before it "
                 "(cuda_launch_policy::allocate_after_pass = false)");
+    s->add_flag("--allocation-in-stream", allocation_in_stream,
+                "CUDA, VEGAS+: the allocation behind a pass in its stream, not beside it (cuda_launch_policy::allocate_beside = false)");
+    s->add_flag("--light-after-heavy", light_after_heavy,
+                "CUDA, VEGAS+: a sorted pass's light sub-cubes after its heavy ones in the stream, not beside them "
+                "(cuda_launch_policy::light_beside_heavy = false)");
+    s->add_flag("--spread-after-heavy", spread_after_heavy,
+                "CUDA, VEGAS+: a spread pass's light sub-cubes after its heavy ones, not beside them "
+                "(cuda_launch_policy::spread_beside_heavy = false)");
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
@@ -137,9 +146,13 @@ int main(int argc, char** argv) {
     bench_policy().spread_light_above = spread_light;
     bench_policy().list_heavy_with_allocation = !lists_in_pass;
     bench_policy().allocate_after_pass = !allocation_round_trip;
+    bench_policy().allocate_beside = !allocation_in_stream;
+    bench_policy().light_beside_heavy = !light_after_heavy;
+    bench_policy().spread_beside_heavy = !spread_after_heavy;
 #else
     (void)adapt_tiles, (void)max_blocks, (void)sort_light, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
-    (void)lists_in_pass, (void)allocation_round_trip;
+    (void)lists_in_pass, (void)allocation_round_trip, (void)allocation_in_stream, (void)light_after_heavy;
+    (void)spread_after_heavy;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {

@@ -102,7 +102,9 @@ TEST(CudaVegas, BitwiseEqualToCpuWithoutFma) {
 // threads), for block sizes 32 and 1024, with a segment per thread and with a warp per segment
 // (blocks of 32 and 256), with the heavy threshold at 1x and 2x the average count (more sub-cubes
 // sampled ahead), with V-Sample's samples spread over a warp's lanes and not (blocks of 32 to
-// 1024), and with every pass balanced by samples (block size 64,
+// 1024; spread, beside the heavy sub-cubes on the side stream with the tiles summed afterwards, or
+// after them), with every pass's light sub-cubes sorted by count, and with every pass balanced by
+// samples (block size 64,
 // cuda/balanced_sample.cuh), in adapting and non-adapting iterations; the run has them.
 template <int D>
 struct inverse_square_peak {  // 1 / (width + |x - (at, ..., at)|^2): +, -, *, / only
@@ -153,28 +155,48 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   policy.spread_heavy_below = cuda_launch_policy{}.spread_heavy_below;
   // V-Sample with every warp's samples spread over its lanes (spread_light_above 0), with the
   // default choice per warp, and with a thread per sub-cube (blocks of 1024: always), each block size
+  // (at most 16 blocks, so more tiles than blocks: the spread kernel beside the heavy sub-cubes,
+  // its tiles summed afterwards, by default; spread_beside_heavy = false: after them, its tiles
+  // summed in the kernel)
   for (double spread_above : {0.0, cuda_launch_policy{}.spread_light_above, 1e30}) {
     for (int tpb : {32, 64, 256, 1024}) {
-      SCOPED_TRACE(testing::Message() << "spread_light_above " << spread_above << ", block " << tpb);
-      policy.spread_light_above = spread_above;
-      policy.threads_per_block = tpb;
-      expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
+      for (bool beside : {true, false}) {
+        if (!beside && tpb != 64) continue;
+        SCOPED_TRACE(testing::Message() << "spread_light_above " << spread_above << ", block " << tpb << ", beside " << beside);
+        policy.spread_light_above = spread_above;
+        policy.threads_per_block = tpb;
+        policy.spread_beside_heavy = beside;
+        policy.max_blocks = 16;  // more tiles than blocks: the beside form's condition
+        cuda_backend b(policy);
+        expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, b));
+        if (beside && spread_above <= 32 && tpb <= 256)
+          EXPECT_GT(b.beside_passes(), 0u) << "no pass sampled its light sub-cubes beside the heavy ones";
+        else
+          EXPECT_EQ(b.beside_passes(), 0u);
+      }
     }
   }
   policy.spread_light_above = cuda_launch_policy{}.spread_light_above;
+  policy.spread_beside_heavy = true;
+  policy.max_blocks = 0;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)
   expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, cuda_backend(policy)));
   policy.balance_above = 0;
   policy.sort_light_min_cubes = 1;  // every VEGAS+ pass with its light sub-cubes sorted by count (cuda/sorted_sample.cuh)
   for (int tpb : {32, 256, 1024}) {
-    SCOPED_TRACE(testing::Message() << "sorted light sub-cubes, block " << tpb);
-    policy.threads_per_block = tpb;
-    cuda_backend sorted(policy);
-    expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
-    EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
+    for (bool beside : {true, false}) {  // the light sub-cubes beside the heavy ones (side stream) or after them
+      if (!beside && tpb != 256) continue;
+      SCOPED_TRACE(testing::Message() << "sorted light sub-cubes, block " << tpb << ", light beside heavy " << beside);
+      policy.threads_per_block = tpb;
+      policy.light_beside_heavy = beside;
+      cuda_backend sorted(policy);
+      expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
+      EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
+    }
   }
   policy.sort_light_min_cubes = cuda_launch_policy{}.sort_light_min_cubes;
+  policy.light_beside_heavy = true;
   o.backend = backend_kind::cpu;
   for (int threads : {1, 3}) {
     o.threads = threads;
@@ -187,7 +209,8 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
 // chunk holds several sub-cubes (more than 2^20 of them: 34^4 at 1.2e7 calls), with heavy
 // sub-cubes among them: the same bits as the chunk-per-thread kernel (itself tested against the
 // CPU above) for block sizes 64 and 1024, adapting and not, with the heavy segments sampled a warp
-// each where few or a thread each, sorted by length (bucket_sort.cuh); and in one dimension.
+// each where few or a thread each, sorted by length (bucket_sort.cuh), the light sub-cubes beside
+// the heavy ones on the side stream (block 64) or after them (block 1024); and in one dimension.
 TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
   MCUBES_REQUIRE_DEVICE();
   vegas_options o = small_adapting();
@@ -209,6 +232,7 @@ TEST(CudaVegas, SortedLightSubCubesOfLargeChunksBitwiseEqualToChunkPerThread) {
       SCOPED_TRACE(testing::Message() << "block " << tpb << ", spread_heavy_below " << spread);
       policy.threads_per_block = tpb;
       policy.spread_heavy_below = spread;
+      policy.light_beside_heavy = tpb == 64;  // the light sub-cubes beside the heavy ones, or after them
       cuda_backend sorted(policy);
       expect_same_result(ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, sorted));
       EXPECT_GT(sorted.sorted_passes(), 0u) << "no pass took the sorted V-Sample";
@@ -301,7 +325,9 @@ TEST(CudaVegas, HeavyListsOverTheAllocationsRoomBitwiseEqualToThePassesOwn) {
 
 // The allocation queued behind the pass that writes its shares (cuda_launch_policy::
 // allocate_after_pass, the default; cuda/counts_allocator.cuh) against each allocation in its own
-// round trip: the same counts, lists and bits, at block sizes 32 and 1024, on the heavy path. Then a
+// round trip: the same counts, lists and bits, at block sizes 32 and 1024, on the heavy path, the
+// allocation on the side stream beside the host's work and the adaptation (allocate_beside, the
+// default) and in the stream behind the pass. Then a
 // run stopped by its callback after an adapting iteration whose pass had the next allocation queued
 // (an iteration before `skip`: the stopping rule cannot end the run there, so the run asks),
 // continued on the same backend, map and shares for one iteration: that iteration's allocation is
@@ -313,17 +339,22 @@ TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
   EXPECT_EQ(r.own->allocations_after_pass(), 0u);
   const vegas_options& o = r.o;
   cuda_launch_policy policy;
+  EXPECT_TRUE(policy.allocate_beside);
   for (int tpb : {32, 1024}) {
-    SCOPED_TRACE(testing::Message() << "block " << tpb);
-    policy.threads_per_block = tpb;
-    cuda_backend with(policy);
-    expect_same_result(r.ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
-    // one per adapting iteration: each is followed by another (adapt_iterations < max_iterations)
-    // and none can end the run (rel_tol 1e-12)
-    EXPECT_EQ(with.allocations_after_pass(), static_cast<std::uint64_t>(o.adapt_iterations));
-    EXPECT_GT(with.heavy_lists_with_allocation(), 0u);
-    EXPECT_EQ(with.heavy_cubes_sampled(), r.own->heavy_cubes_sampled());
+    for (bool beside : {true, false}) {  // beside the stream (the default) or in it behind the pass
+      SCOPED_TRACE(testing::Message() << "block " << tpb << ", allocation beside " << beside);
+      policy.threads_per_block = tpb;
+      policy.allocate_beside = beside;
+      cuda_backend with(policy);
+      expect_same_result(r.ref, vegas_with<4>(rational_peak4, region<4>::unit(), o, with));
+      // one per adapting iteration: each is followed by another (adapt_iterations < max_iterations)
+      // and none can end the run (rel_tol 1e-12)
+      EXPECT_EQ(with.allocations_after_pass(), static_cast<std::uint64_t>(o.adapt_iterations));
+      EXPECT_GT(with.heavy_lists_with_allocation(), 0u);
+      EXPECT_EQ(with.heavy_cubes_sampled(), r.own->heavy_cubes_sampled());
+    }
   }
+  policy.allocate_beside = true;
 
   const auto stop_then_continue = [&](cuda_backend& b) {
     vegas_options first = small_adapting();

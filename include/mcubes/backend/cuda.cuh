@@ -107,6 +107,9 @@ class cuda_backend {
   /// VEGAS+: the scalar passes so far that sampled their light sub-cubes sorted by count
   /// (cuda_launch_policy::sort_light_min_cubes; backend/cuda/sorted_sample.cuh).
   std::uint64_t sorted_passes() const noexcept { return last_.sorted_passes; }
+  /// VEGAS+: the scalar passes so far of one sub-cube per chunk, with heavy sub-cubes, that sampled
+  /// their light sub-cubes beside the heavy ones (cuda_launch_policy::spread_beside_heavy).
+  std::uint64_t beside_passes() const noexcept { return last_.beside_passes; }
   /// VEGAS+: the allocations so far whose heavy sub-cubes did not fit the room kept for their lists
   /// (the next pass then listed them itself).
   std::uint64_t heavy_lists_over_capacity() const noexcept { return allocator_.lists_over_capacity(); }

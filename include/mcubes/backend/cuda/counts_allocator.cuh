@@ -16,6 +16,11 @@
 /// batch, and a write or new array of shares drops it (drop()). Otherwise it allocates as always.
 /// So the counts, the lists and every bit of a result are the same with or without it; an
 /// allocation asked for and not used (the run converged after that pass) costs one launch.
+/// With cuda_launch_policy::allocate_beside the queued allocation runs on the device's side stream
+/// (device.cuh), forked behind the pass's sampling, and the pass's wait does not cover it: the
+/// host takes the pass's sums and the run queues the map's adaptation (which reads neither the
+/// shares nor anything the allocation writes) while it runs; allocate() waits for it on the host,
+/// and so does drop() (nothing queued after a drop may meet the allocation's writes).
 /// Determinism: as allocate.cuh (neither grid nor block size changes a count).
 
 #include <cuda_runtime.h>
@@ -27,6 +32,7 @@
 #include "../../core/cube_counts.hpp"
 #include "../../core/stratification.hpp"
 #include "allocate.cuh"
+#include "device.cuh"
 #include "device_array.cuh"
 #include "heavy_cubes.cuh"
 #include "heavy_lists.cuh"
@@ -70,6 +76,10 @@ class counts_allocator {
   counts_allocation allocate(const counts_request& q, const cuda_launch_policy& policy, heavy_buffers& hb,
                              int multiprocessors, cudaStream_t stream) {
     hb.prelisted = {};
+    if (state_ == ahead::beside) {  // its result on the host, its lists and scratch written
+      MCUBES_CUDA_CHECK(beside_->wait_side_mark());
+      state_ = ahead::landed;
+    }
     if (state_ == ahead::landed && same_allocation(ahead_, q)) {
       state_ = ahead::none;
       ++used_;
@@ -89,29 +99,44 @@ class counts_allocator {
     ahead_ = q;
     state_ = ahead::asked;
   }
-  /// Called by a scalar pass after its kernels, before it waits: queues the asked allocation in
-  /// `stream` (the pass's wait then covers it). Nothing if none was asked or the device refuses
-  /// the launch. @throws as launch_counts_allocation.
-  void launch_asked(const cuda_launch_policy& policy, heavy_buffers& hb, int multiprocessors, cudaStream_t stream) {
+  /// Called by a scalar pass after the kernels that write the shares, before it waits: queues the
+  /// asked allocation in the device's stream (the pass's wait then covers it), or with
+  /// policy.allocate_beside on its side stream, forked there (file comment). Nothing if none was
+  /// asked or the device refuses the launch. @throws as launch_counts_allocation.
+  void launch_asked(const cuda_launch_policy& policy, heavy_buffers& hb, const device_stream& device) {
     if (state_ != ahead::asked) return;
     state_ = ahead::none;
     if (ahead_.st.n_chunks > max_chunks) return;
-    ahead_list_ = list_request(ahead_, policy, hb, stream);
+    ahead_list_ = list_request(ahead_, policy, hb, device.stream());
     ensure_result();
+    const bool beside = policy.allocate_beside;
+    if (beside) device.fork_side();
     if (launch_counts_allocation(ahead_.shares, ahead_.counts, ahead_.st, ahead_.with_total != 0, ahead_.s0, ahead_.base,
-                                 ahead_.target, ahead_list_, scratch_, result_.data(), multiprocessors, blocks_per_sm_,
-                                 stream))
+                                 ahead_.target, ahead_list_, scratch_, result_.data(), device.multiprocessors(),
+                                 blocks_per_sm_, beside ? device.side() : device.stream())) {
       state_ = ahead::queued;
+      if (beside) {
+        device.mark_side();
+        beside_ = &device;
+        state_ = ahead::beside;
+      }
+    }
   }
   /// Called by that pass once its wait returned: the queued allocation's result is on the host.
   void landed() noexcept {
     if (state_ == ahead::queued) state_ = ahead::landed;
   }
-  /// Forgets an asked, queued or landed allocation (anything that may write the shares calls it).
-  void drop() noexcept { state_ = ahead::none; }
+  /// Forgets an asked, queued or landed allocation (anything that may write the shares calls it);
+  /// one running beside the stream is waited for first (a failed wait is left to the next checked
+  /// CUDA call, which reports the device's error).
+  void drop() noexcept {
+    settle();
+    state_ = ahead::none;
+  }
   /// Forgets a queued or landed allocation, not one asked for behind the next pass (a pass calls
-  /// it before it runs).
+  /// it before it runs); as drop() for one running beside.
   void drop_landed() noexcept {
+    settle();
     if (state_ != ahead::asked) state_ = ahead::none;
   }
 
@@ -121,7 +146,16 @@ class counts_allocator {
   std::uint64_t used_after_pass() const noexcept { return used_; }
 
  private:
-  enum class ahead { none, asked, queued, landed };
+  /// asked: to queue behind the next pass; queued: in the stream, behind it; beside: on the side
+  /// stream (not waited for yet); landed: its result on the host.
+  enum class ahead { none, asked, queued, beside, landed };
+
+  /// An allocation beside the stream: waited for, so landed.
+  void settle() noexcept {
+    if (state_ != ahead::beside) return;
+    (void)beside_->wait_side_mark();
+    state_ = ahead::landed;
+  }
 
   void ensure_result() {
     if (result_.size() == 0) result_ = pinned_array<counts_allocation>(1);
@@ -177,6 +211,7 @@ class counts_allocator {
   pinned_array<counts_allocation> result_;    ///< its result on the host
   int blocks_per_sm_ = 0;                     ///< the kernel's resident blocks per SM (0: not asked yet)
   ahead state_ = ahead::none;
+  const device_stream* beside_ = nullptr;  ///< the device of an allocation beside its stream
   counts_request ahead_;            ///< the allocation asked for behind the next pass
   heavy_list_request ahead_list_;   ///< the lists queued with it
   std::uint64_t over_capacity_ = 0, used_ = 0;

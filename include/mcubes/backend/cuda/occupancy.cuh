@@ -55,6 +55,21 @@ struct cuda_launch_policy {
   /// (four launches more per pass, little spread of the counts to win back). Never changes the
   /// result.
   std::uint64_t sort_light_min_cubes = std::uint64_t(1) << 19;
+  /// A sorted pass (sort_light_min_cubes) sorts and samples its light sub-cubes on the device's
+  /// side stream beside its heavy sub-cubes on the stream (neither reads the other's sums; the
+  /// bins and flags are integer atomics), the tiles after both. false: one after the other in the
+  /// stream. Never changes the result.
+  bool light_beside_heavy = true;
+  /// VEGAS+ scalar passes of one sub-cube per chunk that V-Sample spreads (spread_light_above),
+  /// with heavy sub-cubes and more tiles than V-Sample's grid has blocks: the light sub-cubes on
+  /// the device's side stream beside the heavy ones, each light sub-cube's I_c, var_c kept and the
+  /// tiles summed after both (vegas_kernels.cuh, v_sample_tiles_spread's deferred form;
+  /// sorted_sample.cuh, sorted_tiles_kernel). false: the heavy sub-cubes first, then V-Sample
+  /// reading their sums. On an H200 (bench/results/2026-12-01-side-stream.md) Lepage's Eq. (45)
+  /// at 1e7 calls (1526 tiles, 396 blocks) 7-9 % faster; passes of fewer tiles than blocks (f4, f5
+  /// at 1e6 calls: 256 tiles) 1-3 % slower beside, so they keep the old order. Never changes the
+  /// result.
+  bool spread_beside_heavy = true;
   /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a warp per
   /// segment, 32 samples at a time (heavy_sample_kernel) when their segments number fewer than
   /// spread_heavy_below times the threads that heavy_segment_kernel keeps resident on the device,
@@ -96,6 +111,11 @@ struct cuda_launch_policy {
   /// (counts_allocator.cuh: one host round trip less per adapting iteration). false: the
   /// allocation waits for its own round trip, as before. Never changes the result.
   bool allocate_after_pass = true;
+  /// With allocate_after_pass: the allocation queued behind a pass runs on the device's side
+  /// stream, which the pass's wait does not cover, so that the host's work on the pass's sums and
+  /// the next adaptation of the map run beside it; the run's request for it waits on the host
+  /// (counts_allocator.cuh). false: behind the pass in its stream. Never changes the result.
+  bool allocate_beside = true;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).

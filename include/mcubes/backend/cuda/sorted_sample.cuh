@@ -8,9 +8,10 @@
 /// H200 (bench/results/2026-12-01-sorted-light-cubes.md). Here the threads of a warp take
 /// sub-cubes of one count: the same work per lane.
 ///
-/// Steps (launched by backend/cuda/vegas_pass.cuh, sample_pass, after the heavy sub-cubes,
-/// heavy_cubes.cuh, whose segments are sorted by length too, for passes of at least
-/// cuda_launch_policy::sort_light_min_cubes sub-cubes):
+/// Steps (launched by backend/cuda/vegas_pass.cuh, sample_pass, for passes of at least
+/// cuda_launch_policy::sort_light_min_cubes sub-cubes: steps 1 and 2 on the device's side stream
+/// beside the heavy sub-cubes, heavy_cubes.cuh, whose segments are sorted by length too, on the
+/// stream; step 3 on the stream after both):
 ///  1. the light sub-cubes (n_c <= T) sorted by count (bucket_sort.cuh: a histogram of the counts
 ///     n_min .. T, its exclusive scan, a scatter of the indices by buckets; the order within a
 ///     count is that of the atomics, and nothing below depends on it);
@@ -144,17 +145,16 @@ __global__ void sorted_tiles_kernel(cube_counts counts, std::uint64_t n_cubes, s
   });
 }
 
-/// Steps 1-3 of a pass over every chunk (stride 1, no team split) with T = above, whose heavy
-/// sub-cubes were sampled (`heavy` their view: none when no sub-cube is heavy): the tile values of
-/// tiles [0, n_tiles) of B = `block` chunks in tile_est, tile_var. No host wait (step 2 reads the
-/// list's length on the device). Returns the grid of step 2.
+/// Steps 1 and 2 of a pass over every chunk (stride 1, no team split) with T = above: the light
+/// sub-cubes' I_c, var_c in sb.cube_mean, sb.cube_var, their bins and flags, queued on `stream`
+/// (the device's side stream in sample_pass, beside the heavy sub-cubes: nothing here reads
+/// theirs, and the bins and flags are order-independent integer atomics). No host wait (step 2
+/// reads the list's length on the device). Returns the grid of step 2.
 /// @throws cuda_error if a launch fails or the kernel cannot run.
 template <int D, class F, bool Adapt>
-int launch_sorted_sample(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t n_chunks,
-                         std::uint64_t n_tiles, int block, std::uint64_t above, sorted_buffers& sb,
-                         double* tile_est, double* tile_var, bin_accumulator* bins, bin_accumulator* over, bool shared_bins,
-                         device_flags* flags, const heavy_cube_sums& heavy, kernel_occupancy& occupancy, int multiprocessors,
-                         cudaStream_t stream) {
+int launch_sorted_light(const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t above, sorted_buffers& sb,
+                        bin_accumulator* bins, bin_accumulator* over, bool shared_bins, device_flags* flags,
+                        kernel_occupancy& occupancy, int multiprocessors, cudaStream_t stream) {
   const std::uint64_t m = sp.n_cubes;
   const unsigned K = static_cast<unsigned>(above - sp.counts.n_base + 1);
   grow(sb.cube_mean, m);
@@ -172,11 +172,20 @@ int launch_sorted_sample(const F& f, const sampling_params<D>& sp, const map_vie
                                     sb.cube_var.data(), bins, over, Adapt && shared_bins, flags,
                                     philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration));
   MCUBES_CUDA_CHECK_LAUNCH("sorted_sample_kernel");
+  return static_cast<int>(grid);
+}
+
+/// Step 3, after steps 1 and 2 and the heavy sub-cubes (`heavy` their view: none when no sub-cube
+/// is heavy) have landed on `stream`: the tile values of tiles [0, n_tiles) of B = `block` chunks
+/// in tile_est, tile_var. @throws cuda_error if the launch fails.
+template <int D>
+void launch_sorted_tiles(const sampling_params<D>& sp, std::uint64_t n_chunks, std::uint64_t n_tiles, int block,
+                         const sorted_buffers& sb, double* tile_est, double* tile_var, const heavy_cube_sums& heavy,
+                         int multiprocessors, cudaStream_t stream) {
   const unsigned tiles_grid = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(n_tiles, 32ull * multiprocessors)));
-  sorted_tiles_kernel<><<<tiles_grid, block, 0, stream>>>(sp.counts, m, sp.chunk_cubes, n_chunks, n_tiles, sb.cube_mean.data(),
+  sorted_tiles_kernel<><<<tiles_grid, block, 0, stream>>>(sp.counts, sp.n_cubes, sp.chunk_cubes, n_chunks, n_tiles, sb.cube_mean.data(),
                                                         sb.cube_var.data(), heavy, tile_est, tile_var);
   MCUBES_CUDA_CHECK_LAUNCH("sorted_tiles_kernel");
-  return static_cast<int>(grid);
 }
 
 }  // namespace cuda_detail

@@ -161,13 +161,18 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 /// are close to even (32 x its largest count at most `spread_above` x its samples) has each lane
 /// sample its own sub-cube instead, as sample_cubes does: the same sums either way. Heavy
 /// sub-cubes (`heavy`) are taken as precomputed, as in sample_cubes.
+/// Deferred (`cube_mean` not null): the heavy sub-cubes are being sampled beside this launch
+/// (vegas_pass.cuh), so none of their sums is read: each light sub-cube's I_c, var_c go to
+/// cube_mean[c], cube_var[c] and the tiles are summed afterwards (sorted_sample.cuh,
+/// sorted_tiles_kernel: the same partials over the same tree); nothing is written to tile_est.
 template <int D, class F, bool Adapt>
 __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling_params<D>& sp, const map_view<D>& map,
                                                       std::uint64_t n_sel, std::uint64_t first, std::uint64_t n_tiles,
                                                       double* tile_est, double* tile_var, shared_bin_sink& sink,
                                                       double (*red)[2][32], warp_flags& flags, const philox_schedule& rng,
                                                       const heavy_cube_sums& heavy, double (*win)[32],
-                                                      unsigned short (*coords)[32], double spread_above) {
+                                                      unsigned short (*coords)[32], double spread_above, double* cube_mean,
+                                                      double* cube_var) {
   constexpr unsigned full = 0xffffffffu;
   const unsigned B = blockDim.x, tid = threadIdx.x, lane = tid & 31u;
   // list positions in 32 bits: a sub-cube has at most sp.p < 2^26 samples (launch_v_sample)
@@ -295,17 +300,24 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
         const std::uint64_t n = sp.counts.count(c);  // again: no register held across the windows
         cube_estimate ce;
         if (heavy.precomputed(n)) {
-          const std::uint64_t h = heavy.first(c);
-          ce.mean = heavy.mean(h);
-          ce.var = heavy.var(h);
+          if (cube_mean == nullptr) {
+            const std::uint64_t h = heavy.first(c);
+            ce.mean = heavy.mean(h);
+            ce.var = heavy.var(h);
+          }
         } else {
           ce = finish_cube(s1, s2, static_cast<double>(n), sp.counts, c);
+          if (cube_mean != nullptr) {
+            cube_mean[c] = ce.mean;
+            cube_var[c] = ce.var;
+          }
         }
         part.estimate += ce.mean;
         part.variance += ce.var;
       }
     }
     fold_warp_flags<Adapt>(part, flags);
+    if (cube_mean != nullptr) continue;  // deferred: the tiles are summed afterwards
     double ev = part.estimate, vv = part.variance;
     block_tree_sum(ev, vv, red[k & 1u]);
     if (tid == 0) {
@@ -415,20 +427,22 @@ inline constexpr bool v_sample_spread_available = D <= 64;
 /// v_sample_kernel with the tile loop of v_sample_tiles_spread (VEGAS+ passes of one sub-cube per
 /// chunk, stride 1, g < 2^16): the same preconditions, shared memory and results (bit for bit),
 /// the samples of a warp's light sub-cubes spread over its lanes where its counts are uneven
-/// (`spread_above`). Blocks of at most 256 threads.
+/// (`spread_above`). Blocks of at most 256 threads. `cube_mean`, `cube_var`: null, or the deferred
+/// form's per-sub-cube outputs (v_sample_tiles_spread).
 template <int D, class F, bool Adapt>
 __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
     v_sample_spread_kernel(F f, sampling_params<D> sp, map_view<D> map, std::uint64_t n_sel, std::uint64_t tile_first,
                            std::uint64_t n_tiles, double* tile_est, double* tile_var, bin_accumulator* bins,
                            bin_accumulator* over, bool shared_bins, device_flags* flags, philox_schedule rng,
-                           heavy_cube_sums heavy, double spread_above) {
+                           heavy_cube_sums heavy, double spread_above, double* cube_mean, double* cube_var) {
   __shared__ double s_win[8][2][32];  // a warp's values f J, (f J)^2 of one window
   __shared__ unsigned short s_coord[8][D >= 2 ? D : 1][32];  // its lanes' sub-cube coordinates
   const unsigned warp = threadIdx.x >> 5;
   v_sample_block<D, Adapt>(map, bins, over, shared_bins, flags,
                            [&](const map_view<D>& m, shared_bin_sink& sink, double (*red)[2][32], warp_flags& slot) {
                              v_sample_tiles_spread<D, F, Adapt>(f, sp, m, n_sel, tile_first, n_tiles, tile_est, tile_var, sink,
-                                                                red, slot, rng, heavy, s_win[warp], s_coord[warp], spread_above);
+                                                                red, slot, rng, heavy, s_win[warp], s_coord[warp], spread_above,
+                                                                cube_mean, cube_var);
                            });
 }
 

@@ -45,6 +45,8 @@ struct launch_choice {
   std::uint64_t heavy_cubes = 0;  ///< heavy sub-cubes of the scalar passes so far (heavy_cubes.cuh)
   std::uint64_t heavy_prelisted = 0;  ///< scalar passes whose heavy lists came with the allocation
   std::uint64_t sorted_passes = 0;    ///< scalar passes with their light sub-cubes sorted by count
+  /// scalar passes of one sub-cube per chunk whose light sub-cubes ran beside their heavy ones
+  std::uint64_t beside_passes = 0;
 };
 
 /// The pieces of one backend that a pass dispatch uses (references, valid for one call).
@@ -59,14 +61,66 @@ struct pass_context {
   cudaStream_t stream() const noexcept { return device.stream(); }
 };
 
+/// Whether a pass runs v_sample_spread_kernel (launch_v_sample): VEGAS+ counts per sub-cube, one
+/// sub-cube per chunk, stride 1, blocks of at most 256 threads, g < 2^16, at most 2^26 samples
+/// per sub-cube, not a device array integrand's, cuda_launch_policy::spread_light_above at most 32
+/// and its shared memory fits.
+template <int D, class F, bool Adapt>
+bool spread_serves(pass_context& cx, const sampling_params<D>& sp, std::uint64_t stride, std::size_t smem_plain) {
+  if constexpr (v_sample_spread_available<D> && !detail::sample_indexed<F>::value) {
+    const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
+    return cx.policy.spread_light_above <= 32 && sp.counts.per_cube() && sp.chunk_cubes == 1 && stride == 1 &&
+           cx.policy.threads_per_block <= 256 && sp.g < 65536 && sp.p < (std::uint64_t(1) << 26) &&
+           smem_plain + cx.occupancy.static_smem(v_sample_spread_kernel<D, F, Adapt>) <= optin;
+  } else {
+    (void)cx, (void)sp, (void)stride, (void)smem_plain;
+    return false;
+  }
+}
+
+/// The grid and dynamic shared memory of a v_sample_spread_kernel launch over tiles
+/// [tile_first, n_tiles) (spread_serves). @throws cuda_error if the kernel cannot run.
+template <int D, class F, bool Adapt>
+std::pair<std::uint64_t, std::size_t> spread_launch(pass_context& cx, std::uint64_t tile_first, std::uint64_t n_tiles,
+                                                    std::size_t smem_plain, std::size_t smem_edges) {
+  const auto [per_sm, smem] = cx.occupancy.sampling_smem(v_sample_spread_kernel<D, F, Adapt>, cx.policy.threads_per_block,
+                                                         smem_plain, smem_edges, "V-Sample kernel");
+  return {policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt), smem};
+}
+
+/// Launches v_sample_spread_kernel (spread_serves) in `stream`: the tile values, or with
+/// `cube_mean` not null the deferred form (the light sub-cubes' I_c, var_c; vegas_kernels.cuh).
+/// Returns the grid size. @throws cuda_error if the launch fails.
+template <int D, class F, bool Adapt>
+int launch_spread(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t n_sel,
+                  std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins, std::size_t smem_plain,
+                  std::size_t smem_edges, const heavy_cube_sums& heavy, double* cube_mean, double* cube_var,
+                  cudaStream_t stream) {
+  if constexpr (v_sample_spread_available<D> && !detail::sample_indexed<F>::value) {
+    const int B = cx.policy.threads_per_block;
+    pass_buffers& buf = cx.buffers;
+    auto kernel = v_sample_spread_kernel<D, F, Adapt>;
+    const auto [grid, smem] = spread_launch<D, F, Adapt>(cx, tile_first, n_tiles, smem_plain, smem_edges);
+    kernel<<<static_cast<unsigned>(grid), B, smem, stream>>>(f, sp, dmap, n_sel, tile_first, n_tiles, buf.tile_est.data(),
+                                                           buf.tile_var.data(), buf.bins.data(), buf.over.data(), shared_bins,
+                                                           buf.flags.data(),
+                                                           philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration),
+                                                           heavy, cx.policy.spread_light_above, cube_mean, cube_var);
+    MCUBES_CUDA_CHECK_LAUNCH("v_sample_spread_kernel");
+    return static_cast<int>(grid);
+  } else {
+    (void)cx, (void)f, (void)sp, (void)dmap, (void)n_sel, (void)tile_first, (void)n_tiles, (void)shared_bins;
+    (void)smem_plain, (void)smem_edges, (void)heavy, (void)cube_mean, (void)cube_var, (void)stream;
+    throw cuda_error("v_sample_spread_kernel is not available for this integrand");
+  }
+}
+
 /// Launches V-Sample / No-Adjust with `smem_edges` bytes of dynamic shared memory (bins and map
 /// edges) unless `smem_plain` (bins only, edges read from global memory) allows more resident
 /// blocks; the kernel reads which from the size it gets. Returns the grid size (launch_grid over
 /// the tiles, with the policy's adapt_tiles_per_block for V-Sample).
 /// Tiles [tile_first, n_tiles) only (the array path's slices; 0 otherwise).
-/// VEGAS+ passes of one sub-cube per chunk (stride 1, blocks of at most 256 threads, g < 2^16, at
-/// most 2^26 samples per sub-cube; not a device array integrand's) run v_sample_spread_kernel where
-/// cuda_launch_policy::spread_light_above is at most 32 and its shared memory fits: the same bits.
+/// VEGAS+ passes that spread_serves run v_sample_spread_kernel: the same bits.
 template <int D, class F, bool Adapt>
 int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, const map_view<D>& dmap, std::uint64_t stride,
                     std::uint64_t n_sel, std::uint64_t tile_first, std::uint64_t n_tiles, bool shared_bins,
@@ -74,21 +128,9 @@ int launch_v_sample(pass_context& cx, const F& f, const sampling_params<D>& sp, 
   const int B = cx.policy.threads_per_block;
   pass_buffers& buf = cx.buffers;
   const auto rng = philox_schedule::make(sp.seed, stream_id::vegas, sp.iteration);
-  if constexpr (v_sample_spread_available<D> && !detail::sample_indexed<F>::value) {
-    const std::size_t optin = static_cast<std::size_t>(cx.device.properties().sharedMemPerBlockOptin);
-    auto kernel = v_sample_spread_kernel<D, F, Adapt>;
-    if (cx.policy.spread_light_above <= 32 && sp.counts.per_cube() && sp.chunk_cubes == 1 && stride == 1 && B <= 256 &&
-        sp.g < 65536 && sp.p < (std::uint64_t(1) << 26) && smem_plain + cx.occupancy.static_smem(kernel) <= optin) {
-      const auto [per_sm, smem] = cx.occupancy.sampling_smem(kernel, B, smem_plain, smem_edges, "V-Sample kernel");
-      const std::uint64_t grid = policy_grid(cx.policy, per_sm, cx.device.multiprocessors(), n_tiles - tile_first, Adapt);
-      kernel<<<static_cast<unsigned>(grid), B, smem, cx.stream()>>>(f, sp, dmap, n_sel, tile_first, n_tiles, buf.tile_est.data(),
-                                                                   buf.tile_var.data(), buf.bins.data(), buf.over.data(),
-                                                                   shared_bins, buf.flags.data(), rng, heavy,
-                                                                   cx.policy.spread_light_above);
-      MCUBES_CUDA_CHECK_LAUNCH("v_sample_spread_kernel");
-      return static_cast<int>(grid);
-    }
-  }
+  if (spread_serves<D, F, Adapt>(cx, sp, stride, smem_plain))
+    return launch_spread<D, F, Adapt>(cx, f, sp, dmap, n_sel, tile_first, n_tiles, shared_bins, smem_plain, smem_edges, heavy,
+                                      nullptr, nullptr, cx.stream());
   const bool uniform = sp.counts.none();  // the uniform strategy: the kernel without per-cube branches
   auto kernel = B <= 256 ? (uniform ? v_sample_kernel<D, F, Adapt, 256, uniform_counts> : v_sample_kernel<D, F, Adapt, 256>)
                          : (uniform ? v_sample_kernel<D, F, Adapt, 1024, uniform_counts> : v_sample_kernel<D, F, Adapt, 1024>);
@@ -386,13 +428,26 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     const std::uint64_t above = heavy_first ? heavy_above(sp.counts, st.calls, st.n_cubes, cx.policy.heavy_above_average) : 0;
     if (heavy_first && !in_team && cx.policy.sort_light_min_cubes > 0 && st.n_cubes >= cx.policy.sort_light_min_cubes &&
         sorted_serves(sp.counts, above, st.n_cubes)) {  // the light sub-cubes sorted by count (sorted_sample.cuh)
+      // the light sub-cubes on the side stream beside the heavy ones on the stream (neither reads
+      // the other's sums; bins and flags are integer atomics), the tiles after both
       const auto sorted = [&](auto adapt_tag) {
         constexpr bool A = decltype(adapt_tag)::value;
-        const heavy_cube_sums heavy =
-            sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted, true);
-        return launch_sorted_sample<D, F, A>(f, sp, dmap, st.n_chunks, n_tiles, B, above, buf.sorted, buf.tile_est.data(),
-                                             buf.tile_var.data(), buf.bins.data(), buf.over.data(), A && shared_bins,
-                                             buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(), stream);
+        const int sms = cx.device.multiprocessors();
+        const bool beside = cx.policy.light_beside_heavy;
+        if (beside) cx.device.fork_side();
+        heavy_cube_sums heavy;
+        int g = 0;
+        try {  // the heavy sub-cubes launched first: their blocks go first where both fill the device
+          heavy = sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted, true);
+          g = launch_sorted_light<D, F, A>(f, sp, dmap, above, buf.sorted, buf.bins.data(), buf.over.data(), A && shared_bins,
+                                           buf.flags.data(), cx.occupancy, sms, beside ? cx.device.side() : stream);
+        } catch (...) {
+          if (beside) cx.device.join_side();  // nothing of this pass left running beside the stream
+          throw;
+        }
+        if (beside) cx.device.join_side();
+        launch_sorted_tiles<D>(sp, st.n_chunks, n_tiles, B, buf.sorted, buf.tile_est.data(), buf.tile_var.data(), heavy, sms, stream);
+        return g;
       };
       grid = adapt ? sorted(std::true_type{}) : sorted(std::false_type{});
       ++cx.last.sorted_passes;
@@ -408,6 +463,40 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
                                                buf.flags.data(), heavy, cx.occupancy, cx.device.multiprocessors(), stream);
       };
       grid = adapt ? balanced(std::true_type{}) : balanced(std::false_type{});
+    } else if (heavy_first && !in_team && cx.policy.spread_beside_heavy &&
+               (adapt ? spread_serves<D, F, true>(cx, sp, stride, smem_plain) &&
+                            spread_launch<D, F, true>(cx, 0, n_tiles, smem_plain, smem_alt).first < n_tiles
+                      : spread_serves<D, F, false>(cx, sp, stride, smem_plain) &&
+                            spread_launch<D, F, false>(cx, 0, n_tiles, smem_plain, smem_alt).first < n_tiles)) {
+      // one sub-cube per chunk (passes below sort_light_min_cubes) of more tiles than V-Sample's
+      // blocks (cuda_launch_policy::spread_beside_heavy): the light sub-cubes spread over the
+      // warps' lanes on the side stream beside the heavy ones, their I_c, var_c kept for the tiles,
+      // summed after both (sorted_tiles_kernel); with no heavy sub-cube, as always
+      const auto beside = [&](auto adapt_tag) {
+        constexpr bool A = decltype(adapt_tag)::value;
+        cx.device.fork_side();
+        heavy_cube_sums heavy;
+        int g = 0;
+        try {
+          heavy = sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted);
+          if (heavy.means == nullptr)
+            return launch_spread<D, F, A>(cx, f, sp, dmap, n_sel, 0, n_tiles, A && shared_bins, smem_plain, smem_alt, heavy,
+                                          nullptr, nullptr, stream);
+          grow(buf.sorted.cube_mean, st.n_cubes);
+          grow(buf.sorted.cube_var, st.n_cubes);
+          g = launch_spread<D, F, A>(cx, f, sp, dmap, n_sel, 0, n_tiles, A && shared_bins, smem_plain, smem_alt, heavy,
+                                     buf.sorted.cube_mean.data(), buf.sorted.cube_var.data(), cx.device.side());
+        } catch (...) {
+          cx.device.join_side();  // nothing of this pass left running beside the stream
+          throw;
+        }
+        cx.device.join_side();
+        launch_sorted_tiles<D>(sp, st.n_chunks, n_tiles, B, buf.sorted, buf.tile_est.data(), buf.tile_var.data(), heavy,
+                               cx.device.multiprocessors(), stream);
+        ++cx.last.beside_passes;
+        return g;
+      };
+      grid = adapt ? beside(std::true_type{}) : beside(std::false_type{});
     } else if (adapt) {
       const heavy_cube_sums heavy =
           heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1, false, false, prelisted)
@@ -423,6 +512,9 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   cx.last.grid = grid;
   if (adapt) cx.last.shared_bins = shared_bins;
 
+  // the asked allocation (it reads the shares this pass wrote): beside the stream from here on
+  // (allocate() waits for it), or in the stream after the result (waited for below)
+  if (!in_team && cx.policy.allocate_beside) cx.allocator.launch_asked(cx.policy, buf.heavy, cx.device);
   // finish the fixed tree over the tile values (padded width: width / tile); snapshot and reset the
   // flags (a team's rank: over its own tiles, whose sums finish_team_pass takes instead)
   const unsigned T = 1024;
@@ -432,7 +524,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
   MCUBES_CUDA_CHECK(cudaMemcpyAsync(buf.host_result.data(), buf.result.data(), sizeof(pass_result), cudaMemcpyDeviceToHost,
                                     stream));
-  if (!in_team) cx.allocator.launch_asked(cx.policy, buf.heavy, cx.device.multiprocessors(), stream);  // waited for below
+  if (!in_team && !cx.policy.allocate_beside) cx.allocator.launch_asked(cx.policy, buf.heavy, cx.device);
   MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
   cx.allocator.landed();
   } catch (...) {
