@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   double spread_light = 1.25;
   bool lists_in_pass = false;
   bool allocation_round_trip = false;
-  bool allocation_in_stream = false, light_after_heavy = false, spread_after_heavy = false;
+  bool allocation_in_stream = false, light_after_heavy = false, spread_after_heavy = false, heavy_finish_launch = false;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -121,6 +121,9 @@ int main(int argc, char** argv) {
     s->add_flag("--spread-after-heavy", spread_after_heavy,
                 "CUDA, VEGAS+: a spread pass's light sub-cubes after its heavy ones, not beside them "
                 "(cuda_launch_policy::spread_beside_heavy = false)");
+    s->add_flag("--heavy-finish-launch", heavy_finish_launch,
+                "CUDA, VEGAS+: the heavy sub-cubes' sums finished by their own launch, not by the spread V-Sample "
+                "(cuda_launch_policy::heavy_sums_in_v_sample = false)");
   }
   for (auto* s : {ref, thr, cpu}) s->add_option("--runs", runs, "timed runs (median)")->check(CLI::Range(1, 1000));
   bool symmetric_map = false;
@@ -149,10 +152,11 @@ int main(int argc, char** argv) {
     bench_policy().allocate_beside = !allocation_in_stream;
     bench_policy().light_beside_heavy = !light_after_heavy;
     bench_policy().spread_beside_heavy = !spread_after_heavy;
+    bench_policy().heavy_sums_in_v_sample = !heavy_finish_launch;
 #else
     (void)adapt_tiles, (void)max_blocks, (void)sort_light, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
     (void)lists_in_pass, (void)allocation_round_trip, (void)allocation_in_stream, (void)light_after_heavy;
-    (void)spread_after_heavy;
+    (void)spread_after_heavy, (void)heavy_finish_launch;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {

@@ -157,19 +157,21 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   // default choice per warp, and with a thread per sub-cube (blocks of 1024: always), each block size
   // (at most 16 blocks, so more tiles than blocks: the spread kernel beside the heavy sub-cubes,
   // its tiles summed afterwards, by default; spread_beside_heavy = false: after them, its tiles
-  // summed in the kernel)
+  // summed in the kernel, the heavy sub-cubes' segment sums added by their lanes or, with
+  // heavy_sums_in_v_sample = false, by heavy_finish_kernel)
   for (double spread_above : {0.0, cuda_launch_policy{}.spread_light_above, 1e30}) {
     for (int tpb : {32, 64, 256, 1024}) {
-      for (bool beside : {true, false}) {
-        if (!beside && tpb != 64) continue;
-        SCOPED_TRACE(testing::Message() << "spread_light_above " << spread_above << ", block " << tpb << ", beside " << beside);
+      for (int form : {0, 1, 2}) {  // beside; after, the heavy sums finished by V-Sample; after, by their own launch
+        if (form != 0 && tpb != 64) continue;
+        SCOPED_TRACE(testing::Message() << "spread_light_above " << spread_above << ", block " << tpb << ", form " << form);
         policy.spread_light_above = spread_above;
         policy.threads_per_block = tpb;
-        policy.spread_beside_heavy = beside;
+        policy.spread_beside_heavy = form == 0;
+        policy.heavy_sums_in_v_sample = form != 2;
         policy.max_blocks = 16;  // more tiles than blocks: the beside form's condition
         cuda_backend b(policy);
         expect_same_result(gpu, vegas_with<4>(rational_peak4, region<4>::unit(), o, b));
-        if (beside && spread_above <= 32 && tpb <= 256)
+        if (form == 0 && spread_above <= 32 && tpb <= 256)
           EXPECT_GT(b.beside_passes(), 0u) << "no pass sampled its light sub-cubes beside the heavy ones";
         else
           EXPECT_EQ(b.beside_passes(), 0u);
@@ -178,6 +180,7 @@ TEST(CudaVegas, VegasPlusHeavySubCubesBitwiseEqualToCpu) {
   }
   policy.spread_light_above = cuda_launch_policy{}.spread_light_above;
   policy.spread_beside_heavy = true;
+  policy.heavy_sums_in_v_sample = true;
   policy.max_blocks = 0;
   policy.threads_per_block = 64;
   policy.balance_above = 1.0;  // every VEGAS+ pass balanced by samples (cuda/balanced_sample.cuh)

@@ -94,18 +94,6 @@ __device__ __forceinline__ void sample_heavy_segment(const F& f, const sampling_
   sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, bins, part, t1, t2, no_poll{});
 }
 
-/// Step 4 for sub-cube c whose segments are [s_begin, s_end): s1, s2 = serial sums of their sums
-/// in order (sample_cubes' segment rule), then finish_cube (I_c, var_c, the share).
-__device__ __forceinline__ cube_estimate finish_heavy_cube(const cube_counts& counts, std::uint64_t c, std::uint64_t s_begin,
-                                                           std::uint64_t s_end, const double* seg_s1, const double* seg_s2) {
-  double s1 = 0, s2 = 0;
-  for (std::uint64_t s = s_begin; s < s_end; ++s) {
-    s1 += seg_s1[s];
-    s2 += seg_s2[s];
-  }
-  return finish_cube(s1, s2, static_cast<double>(counts.count(c)), counts, c);
-}
-
 /// Step 1: heavy[ch] = the chunk's sub-cubes of more than `above` samples, segs[ch] = their segments
 /// (ceil(n_c / L) each); heavy[n_chunks] = segs[n_chunks] = 0 (the exclusive sums' totals); with
 /// `work`, work[ch] the chunk's work (chunk_work_base) and work[n_chunks] = 0.

@@ -70,6 +70,11 @@ struct cuda_launch_policy {
   /// at 1e6 calls: 256 tiles) 1-3 % slower beside, so they keep the old order. Never changes the
   /// result.
   bool spread_beside_heavy = true;
+  /// VEGAS+ scalar passes whose V-Sample is the spread kernel, heavy sub-cubes sampled before it in
+  /// the stream: the lane of a heavy sub-cube adds its segments' sums in order and finishes it
+  /// (finish_heavy_cube) instead of heavy_finish_kernel (one launch less per pass; a few dozen
+  /// segments a heavy sub-cube at this size). false: heavy_finish_kernel. Never changes the result.
+  bool heavy_sums_in_v_sample = true;
   /// The heavy sub-cubes of a VEGAS+ pass (heavy_cubes.cuh, step 3) are sampled a warp per
   /// segment, 32 samples at a time (heavy_sample_kernel) when their segments number fewer than
   /// spread_heavy_below times the threads that heavy_segment_kernel keeps resident on the device,

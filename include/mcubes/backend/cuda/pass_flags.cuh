@@ -107,13 +107,31 @@ __device__ __forceinline__ void fold_warp_flags(const chunk_partial& part, warp_
   }
 }
 
+/// Step 4 of the heavy sub-cubes (backend/cuda/heavy_cubes.cuh) for sub-cube c whose segments
+/// are [s_begin, s_end): s1, s2 = serial sums of their sums in order (sample_cubes' segment rule),
+/// then finish_cube (I_c, var_c, the share).
+__device__ __forceinline__ cube_estimate finish_heavy_cube(const cube_counts& counts, std::uint64_t c, std::uint64_t s_begin,
+                                                           std::uint64_t s_end, const double* seg_s1, const double* seg_s2) {
+  double s1 = 0, s2 = 0;
+  for (std::uint64_t s = s_begin; s < s_end; ++s) {
+    s1 += seg_s1[s];
+    s2 += seg_s2[s];
+  }
+  return finish_cube(s1, s2, static_cast<double>(counts.count(c)), counts, c);
+}
+
 /// The heavy sub-cubes of a pass as V-Sample's sample_cubes takes them (precomputed-cubes policy,
 /// core/sampler.hpp). Trivially copyable. above = ~0: none (every sub-cube is sampled there).
+/// means, vars null with seg_s1 set: their segments' sums are not finished yet, and the spread
+/// V-Sample finishes them (finish_heavy_cube; cuda_launch_policy::heavy_sums_in_v_sample).
 struct heavy_cube_sums {
   static constexpr bool enabled = true;
   const unsigned long long* chunk_first = nullptr;  ///< first heavy index of each chunk
   const double* means = nullptr;
   const double* vars = nullptr;
+  const unsigned long long* seg_first = nullptr;  ///< first segment of each heavy sub-cube (n_heavy + 1)
+  const double* seg_s1 = nullptr;                 ///< the segments' sums (step 3)
+  const double* seg_s2 = nullptr;
   std::uint64_t chunk_cubes = 1;
   std::uint64_t above = ~std::uint64_t(0);  ///< T (heavy_above): a sub-cube of more samples is heavy
   MCUBES_HOST_DEVICE std::uint64_t first(std::uint64_t begin) const {

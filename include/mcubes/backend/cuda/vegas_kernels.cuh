@@ -160,7 +160,9 @@ __device__ __forceinline__ void v_sample_tiles(const F& f, const sampling_params
 /// chunk-per-thread loop waits, sub-cube by sub-cube, for its largest count). A warp whose counts
 /// are close to even (32 x its largest count at most `spread_above` x its samples) has each lane
 /// sample its own sub-cube instead, as sample_cubes does: the same sums either way. Heavy
-/// sub-cubes (`heavy`) are taken as precomputed, as in sample_cubes.
+/// sub-cubes (`heavy`) are taken as precomputed, as in sample_cubes, or where their segments'
+/// sums are not finished (heavy.means null) finished by their lane (finish_heavy_cube, the same
+/// serial sums as heavy_finish_kernel's).
 /// Deferred (`cube_mean` not null): the heavy sub-cubes are being sampled beside this launch
 /// (vegas_pass.cuh), so none of their sums is read: each light sub-cube's I_c, var_c go to
 /// cube_mean[c], cube_var[c] and the tiles are summed afterwards (sorted_sample.cuh,
@@ -302,8 +304,12 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
         if (heavy.precomputed(n)) {
           if (cube_mean == nullptr) {
             const std::uint64_t h = heavy.first(c);
-            ce.mean = heavy.mean(h);
-            ce.var = heavy.var(h);
+            if (heavy.means != nullptr) {
+              ce.mean = heavy.mean(h);
+              ce.var = heavy.var(h);
+            } else {  // its segments' sums not finished: this lane adds them (heavy_sums_in_v_sample)
+              ce = finish_heavy_cube(sp.counts, c, heavy.seg_first[h], heavy.seg_first[h + 1], heavy.seg_s1, heavy.seg_s2);
+            }
           }
         } else {
           ce = finish_cube(s1, s2, static_cast<double>(n), sp.counts, c);

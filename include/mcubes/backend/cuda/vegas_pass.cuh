@@ -165,7 +165,8 @@ template <int D, class F, bool Adapt>
 heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_params<D>& sp, const stratification& st,
                                    const map_view<D>& dmap, bool shared_bins, std::uint64_t chunk_begin,
                                    std::uint64_t chunk_end, bool listed = false, bool work = false,
-                                   const heavy_listing_key& prelisted = heavy_listing_key{}, bool sort_segments = false) {
+                                   const heavy_listing_key& prelisted = heavy_listing_key{}, bool sort_segments = false,
+                                   bool finish = true) {
   heavy_buffers& hb = cx.buffers.heavy;
   const cudaStream_t stream = cx.stream();
   std::uint64_t n_heavy = hb.n_heavy, n_segments = hb.n_segments;
@@ -228,18 +229,24 @@ heavy_cube_sums sample_heavy_cubes(pass_context& cx, const F& f, const sampling_
         buf.bins.data(), buf.over.data(), bins_in_smem, buf.flags.data(), rng);
     MCUBES_CUDA_CHECK_LAUNCH("heavy_sample_kernel");
   }
+  heavy_cube_sums view;
+  view.chunk_first = hb.chunk_heavy_first.data();
+  view.chunk_cubes = st.chunk_cubes;
+  view.above = hb.above;
+  if (!finish) {  // the spread V-Sample adds the segments' sums (cuda_launch_policy::heavy_sums_in_v_sample)
+    view.seg_first = hb.seg_first.data();
+    view.seg_s1 = hb.seg_s1.data();
+    view.seg_s2 = hb.seg_s2.data();
+    return view;
+  }
   const unsigned T = 256;  // a warp per heavy sub-cube
   const auto finish_grid =
       static_cast<unsigned>(std::min<std::uint64_t>((n_heavy + T / 32 - 1) / (T / 32), 32ull * cx.device.multiprocessors()));
   heavy_finish_kernel<><<<finish_grid, T, 0, stream>>>(sp.counts, hb.cube.data(), hb.seg_first.data(), n_heavy, hb.seg_s1.data(),
                                                      hb.seg_s2.data(), hb.means.data(), hb.vars.data());
   MCUBES_CUDA_CHECK_LAUNCH("heavy_finish_kernel");
-  heavy_cube_sums view;
-  view.chunk_first = hb.chunk_heavy_first.data();
   view.means = hb.means.data();
   view.vars = hb.vars.data();
-  view.chunk_cubes = st.chunk_cubes;
-  view.above = hb.above;
   return view;
 }
 
@@ -479,7 +486,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
         int g = 0;
         try {
           heavy = sample_heavy_cubes<D, F, A>(cx, f, sp, st, dmap, A && shared_bins, 0, st.n_chunks, false, false, prelisted);
-          if (heavy.means == nullptr)
+          if (heavy.chunk_first == nullptr)  // no heavy sub-cube
             return launch_spread<D, F, A>(cx, f, sp, dmap, n_sel, 0, n_tiles, A && shared_bins, smem_plain, smem_alt, heavy,
                                           nullptr, nullptr, stream);
           grow(buf.sorted.cube_mean, st.n_cubes);
@@ -498,13 +505,17 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
       };
       grid = adapt ? beside(std::true_type{}) : beside(std::false_type{});
     } else if (adapt) {
+      // the spread V-Sample adds the heavy sub-cubes' segment sums itself where asked
+      const bool finish = !(cx.policy.heavy_sums_in_v_sample && spread_serves<D, F, true>(cx, sp, stride, smem_plain));
       const heavy_cube_sums heavy =
-          heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1, false, false, prelisted)
+          heavy_first ? sample_heavy_cubes<D, F, true>(cx, f, sp, st, dmap, shared_bins, c0, c1, false, false, prelisted, false,
+                                                       finish)
                       : heavy_cube_sums{};
       grid = launch_v_sample<D, F, true>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, shared_bins, smem_plain, smem_alt, heavy);
     } else {
+      const bool finish = !(cx.policy.heavy_sums_in_v_sample && spread_serves<D, F, false>(cx, sp, stride, smem_plain));
       const heavy_cube_sums heavy =
-          heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false, c0, c1, false, false, prelisted)
+          heavy_first ? sample_heavy_cubes<D, F, false>(cx, f, sp, st, dmap, false, c0, c1, false, false, prelisted, false, finish)
                       : heavy_cube_sums{};
       grid = launch_v_sample<D, F, false>(cx, f, sp, dmap, stride, n_sel, t_first, t_end, false, smem_plain, smem_alt, heavy);
     }
