@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
         const auto t5 = clk::now();
         std::vector<std::pair<std::size_t, const mcubes::iteration_sums*>> items;
         for (std::size_t k = 0; k < K; ++k) items.emplace_back(k, &sums[k]);
-        be.adapt_batch(st, items, o.alpha, mcubes::map_floor_for(o), false);
+        be.adapt_batch(st, items, mcubes::alpha_for(o), mcubes::map_floor_for(o), false);
         (void)be.batch_map_edges(st, 0);
         const auto t6 = clk::now();
         st = decltype(st){};  // frees the batch's buffers

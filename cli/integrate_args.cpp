@@ -179,7 +179,9 @@ void add_vegas_flags(CLI::App& sub, integrate_args& a, const std::string& each) 
   sub.add_option("--min-iterations", a.min_iterations, "Accumulated iterations needed before convergence is declared")
       ->capture_default_str();
   sub.add_option("--max-chi2-dof", a.max_chi2_dof, "Convergence also needs chi2/dof <= this")->capture_default_str();
-  sub.add_option("--alpha", a.alpha, "Damping exponent of the map adaptation, 0..64 (0 freezes the map)")
+  sub.add_option("--alpha", a.alpha,
+                 "Damping exponent of the map adaptation, 0..64 (0 freezes the map), or auto: 1.0 under the adaptive "
+                 "stratification, the paper's 1.5 under the uniform one")
       ->capture_default_str();
   sub.add_flag("--symmetric-map", a.symmetric_map,
                "One map shared by every axis, adapted to axis 0's histogram (m-Cubes1D: fully symmetric integrands)");
@@ -212,7 +214,7 @@ vegas_options resolve_options(const integrate_args& a, const suite::entry& e, in
   o.min_iterations = count(a.min_iterations, "--min-iterations", 1);
   o.max_chi2_dof = parse_real(a.max_chi2_dof, "--max-chi2-dof", 0, big);
   o.n_bins = a.bins == "auto" ? 0 : count(a.bins, "--bins", 2, 1 << 20);
-  o.alpha = parse_real(a.alpha, "--alpha", 0, max_alpha);
+  o.alpha = a.alpha == "auto" ? auto_alpha : parse_real(a.alpha, "--alpha", 0, max_alpha);
   MCUBES_EXPECTS(a.stratification == "adaptive" || a.stratification == "uniform",
                  "--stratification must be adaptive (VEGAS+) or uniform (m-Cubes), got '", a.stratification, "'");
   o.stratification = a.stratification == "uniform" ? stratification_mode::uniform : stratification_mode::adaptive;

@@ -31,7 +31,7 @@ struct integrate_args {
   std::string min_iterations = std::to_string(vegas_options{}.min_iterations);
   std::string max_chi2_dof = "2";
   std::string bins = "auto";
-  std::string alpha = "1.5";
+  std::string alpha = "auto";
   std::string stratification = "adaptive";
   std::string beta = "0.75";
   bool symmetric_map = false;

@@ -168,7 +168,7 @@ void name_placeholders(CLI::App& app) {
   static const std::pair<const char*, const char*> placeholders[] = {
       {"dim", "INT"},           {"rel-tol", "FLOAT"},      {"abs-tol", "FLOAT"},       {"max-iterations", "INT"},
       {"adapt-iterations", "INT"}, {"skip", "INT"},        {"min-iterations", "INT"},  {"max-chi2-dof", "FLOAT"},
-      {"alpha", "FLOAT"},       {"beta", "FLOAT"},         {"threads", "INT"},         {"threads-per-block", "INT"},
+      {"alpha", "FLOAT|auto"},  {"beta", "FLOAT"},         {"threads", "INT"},         {"threads-per-block", "INT"},
       {"backend", "cpu|cuda|auto"}, {"max-memory", "BYTES"}, {"bins", "N|auto"},       {"samples", "N"},
       {"seed", "UINT"}};
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))

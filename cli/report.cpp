@@ -83,9 +83,10 @@ void print_plan_line(std::FILE* out, const vegas_plan& plan, int dim, const vega
   const int bins = map_bins_for(o);
   std::fprintf(out,
                "max iterations %d, adapting %d, skip %d, min iterations %d, rel_tol %.6g, abs_tol %.6g, "
-               "max chi2/dof %.6g, bins %d%s, alpha %.6g, map floor %.6g%s\n",
+               "max chi2/dof %.6g, bins %d%s, alpha %.6g%s, map floor %.6g%s\n",
                o.max_iterations, o.adapt_iterations, o.skip, o.min_iterations, o.rel_tol, o.abs_tol, o.max_chi2_dof, bins,
-               o.n_bins == 0 ? " (auto)" : "", o.alpha, map_floor_for(o), o.symmetric_map ? ", symmetric map" : "");
+               o.n_bins == 0 ? " (auto)" : "", alpha_for(o), o.alpha == auto_alpha ? " (auto)" : "", map_floor_for(o),
+               o.symmetric_map ? ", symmetric map" : "");
   if (o.n_bins != 0 && static_cast<std::uint64_t>(o.n_bins) * 10 > o.calls_per_iteration)
     std::fprintf(out,
                  "warning: %d bins per axis get fewer than ten samples each from %llu evaluations per iteration; the "
@@ -175,7 +176,7 @@ nlohmann::ordered_json option_json(bool x) { return x; }
 nlohmann::ordered_json option_json(stratification_mode x) { return to_string(x); }
 
 nlohmann::ordered_json options_json(const vegas_options& o) {
-  const vegas_options resolved = with_resolved_bins(o);  // n_bins as the run used it
+  const vegas_options resolved = with_resolved_defaults(o);  // n_bins and alpha as the run used them
   nlohmann::ordered_json j;  // the options table (options.hpp), then what follows from it and the execution options
   for_each_vegas_option([&](const option_info& info, auto field) { j[info.name] = option_json(resolved.*field); });
   j["map_floor"] = json_number(map_floor_for(o));

@@ -108,8 +108,8 @@ inline void print_header(const vegas_options& o) {
   }
 #endif
   if (o.backend == backend_kind::cpu) std::printf(", threads %d", cpu_backend(o.threads).threads());
-  std::printf(", seed %llu, stratification %s%s\n", static_cast<unsigned long long>(o.seed), to_string(o.stratification),
-              o.symmetric_map ? ", symmetric map (m-Cubes1D)" : "");
+  std::printf(", seed %llu, stratification %s, alpha %g%s\n", static_cast<unsigned long long>(o.seed),
+              to_string(o.stratification), alpha_for(o), o.symmetric_map ? ", symmetric map (m-Cubes1D)" : "");
 }
 
 /// Options of `mcubes-bench accuracy` (see main() for their command-line names).

@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
   bool symmetric_map = false;
   for (auto* s : {ref, thr, trc, cpu}) s->add_flag("--symmetric-map", symmetric_map, "m-Cubes1D: one map for every axis");
   for (auto* s : {thr, cpu, eq}) s->add_option("--calls", calls, "calls per iteration");
+  double alpha = mcubes::auto_alpha;
+  for (auto* s : {ref, thr, trc, acc, cpu, eq})
+    s->add_option("--alpha", alpha, "damping exponent of the map adaptation (default: the stratification's, alpha_for)")
+        ->check(CLI::Range(0.0, mcubes::max_alpha));
   CLI11_PARSE(app, argc, argv);
   mcubes::vegas_options o;
   o.backend = backend == "cuda" ? mcubes::backend_kind::cuda : mcubes::backend_kind::cpu;
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
   o.cuda_threads_per_block = tpb;
   o.seed = seed;
   o.symmetric_map = symmetric_map;
+  o.alpha = alpha;
   o.stratification = stratification == "adaptive" ? mcubes::stratification_mode::adaptive : mcubes::stratification_mode::uniform;
   if (eq->parsed() && eq->count("--stratification") == 0) o.stratification = mcubes::stratification_mode::adaptive;  // the library's default
   try {

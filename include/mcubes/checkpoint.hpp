@@ -802,14 +802,15 @@ inline std::string checkpoint_difference(const checkpoint& c, const std::string&
       return "its region's axis " + std::to_string(j) + " is [" + num(c.lower[static_cast<std::size_t>(j)]) + ", " +
              num(c.upper[static_cast<std::size_t>(j)]) + "], not [" + num(lower[static_cast<std::size_t>(j)]) + ", " +
              num(upper[static_cast<std::size_t>(j)]) + "]";
-  // every field of the options table as the run uses it (n_bins resolved, beta only under VEGAS+),
-  // the fields that define the samples first, then the stopping rule's (force lets those differ)
+  // every field of the options table as the run uses it (n_bins and alpha resolved, beta only under
+  // VEGAS+), the fields that define the samples first, then the stopping rule's (force lets those differ)
   const auto effective = [](vegas_options o) {
-    o.n_bins = map_bins_for(o);
+    o = with_resolved_defaults(o);
     if (o.stratification != stratification_mode::adaptive) o.beta = 0;
     return o;
   };
-  const vegas_options a = effective(c.options), b = effective(opt);
+  vegas_options a = effective(c.options), b = effective(opt);
+  if (a.stratification != b.stratification) a.alpha = c.options.alpha, b.alpha = opt.alpha;  // named, not the alpha it implies
   std::string diff;
   for (const bool stopping : {false, true})
     for_each_vegas_option([&](const option_info& info, auto field) {

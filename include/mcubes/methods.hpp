@@ -173,7 +173,7 @@ class integrator {
   /// axis (opt.n_bins, or sized to opt.calls_per_iteration when 0).
   /// @throws invalid_input for bad options; cuda_error if CUDA is selected and cannot be used.
   explicit integrator(const mcubes::region<D>& reg, const vegas_options& opt = {})
-      : region_(reg), options_(with_resolved_bins(opt)) {
+      : region_(reg), options_(with_resolved_defaults(opt)) {
     validate(opt, D);
     const int device = one_device_of(opt, "the integrator class");
 #if defined(__CUDACC__)
@@ -194,7 +194,7 @@ class integrator {
   /// As above on the CUDA backend with a tuned launch policy (benchmarks; no field of the policy
   /// changes a result). @throws as above.
   integrator(const mcubes::region<D>& reg, const vegas_options& opt, const cuda_launch_policy& policy)
-      : region_(reg), options_(with_resolved_bins(opt)) {
+      : region_(reg), options_(with_resolved_defaults(opt)) {
     validate(opt, D);
     MCUBES_EXPECTS(uses_cuda(opt), "a CUDA launch policy needs backend cuda (or automatic with a device)");
     cuda_launch_policy p = policy;

@@ -22,6 +22,24 @@ inline constexpr std::uint64_t default_seed = 20211231;
 /// 691^-alpha, so up to alpha = 64 (2^-604 at worst) no weight can underflow.
 inline constexpr double max_alpha = 64;
 
+/// vegas_options::alpha's default: the stratification's own damping exponent (alpha_for).
+inline constexpr double auto_alpha = -1;
+
+/// The damping exponent of the uniform stratification's map: the m-Cubes paper's 1.5 (its
+/// algorithm bit for bit).
+inline constexpr double uniform_default_alpha = 1.5;
+
+/// The damping exponent of VEGAS+'s map: 1.0. With 1.5 the map of a sum of peaks off the axes'
+/// grid swings between iterations under the adaptive stratification (Lepage's Eq. (45), 8-D, 1e7
+/// calls: iteration errors alternating 6e-4 / 3e-3; 11-50 iterations to 1e-3, median 27; at the
+/// default 1e6 calls 4 of 8 seeds never converge) and on separable peaks the error grows again
+/// after ~15 adapting iterations (f2 6-D, f5 8-D: x3 by iteration 40). With 1.0 every seed of Eq. (45)
+/// (1-15) converges after the minimum 10 iterations at 1e7 calls, and seeds 1-8 at 1e6 calls in
+/// 26-38, within 1.6 errors; f2, f4 and f5 reach the same best iteration error as with 1.5, a few
+/// iterations later, and keep it. vegas's 0.5 converges Eq. (45) too but needs ~30 iterations to
+/// reach that error on separable peaks (bench/results/2026-12-01-vegas-plus-alpha.md).
+inline constexpr double adaptive_default_alpha = 1.0;
+
 /// How the samples of an iteration are spread over the sub-cubes.
 enum class stratification_mode {
   /// VEGAS+ (Lepage 2021; core/cube_counts.hpp): a quarter of the calls uniformly, the rest where
@@ -55,7 +73,10 @@ struct vegas_options : execution {
   /// min(500, max(2, calls_per_iteration / 10)), so that each bin sees about ten samples an
   /// iteration (as vegas; fewer bias the map's weighted average). See map_bins_for().
   int n_bins = 0;
-  double alpha = 1.5;                        ///< damping exponent of map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map
+  /// Damping exponent of the map adaptation (Lepage 1978), in [0, 64]; 0 freezes the map;
+  /// auto_alpha (default): the stratification's (alpha_for: 1.0 under VEGAS+, the paper's 1.5
+  /// under the uniform stratification).
+  double alpha = auto_alpha;
   /// m-Cubes1D (Sakiotis et al. 2022): one map shared by every axis, for fully symmetric
   /// integrands; V-Sample histograms axis 0 only (the paper's estimator: 1/D of the bin work, the
   /// map from D times fewer contributions; sampling_params::bin_axes).
@@ -115,7 +136,8 @@ void for_each_vegas_option(Visit&& v) {
   v(option_info{"n_bins", "--bins", "bins per axis of the adaptive map (default 0: min(500, calls_per_iteration / 10))",
                 false},
     &O::n_bins);
-  v(option_info{"alpha", "--alpha", "damping exponent of the map adaptation, in [0, 64] (default 1.5)", false}, &O::alpha);
+  v(option_info{"alpha", "--alpha", "damping exponent of the map adaptation, in [0, 64]; 0 freezes the map (default -1: the "
+                "stratification's, 1.0 adaptive, 1.5 uniform)", false}, &O::alpha);
   v(option_info{"symmetric_map", "--symmetric-map",
                 "one map for all axes, adapted to axis 0's histogram (m-Cubes1D; default False)", false},
     &O::symmetric_map);
@@ -184,7 +206,8 @@ inline void validate(const vegas_options& o, int dim) {
                  "stratification must be adaptive or uniform");
   MCUBES_EXPECTS(o.beta >= 0 && o.beta <= 1 && o.beta * 16 == std::floor(o.beta * 16),
                  "beta must be a multiple of 1/16 (0.0625) in [0, 1] (e.g. 0, 0.25, 0.5, 0.75, 1), got ", o.beta);
-  MCUBES_EXPECTS(o.alpha >= 0 && o.alpha <= max_alpha, "alpha must be in [0, ", max_alpha, "], got ", o.alpha);
+  MCUBES_EXPECTS(o.alpha == auto_alpha || (o.alpha >= 0 && o.alpha <= max_alpha), "alpha must be in [0, ", max_alpha,
+                 "] (or ", auto_alpha, ": the stratification's), got ", o.alpha);
   validate(static_cast<const execution&>(o));
 }
 
@@ -218,9 +241,18 @@ inline double map_floor_for(const vegas_options& o) {
   return o.stratification == stratification_mode::adaptive ? vegas_plus_map_floor : 0.0;
 }
 
-/// The options with n_bins resolved (map_bins_for): what a run records in its result.
-inline vegas_options with_resolved_bins(vegas_options o) {
+/// The damping exponent of a run's map adaptation: o.alpha, or when auto_alpha, the
+/// stratification's (adaptive_default_alpha under VEGAS+, uniform_default_alpha under m-Cubes).
+inline double alpha_for(const vegas_options& o) {
+  if (o.alpha != auto_alpha) return o.alpha;
+  return o.stratification == stratification_mode::adaptive ? adaptive_default_alpha : uniform_default_alpha;
+}
+
+/// The options with n_bins (map_bins_for) and alpha (alpha_for) resolved: what a run records in
+/// its result.
+inline vegas_options with_resolved_defaults(vegas_options o) {
   o.n_bins = map_bins_for(o);
+  o.alpha = alpha_for(o);
   return o;
 }
 

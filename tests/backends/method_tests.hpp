@@ -211,6 +211,31 @@ inline void vegas_plus_finds_the_peaks_off_the_grid(const settings& s) {
   EXPECT_LT(ru.estimate, 0.8) << "the uniform grid found the third peak: the test no longer shows the difference";
 }
 
+/// The map's damping follows the stratification unless given (options.hpp, alpha_for): alpha
+/// auto (the default) is 1.0 under VEGAS+ and the paper's 1.5 under the uniform stratification,
+/// bit for bit the runs given those values, and the result records the value used; the other
+/// strategy's value gives another run.
+inline void default_alpha_follows_the_stratification(const settings& s) {
+  for (const auto mode : {mcubes::stratification_mode::adaptive, mcubes::stratification_mode::uniform}) {
+    SCOPED_TRACE(mcubes::to_string(mode));
+    mcubes::vegas_options o = small_vegas(100000);
+    o.max_iterations = 10;
+    o.rel_tol = 1e-9;  // every run makes its 10 iterations
+    o.stratification = mode;
+    ASSERT_EQ(o.alpha, mcubes::auto_alpha);
+    const double used = mode == mcubes::stratification_mode::adaptive ? 1.0 : 1.5;
+    const mcubes::result r = mcubes::vegas<4>(mcubes::suite::f4_gaussian{}, mcubes::region<4>::unit(), s.first(o));
+    EXPECT_EQ(r.options.alpha, used);
+    EXPECT_EQ(mcubes::alpha_for(o), used);
+    o.alpha = used;
+    expect_same_result(r, mcubes::vegas<4>(mcubes::suite::f4_gaussian{}, mcubes::region<4>::unit(), s.second(o)),
+                       "alpha given");
+    o.alpha = 2.5 - used;  // the other strategy's default
+    const mcubes::result other = mcubes::vegas<4>(mcubes::suite::f4_gaussian{}, mcubes::region<4>::unit(), s.first(o));
+    EXPECT_NE(other.estimate, r.estimate);
+  }
+}
+
 /// VEGAS+ on the suite's f4 (6-D) and f2 (4-D): within 4 sigma, the allocation moves samples (the
 /// iterations' evaluations differ from the first's), bitwise for both settings; beta = 0 spreads
 /// them uniformly (every iteration the same count); the uniform stratification is m-Cubes (m p

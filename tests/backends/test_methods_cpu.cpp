@@ -14,6 +14,7 @@ TEST(MethodsCpu, IntegratorMapSaveLoadRoundTrips) {
 }
 TEST(MethodsCpu, VegasPlusFindsThePeaksOffTheGrid) { mcubes_methods::vegas_plus_finds_the_peaks_off_the_grid(cpu); }
 TEST(MethodsCpu, VegasPlusWithinAndBitwise) { mcubes_methods::vegas_plus_within_and_bitwise(cpu); }
+TEST(MethodsCpu, DefaultAlphaFollowsTheStratification) { mcubes_methods::default_alpha_follows_the_stratification(cpu); }
 TEST(MethodsCpu, SmallBudgetHonest) { mcubes_methods::small_budget_honest(cpu); }
 TEST(MethodsCpu, PlainMcWithinAndBitwise) { mcubes_methods::plain_mc_within_and_bitwise(cpu); }
 TEST(MethodsCpu, MidpointWithinAndBitwise) { mcubes_methods::midpoint_within_and_bitwise(cpu); }

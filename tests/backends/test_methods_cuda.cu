@@ -32,6 +32,10 @@ TEST(MethodsCuda, VegasPlusWithinAndBitwise) {
   MCUBES_REQUIRE_DEVICE();
   mcubes_methods::vegas_plus_within_and_bitwise(gpu);
 }
+TEST(MethodsCuda, DefaultAlphaFollowsTheStratification) {
+  MCUBES_REQUIRE_DEVICE();
+  mcubes_methods::default_alpha_follows_the_stratification(gpu);
+}
 TEST(MethodsCuda, SmallBudgetHonest) {
   MCUBES_REQUIRE_DEVICE();
   mcubes_methods::small_budget_honest(gpu);

@@ -365,7 +365,7 @@ TEST(Cli, BareCommandPrintsTheUsageAndExitsTwo) {
 TEST(Cli, HelpShowsWhatEachOptionTakes) {
   const cli_run i = run_cli("integrate --help");
   for (const char* shown : {"--dim INT", "--rel-tol FLOAT", "--abs-tol FLOAT", "--max-iterations INT", "--skip INT",
-                            "--max-chi2-dof FLOAT", "--alpha FLOAT", "--beta FLOAT", "--threads INT",
+                            "--max-chi2-dof FLOAT", "--alpha FLOAT|auto", "--beta FLOAT", "--threads INT",
                             "--threads-per-block INT", "--backend cpu|cuda|auto", "--max-memory BYTES", "--seed UINT"})
     EXPECT_NE(i.out.find(shown), std::string::npos) << shown;
   const cli_run s = run_cli("scan --help");

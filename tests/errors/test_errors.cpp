@@ -162,13 +162,15 @@ TEST(BadInput, Chi2AndAlpha) {
     expect_invalid_option(o, {"max_chi2_dof"});
   }
   o = small_options();
-  for (double a : {-0.5, nan_v, inf_v}) {
+  for (double a : {-0.5, -2.0, nan_v, inf_v}) {  // negative: only auto_alpha (-1), the stratification's
     o.alpha = a;
     expect_invalid_option(o, {"alpha"});
   }
   o = small_options();
   o.alpha = 0;  // frozen map: valid
   std::atomic<long> calls{0};
+  EXPECT_NO_THROW(mcubes::vegas(counting<3>{&calls}, mcubes::region<3>::unit(), o));
+  o.alpha = mcubes::auto_alpha;  // the default: valid
   EXPECT_NO_THROW(mcubes::vegas(counting<3>{&calls}, mcubes::region<3>::unit(), o));
 }
 

@@ -144,6 +144,20 @@ TEST(OptionsTable, EveryFieldOnceThroughTheCheckpointTheSlotsAndTheResumeCheck) 
         EXPECT_NE(diff.find(std::string("its ") + info.name + " is"), std::string::npos) << info.name << ": " << diff;
     }
   });
+  // alpha as the run uses it (alpha_for): auto is 1.0 under VEGAS+, so a checkpoint of alpha 1.0
+  // resumes with auto, one of 1.5 (an earlier VEGAS+ default) does not; under the uniform
+  // stratification auto is 1.5
+  mcubes::checkpoint e = c;
+  e.options = mcubes::vegas_options{};
+  e.options.alpha = 1.0;
+  EXPECT_EQ(mcubes::checkpoint_difference(e, "t", 1, {0}, {1}, mcubes::vegas_options{}, false), "");
+  e.options.alpha = 1.5;
+  EXPECT_NE(mcubes::checkpoint_difference(e, "t", 1, {0}, {1}, mcubes::vegas_options{}, false).find("its alpha is 1.5, not 1"),
+            std::string::npos);
+  e.options.stratification = mcubes::stratification_mode::uniform;
+  mcubes::vegas_options uniform;
+  uniform.stratification = mcubes::stratification_mode::uniform;
+  EXPECT_EQ(mcubes::checkpoint_difference(e, "t", 1, {0}, {1}, uniform, false), "");
 }
 
 TEST(Checkpoint, DamagedTruncatedNewerAndForeignFilesAreRefused) {

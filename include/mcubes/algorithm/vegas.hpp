@@ -172,7 +172,7 @@ class vegas_run {
   vegas_run(const region<D>& reg, const vegas_options& opt, vegas_state& state, std::string backend_name,
             int map_n_bins, std::uint64_t min_chunk_samples = 0, const vegas_progress* resume = nullptr,
             std::function<bool()> converged_too = {})
-      : opt_(with_resolved_bins(opt)), state_(state), run_start_(std::chrono::steady_clock::now()),
+      : opt_(with_resolved_defaults(opt)), state_(state), run_start_(std::chrono::steady_clock::now()),
         st_(opt.stratification == stratification_mode::adaptive
                 ? make_adaptive_stratification(D, opt.calls_per_iteration, min_chunk_samples)
                 : make_stratification(D, opt.calls_per_iteration, min_chunk_samples)) {
@@ -1088,7 +1088,7 @@ result vegas_driver<D, Backend, Map>::run(const region<D>& reg, const vegas_opti
     team_gather_cubes(team_of(backend), run.strat().n_chunks, run.params().chunk_cubes, p.shares, layout_of(backend));
     return p;
   };
-  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, map_floor_for(opt), opt.symmetric_map); };
+  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, alpha_for(opt), map_floor_for(opt), opt.symmetric_map); };
   while (!run.done()) {
     if (stop_agreed(opt.stop, team_of(backend))) {  // execution::stop: before every pass (every rank of a team)
       run.stop();

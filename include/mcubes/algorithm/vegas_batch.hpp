@@ -443,7 +443,7 @@ std::vector<result> batch_driver<D, Backend>::run(std::size_t K, const std::vect
         predicted[i] = 1;
         to_adapt.emplace_back(passes[i].integral, &sums[i]);
       }
-    L.batch->adapt(to_adapt, opt.alpha, map_floor_for(opt), opt.symmetric_map);
+    L.batch->adapt(to_adapt, alpha_for(opt), map_floor_for(opt), opt.symmetric_map);
     // Each integral takes its pass's sums (vegas_run: averages, stopping test); independent of
     // one another, so large rounds are split over host threads (the results do not depend on it).
     std::vector<std::exception_ptr> failed(n);

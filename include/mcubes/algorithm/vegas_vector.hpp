@@ -175,7 +175,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
   const int n = components;  // the components reported (the rest: padding)
   // VEGAS+ allocates by component 0 (core/vector_sampler.hpp), array integrands too
   // (backend/cpu/vector_pass.hpp). Bins: map_bins_for.
-  const vegas_options opt = with_resolved_bins(options);
+  const vegas_options opt = with_resolved_defaults(options);
   auto map = backend.template make_map<D>(opt.n_bins);
   vegas_state state;
   const vector_progress* from = resume.from;
@@ -284,7 +284,7 @@ vector_result vegas_vector_with(const F& f, const region<D>& reg, const vegas_op
     }
     detail::throw_non_finite<D>(first, it, index, x, v[0]);
   };
-  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, opt.alpha, map_floor_for(opt), opt.symmetric_map); };
+  const auto adapt = [&](const iteration_sums& sums) { backend.adapt_map(map, sums, alpha_for(opt), map_floor_for(opt), opt.symmetric_map); };
   while (!run.done()) {
     if (opt.stop != nullptr && opt.stop->requested()) {  // execution::stop: before every pass
       run.stop();
