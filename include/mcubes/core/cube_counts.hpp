@@ -48,6 +48,7 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "fixed_tree.hpp"
+#include "portable_math.hpp"
 #include "stratification.hpp"
 
 namespace mcubes {
@@ -173,23 +174,36 @@ struct count_scale {
 /// with s; C(s0) = n0 at the first guess s0 = A / sum_h d_h; C(0) = base (every sub-cube n_base).
 /// Returns the largest scale tried whose counts stay within `target` (the calls) with its count,
 /// stopping once that count is within 0.1 % of the target (or the counts stop growing, every
-/// sub-cube capped). The tries: while below, the extra part C(s) - base extrapolated linearly to
-/// the target, 5 % beyond it (at least 1/64 more, at most 8 times s), until a try exceeds the
-/// target; then regula falsi on the bracket with the Illinois rule (the retained end's distance
-/// halved after two steps on the same side), falling back to the middle where the interpolation
-/// leaves the bracket; at most 64 tries in all. Every try is a function of the counts before it,
-/// so every backend tries the same scales. Typically 2-6 tries (the bisection it replaces took up
-/// to 30, one device round trip each).
+/// sub-cube capped). With E(s) = C(s) - base the allocated part and W = target - base:
+///  - below the target, the first try extrapolates E linearly to W, 5 % beyond it (at least 1/64
+///    more than s, at most 8 times s); each later one follows the local power law of E through
+///    its last two points (E ~ s^k: ln s' = ln s + ln(1.05 W / E) / k, at most 2^100 times s), or
+///    where E did not grow, 8 times the last step's factor squared. Where the shares span many
+///    orders of magnitude (a narrow peak seen on a coarse map) E grows far more slowly than s and
+///    the linear rule alone crept towards the target in up to 50 tries;
+///  - once a try exceeds the target, regula falsi on the bracket with the Illinois rule (the
+///    retained end's distance halved after two steps on the same side): on ln E against ln s while
+///    the bracket spans more than a factor 2 and both ends have E > 0, on C against s after that,
+///    falling back to the middle (geometric, then arithmetic) where the interpolation leaves the
+///    bracket; at most 64 tries in all.
+/// Every try is a function of the counts before it, so every backend tries the same scales.
+/// Typically 2-6 tries (the bisection it replaces took up to 30, one device round trip each); the
+/// 9-D narrow Gaussian of the m-Cubes suite's first allocation, 52 with the linear rule alone.
 /// Host and device: the CUDA backend runs it on every thread of one cooperative grid
 /// (backend/cuda/allocate.cuh), each try a grid-wide exact count, every thread on the same path;
-/// the one product that meets a sum is never fused (portable::det_*), so host and device try the
-/// same scales.
+/// the arithmetic is IEEE division, never-fused products and sums and portable::det_log / det_exp
+/// (core/portable_math.hpp), so host and device try the same scales.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
 template <class CountAt>
 MCUBES_HOST_DEVICE count_scale find_count_scale(double s0, std::uint64_t n0, std::uint64_t base, std::uint64_t target,
                                                 CountAt&& count_at) {
+  using portable::det_add;
+  using portable::det_exp;
+  using portable::det_log;
+  using portable::det_mul;
+  using portable::det_sub;
   const std::uint64_t close = target - target / 1024;  // within 0.1 %: good enough
   count_scale lo{s0, n0};
   if (lo.count >= close || !(s0 > 0)) return lo;
@@ -199,13 +213,30 @@ MCUBES_HOST_DEVICE count_scale find_count_scale(double s0, std::uint64_t n0, std
     hi = lo;
     lo = count_scale{0, base};
   }
+  const auto extra_of = [&](std::uint64_t n) { return static_cast<double>(n - (n > base ? base : n)); };
+  const double want = extra_of(target);
   int tries = 0;
+  count_scale prev{0, 0};  // the try below the target before lo (scale 0: none yet)
+  double last_factor = 1;  // s / lo.scale of the last step below the target
   while (!bracket && tries < 64) {
-    const double extra = static_cast<double>(lo.count - (lo.count > base ? base : lo.count));
-    const double want = static_cast<double>(target - (target > base ? base : target));
-    double s = extra > 0 ? lo.scale * (want / extra) * 1.05 : 8 * lo.scale;
+    const double extra = extra_of(lo.count);
+    const double extra_prev = prev.scale > 0 ? extra_of(prev.count) : 0;
+    double s;
+    if (prev.scale > 0 && extra > extra_prev && extra_prev > 0) {
+      // the local power law E ~ s^k through the last two tries, extrapolated 5 % beyond W
+      const double k = det_sub(det_log(extra), det_log(extra_prev)) / det_log(lo.scale / prev.scale);
+      double step = det_log(det_mul(want, 1.05) / extra) / k;  // ln(s' / s)
+      if (!(step <= 69.3)) step = 69.3;                         // at most about 2^100 times s
+      s = det_mul(lo.scale, det_exp(step));
+    } else if (prev.scale > 0 && extra == extra_prev) {  // E did not grow: a wider step
+      const double f = det_mul(det_mul(last_factor, last_factor), 8.0);
+      s = det_mul(lo.scale, f <= 0x1p100 ? f : 0x1p100);
+    } else {  // the first try (or E grew from 0): linear
+      s = extra > 0 ? lo.scale * (want / extra) * 1.05 : 8 * lo.scale;
+      if (!(s <= 8 * lo.scale)) s = 8 * lo.scale;
+    }
     if (!(s >= lo.scale * (1 + 1.0 / 64))) s = lo.scale * (1 + 1.0 / 64);
-    if (!(s <= 8 * lo.scale)) s = 8 * lo.scale;
+    if (!(s - s == 0)) break;  // past the largest double: keep lo
     const std::uint64_t n = count_at(s);
     ++tries;
     if (n > target) {
@@ -213,27 +244,53 @@ MCUBES_HOST_DEVICE count_scale find_count_scale(double s0, std::uint64_t n0, std
       bracket = true;
       break;
     }
-    const bool saturated = n == lo.count;
+    const double factor = s / lo.scale;
+    const bool grew = n != lo.count;
+    prev = lo;
     lo = count_scale{s, n};
-    if (saturated || lo.count >= close) return lo;
+    last_factor = factor;
+    // no growth over a step of 2^100: every sub-cube that can take samples is capped
+    if ((!grew && factor >= 0x1p100) || lo.count >= close) return lo;
   }
-  double f_lo = static_cast<double>(lo.count) - static_cast<double>(target);  // < 0
-  double f_hi = static_cast<double>(hi.count) - static_cast<double>(target);  // > 0
+  // Illinois regula falsi: x the abscissa, f the signed distance to the target, in log or linear form
   int side = 0;
+  bool logs = false;
+  double x_lo = 0, x_hi = 0, f_lo = 0, f_hi = 0;
+  const auto set_form = [&](bool use_logs) {
+    logs = use_logs;
+    side = 0;
+    if (logs) {
+      x_lo = det_log(lo.scale), x_hi = det_log(hi.scale);
+      f_lo = det_sub(det_log(extra_of(lo.count)), det_log(want)), f_hi = det_sub(det_log(extra_of(hi.count)), det_log(want));
+    } else {
+      x_lo = lo.scale, x_hi = hi.scale;
+      f_lo = static_cast<double>(lo.count) - static_cast<double>(target);  // < 0
+      f_hi = static_cast<double>(hi.count) - static_cast<double>(target);  // > 0
+    }
+  };
+  const auto wide = [&]() { return lo.scale > 0 && hi.scale > 2 * lo.scale && extra_of(lo.count) > 0; };
+  if (bracket) set_form(wide());
   while (bracket && tries < 64 && lo.count < close) {
-    double s = portable::det_add(lo.scale, portable::det_mul(hi.scale - lo.scale, -f_lo / (f_hi - f_lo)));
+    if (logs && !wide()) set_form(false);
+    double x = det_add(x_lo, det_mul(x_hi - x_lo, -f_lo / (f_hi - f_lo)));
+    if (!(x > x_lo && x < x_hi)) x = logs ? det_add(x_lo, det_mul(x_hi - x_lo, 0.5)) : 0.5 * (x_lo + x_hi);
+    double s = logs ? det_exp(x) : x;
     if (!(s > lo.scale && s < hi.scale)) s = 0.5 * (lo.scale + hi.scale);
     if (!(s > lo.scale && s < hi.scale)) break;  // the bracket is two adjacent doubles
     const std::uint64_t n = count_at(s);
     ++tries;
+    const double f = logs ? (n > base ? det_sub(det_log(extra_of(n)), det_log(want)) : -1e300)
+                          : static_cast<double>(n) - static_cast<double>(target);
     if (n <= target) {
       lo = count_scale{s, n};
-      f_lo = static_cast<double>(n) - static_cast<double>(target);
+      x_lo = logs ? det_log(s) : s;
+      f_lo = f;
       if (side == -1) f_hi *= 0.5;
       side = -1;
     } else {
       hi = count_scale{s, n};
-      f_hi = static_cast<double>(n) - static_cast<double>(target);
+      x_hi = logs ? det_log(s) : s;
+      f_hi = f;
       if (side == 1) f_lo *= 0.5;
       side = 1;
     }
