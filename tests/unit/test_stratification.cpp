@@ -274,6 +274,44 @@ TEST(CubeCounts, BasePlusFlooredShareCappedAndSummedExactly) {
   EXPECT_EQ(sum(2), 0.333);
 }
 
+// One water-filling search (find_count_scale) over shares d with calls per iteration `calls`, as
+// algorithm/vegas.hpp's allocate_counts sets it up (n_min, the cap, the first scale A / sum d):
+// checks what every search must give (the count of the scale returned, within the calls, a scale
+// at least the first guess) and, where the `takers` sub-cubes that can take samples (non-zero
+// shares) can take the calls at their caps, that the count is within 0.1 % of them. Returns the
+// tries after the first count.
+int checked_count_search(const std::vector<double>& d, u64 calls, u64 takers) {
+  const u64 m = d.size();
+  const u64 n_base = std::max<u64>(2, calls / (4 * m));
+  const u64 cap_extra = std::max<u64>(50000, 8 * (calls / m)) - n_base;
+  double total = 0;
+  for (double x : d) total += x;
+  mcubes::cube_counts c;
+  c.n_base = n_base;
+  c.n_extra_max = cap_extra;
+  c.share_in = d.data();
+  int tries = 0;
+  const auto count_at = [&](double s) {
+    ++tries;
+    c.scale = s;
+    u64 n = 0;
+    for (u64 h = 0; h < m; ++h) n += c.count(h);
+    return n;
+  };
+  const double s0 = static_cast<double>(calls - m * n_base) / total;
+  const u64 n0 = count_at(s0);
+  tries = 0;
+  const mcubes::count_scale r = mcubes::find_count_scale(s0, n0, m * n_base, calls, count_at);
+  const int searched = tries;
+  EXPECT_EQ(count_at(r.scale), r.count);
+  EXPECT_LE(r.count, calls);
+  EXPECT_GE(r.scale, s0);
+  if (m * n_base + takers * cap_extra >= calls) {  // the sub-cubes that can take samples, capped
+    EXPECT_GE(r.count, calls - calls / 1024);
+  }
+  return searched;
+}
+
 // The water-filling search of the counts' scale (find_count_scale): within the calls, within 0.1 %
 // of them where the caps allow, in few tries, on shares from flat to a few dominant sub-cubes.
 TEST(CubeCounts, WaterFillingFindsTheCallsInFewTries) {
@@ -282,37 +320,11 @@ TEST(CubeCounts, WaterFillingFindsTheCallsInFewTries) {
   for (int trial = 0; trial < 200; ++trial) {
     const u64 m = 1000 + rng() % 50000;
     const u64 calls = m * (4 + rng() % 60);
-    const u64 n_base = std::max<u64>(2, calls / (4 * m));
-    const u64 cap_extra = std::max<u64>(50000, 8 * (calls / m)) - n_base;
     std::vector<double> d(m);
     std::lognormal_distribution<double> spread(0.0, 0.5 + (trial % 8));  // up to a few dominant ones
-    double total = 0;
-    for (double& x : d) total += (x = spread(rng));
-    mcubes::cube_counts c;
-    c.n_base = n_base;
-    c.n_extra_max = cap_extra;
-    c.share_in = d.data();
-    int tries = 0;
-    const auto count_at = [&](double s) {
-      ++tries;
-      c.scale = s;
-      u64 n = 0;
-      for (u64 h = 0; h < m; ++h) n += c.count(h);
-      return n;
-    };
-    const double s0 = static_cast<double>(calls - m * n_base) / total;
-    const u64 n0 = count_at(s0);
-    tries = 0;
-    const mcubes::count_scale r = mcubes::find_count_scale(s0, n0, m * n_base, calls, count_at);
+    for (double& x : d) x = spread(rng);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": m = " + std::to_string(m) + ", calls = " + std::to_string(calls));
-    EXPECT_EQ(count_at(r.scale), r.count);
-    EXPECT_LE(r.count, calls);
-    EXPECT_GE(r.scale, s0);
-    const u64 most = m * (n_base + cap_extra);  // every sub-cube capped
-    if (most >= calls) {
-      EXPECT_GE(r.count, calls - calls / 1024);
-    }
-    worst = std::max(worst, tries - 1);
+    worst = std::max(worst, checked_count_search(d, calls, m));
   }
   EXPECT_LE(worst, 16) << "the search took " << worst << " tries";
   std::printf("most tries of the water-filling search over 200 allocations: %d\n", worst);
@@ -330,10 +342,7 @@ TEST(CubeCounts, WaterFillingReachesTheCallsOnSharesOverManyDecades) {
   for (int trial = 0; trial < 40; ++trial) {
     const u64 m = 20000 + rng() % 30000;
     const u64 calls = m * (4 + rng() % 60);
-    const u64 n_base = std::max<u64>(2, calls / (4 * m));
-    const u64 cap_extra = std::max<u64>(50000, 8 * (calls / m)) - n_base;
     std::vector<double> d(m);
-    double total = 0;
     u64 nonzero = 0;
     for (double& x : d) {
       if (trial % 2 == 0) {
@@ -346,32 +355,10 @@ TEST(CubeCounts, WaterFillingReachesTheCallsOnSharesOverManyDecades) {
         }
         x = std::exp(-(20.0 + 10.0 * trial) * r2);
       }
-      total += x;
       nonzero += x > 0 ? 1 : 0;
     }
-    mcubes::cube_counts c;
-    c.n_base = n_base;
-    c.n_extra_max = cap_extra;
-    c.share_in = d.data();
-    int tries = 0;
-    const auto count_at = [&](double s) {
-      ++tries;
-      c.scale = s;
-      u64 n = 0;
-      for (u64 h = 0; h < m; ++h) n += c.count(h);
-      return n;
-    };
-    const double s0 = static_cast<double>(calls - m * n_base) / total;
-    const u64 n0 = count_at(s0);
-    tries = 0;
-    const mcubes::count_scale r = mcubes::find_count_scale(s0, n0, m * n_base, calls, count_at);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": m = " + std::to_string(m) + ", calls = " + std::to_string(calls));
-    EXPECT_EQ(count_at(r.scale), r.count);
-    EXPECT_LE(r.count, calls);
-    if (m * n_base + nonzero * cap_extra >= calls) {
-      EXPECT_GE(r.count, calls - calls / 1024);
-    }
-    worst = std::max(worst, tries - 1);
+    worst = std::max(worst, checked_count_search(d, calls, nonzero));
   }
   EXPECT_LE(worst, 16) << "the search took " << worst << " tries";
   std::printf("most tries over 40 allocations on shares over many decades: %d\n", worst);
