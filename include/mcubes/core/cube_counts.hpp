@@ -173,8 +173,8 @@ struct count_scale {
 /// counts at scale s, C(s) = sum_c count(c) (count_at(s), a backend's exact integer count), grow
 /// with s; C(s0) = n0 at the first guess s0 = A / sum_h d_h; C(0) = base (every sub-cube n_base).
 /// Returns the largest scale tried whose counts stay within `target` (the calls) with its count,
-/// stopping once that count is within 0.1 % of the target (or the counts stop growing, every
-/// sub-cube capped). With E(s) = C(s) - base the allocated part and W = target - base:
+/// stopping once that count is within 0.1 % of the target (or once a step of 2^100 adds no sample:
+/// every sub-cube that can take samples is capped). With E(s) = C(s) - base the allocated part and W = target - base:
 ///  - below the target, the first try extrapolates E linearly to W, 5 % beyond it (at least 1/64
 ///    more than s, at most 8 times s); each later one follows the local power law of E through
 ///    its last two points (E ~ s^k: ln s' = ln s + ln(1.05 W / E) / k, at most 2^100 times s), or
@@ -188,7 +188,8 @@ struct count_scale {
 ///    bracket; at most 64 tries in all.
 /// Every try is a function of the counts before it, so every backend tries the same scales.
 /// Typically 2-6 tries (the bisection it replaces took up to 30, one device round trip each); the
-/// 9-D narrow Gaussian of the m-Cubes suite's first allocation, 52 with the linear rule alone.
+/// second allocation of the m-Cubes suite's 9-D narrow Gaussian (fB) took 52 with the linear rule
+/// alone, 8 now (bench/results/2026-12-02-count-search.md).
 /// Host and device: the CUDA backend runs it on every thread of one cooperative grid
 /// (backend/cuda/allocate.cuh), each try a grid-wide exact count, every thread on the same path;
 /// the arithmetic is IEEE division, never-fused products and sums and portable::det_log / det_exp
