@@ -186,8 +186,8 @@ namespace {
 // (core/sampler.hpp sample_chunk, which the CUDA kernels run): same points, same per-sub-cube sums
 // in the same order, same integer bin terms.
 template <int D, class F>
-void expect_fast_path_equals_serial(const F& f, mcubes::vegas_options o, const std::string& label) {
-  const auto reg = mcubes::region<D>::unit();
+void expect_fast_path_equals_serial(const F& f, mcubes::vegas_options o, const std::string& label,
+                                    const mcubes::region<D>& reg = mcubes::region<D>::unit()) {
   mcubes::cpu_backend fast(2), serial(2);
   serial.serial_sampler = true;
   expect_identical(mcubes::vegas_with<D>(f, reg, o, fast), mcubes::vegas_with<D>(f, reg, o, serial), label);
@@ -218,6 +218,10 @@ TEST(DeterminismCpu, FastPathEqualsSerialSampleChunk) {
     expect_fast_path_equals_serial<7>(gaussian_peak<7>{0.2, 0.4}, o, "gaussian 7-D" + m);
     expect_fast_path_equals_serial<2>(product_2d{}, o, "product 2-D" + m);
     expect_fast_path_equals_serial<4>(rational_peak4{}, o, "rational peak 4-D" + m);
+    // a region other than the unit cube (the map's x = lower + width x_unit; the AVX2 map leaves
+    // it out only where every axis is [0, 1]): axis 1 unit, the others not
+    expect_fast_path_equals_serial<4>(rational_peak4{}, o, "rational peak 4-D, region" + m,
+                                      mcubes::region<4>({-0.5, 0.0, 0.25, 0.3}, {1.5, 1.0, 0.75, 0.4}));
     o.symmetric_map = true;
     o.n_bins = 37;
     expect_fast_path_equals_serial<5>(gaussian_peak<5>{}, o, "gaussian 5-D, symmetric map, 37 bins" + m);

@@ -114,6 +114,7 @@ void sample_chunks_counts_array(const pass_integrand<D>& f, const sampling_param
     for (std::size_t r = 0; r < rows; ++r)
       sums.add(ws.values[r], ws.jac[r], ws.index[r], ws.pd[r], ws.cube[r], ws.ends[r],
                [&](int j) { return Bins::enabled ? ws.bins[r * D + static_cast<std::size_t>(j)] : 0; });
+    sums.flush();
     rows = 0;
   };
   const bool whole = counts_batches<D>(sp, map, first, count, stride, stop, [&](const counts_batch<D>& b) {

@@ -351,6 +351,12 @@ inline void sample_chunks(const pass_integrand<D>& f, const sampling_params<D>& 
 /// term (f J)^2 bin_scale / n_c), then at the ends the sample carries the segment's sums into its
 /// sub-cube's, the sub-cube's estimate (finish_cube, the shares too) into its chunk's, and the
 /// chunk's into est[out], var[out]. Bitwise sample_chunk's, chunk by chunk.
+/// finish_cube (two divisions and, for the shares, five square roots in a chain: with ~2.5 samples
+/// a sub-cube at the paper's settings, a long latency chain every few samples) runs for up to
+/// `batch` finished sub-cubes at once in flush() (with AVX2 four at a time: finish_cubes_avx2, the
+/// same IEEE operations lane by lane), which then adds them to their chunks in sub-cube order:
+/// call flush() after the last sample (the callers do after every batch); est, var and the shares
+/// are complete only then.
 template <int D, class Bins>
 struct counts_sums {
   enum : unsigned char { end_segment = 1, end_cube = 2, end_chunk = 4 };
@@ -361,6 +367,10 @@ struct counts_sums {
   Bins& bins;
   double t1 = 0, t2 = 0, s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
   std::uint64_t out = 0;
+  int n_done = 0;  // finished sub-cubes not yet flushed: their sums, counts, indices, chunk ends
+  double done_s1[batch], done_s2[batch], done_pd[batch];
+  std::uint64_t done_cube[batch];
+  bool done_chunk[batch];
   /// Adds sample `index` of sub-cube `cube` (n_c = pd samples) with value v and jacobian jac;
   /// `ends`: which ends it is the last sample of; bin_of(j): its bin on axis j.
   template <class BinOf>
@@ -381,7 +391,8 @@ struct counts_sums {
     if (q != 0) add_level0_quantum<D>(bins, q, bin_of, sp.bin_axes);
     end_sample(pd, cube, ends);
   }
-  /// The ends that a sample of sub-cube `cube` (n_c = pd) closes (`ends`).
+  /// The ends that a sample of sub-cube `cube` (n_c = pd) closes (`ends`; a chunk ends only with
+  /// its last sub-cube).
   MCUBES_CPU_INLINE void end_sample(double pd, std::uint64_t cube, unsigned char ends) {
     if (ends & end_segment) {
       s1 += t1;
@@ -389,17 +400,45 @@ struct counts_sums {
       t1 = t2 = 0;
     }
     if (ends & end_cube) {
-      const cube_estimate ce = finish_cube(s1, s2, pd, sp.counts, cube);
-      chunk_est += ce.mean;
-      chunk_var += ce.var;
+      done_s1[n_done] = s1;
+      done_s2[n_done] = s2;
+      done_pd[n_done] = pd;
+      done_cube[n_done] = cube;
+      done_chunk[n_done] = (ends & end_chunk) != 0;
       s1 = s2 = 0;
+      if (++n_done == batch) flush();
     }
-    if (ends & end_chunk) {
-      est[out] = chunk_est;
-      var[out] = chunk_var;
-      chunk_est = chunk_var = 0;
-      ++out;
+  }
+  /// finish_cube for the finished sub-cubes (their shares written), then their estimates and
+  /// variances added to their chunks in sub-cube order, each chunk's sums stored at its end.
+  MCUBES_CPU_INLINE void flush() {
+    const int n = n_done;
+    if (n == 0) return;
+    double mean[batch], vr[batch];
+#if MCUBES_CPU_AVX2_DISPATCH
+    if (cpu_has_avx2()) {
+      double share[batch];
+      finish_cubes_avx2(n, done_s1, done_s2, done_pd, sp.counts.beta16, sp.counts.share_out != nullptr, mean, vr, share);
+      if (sp.counts.share_out != nullptr)
+        for (int i = 0; i < n; ++i) sp.counts.share_out[done_cube[i]] = share[i];
+    } else
+#endif
+      for (int i = 0; i < n; ++i) {
+        const cube_estimate ce = finish_cube(done_s1[i], done_s2[i], done_pd[i], sp.counts, done_cube[i]);
+        mean[i] = ce.mean;
+        vr[i] = ce.var;
+      }
+    for (int i = 0; i < n; ++i) {
+      chunk_est += mean[i];
+      chunk_var += vr[i];
+      if (done_chunk[i]) {
+        est[out] = chunk_est;
+        var[out] = chunk_var;
+        chunk_est = chunk_var = 0;
+        ++out;
+      }
     }
+    n_done = 0;
   }
 };
 
@@ -536,11 +575,13 @@ inline void sample_chunks_counts(const pass_integrand<D>& f, const sampling_para
         else
           sums.add(fx[i], b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], bin_of);
       }
+      sums.flush();
       return;
     }
 #endif
     for (int i = 0; i < b.n; ++i)
       sums.add(fx[i], b.jac[i], b.index[i], b.pd_of[i], b.cube_of[i], b.ends[i], [&](int j) { return b.bin[j][i]; });
+    sums.flush();
   });
 }
 

@@ -208,7 +208,7 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_of_avx2(const philox_round_keys& key, 
   const __m256i it = _mm256_set1_epi64x(iteration);
   for (int blk = 0; blk * 4 < D; ++blk) {
     const __m256i bk = _mm256_set1_epi64x(blk);
-    constexpr int quads = 2;  // independent quads of samples per step
+    constexpr int quads = 4;  // independent quads of samples per step
     for (int i = 0; i < batch; i += 4 * quads) {
       __m256i x[quads][4];
       for (int q = 0; q < quads; ++q) {
@@ -255,11 +255,13 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std
 /// map_axis. Bitwise the results of map_axis<D, true> on axis 0 and map_axis<D, false> on the
 /// others (the same IEEE operations per value), with fewer loads and stores. c[j], u[j]: axis j's
 /// sub-cube coordinates and uniforms (batch values each; see map_axis for the padded lanes);
-/// lower[j], width[j]: the region.
-template <int D>
-MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* lower, const double* width, double inv_g,
-                                          int n, const double* const* c, const double* const* u, double* jac,
-                                          int (*bin)[batch], point<D>* xs) {
+/// lower[j], width[j]: the region. Unit: every axis has lower 0 and width 1, where
+/// x = lower + width x_unit is x_unit exactly (x_unit >= +0: the edges are not negative) and is
+/// not computed.
+template <int D, bool Unit>
+MCUBES_CPU_TARGET_AVX2 void map_axes_avx2_of(const map_view<D>& map, const double* lower, const double* width, double inv_g,
+                                             int n, const double* const* c, const double* const* u, double* jac,
+                                             int (*bin)[batch], point<D>* xs) {
   const int n_bins = map.n_bins;
   const double nb = static_cast<double>(n_bins);
   const std::size_t stride = static_cast<std::size_t>(n_bins) + 1;
@@ -275,8 +277,10 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* 
         const __m256d y = _mm256_mul_pd(_mm256_add_pd(_mm256_loadu_pd(c[j] + i), _mm256_loadu_pd(u[j] + i)), vg);
         const __m256d t = _mm256_mul_pd(y, vnb);
         const __m128i b = _mm256_cvttpd_epi32(_mm256_min_pd(t, vtop));
-        const int b0 = _mm_cvtsi128_si32(b), b1 = _mm_extract_epi32(b, 1), b2 = _mm_extract_epi32(b, 2),
-                  b3 = _mm_extract_epi32(b, 3);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(bin[j] + i), b);
+        // the four loads' indices, unsigned (0 <= b < n_bins): no sign extension before the address
+        const unsigned b0 = static_cast<unsigned>(_mm_cvtsi128_si32(b)), b1 = static_cast<unsigned>(_mm_extract_epi32(b, 1)),
+                       b2 = static_cast<unsigned>(_mm_extract_epi32(b, 2)), b3 = static_cast<unsigned>(_mm_extract_epi32(b, 3));
         const __m256d e02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b0)), _mm_loadu_pd(e + b2), 1);
         const __m256d e13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + b1)), _mm_loadu_pd(e + b3), 1);
         const __m256d lo = _mm256_unpacklo_pd(e02, e13), hi = _mm256_unpackhi_pd(e02, e13);
@@ -284,8 +288,10 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* 
         const __m256d xu = _mm256_add_pd(lo, _mm256_mul_pd(w, _mm256_sub_pd(t, _mm256_cvtepi32_pd(b))));
         const __m256d factor = _mm256_mul_pd(w, vnb);
         J = j == 0 ? factor : _mm256_mul_pd(J, factor);  // jac = 1.0 * (w n) = w n exactly on axis 0
-        X[a] = _mm256_add_pd(_mm256_set1_pd(lower[j]), _mm256_mul_pd(_mm256_set1_pd(width[j]), xu));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(bin[j] + i), b);
+        if constexpr (Unit)
+          X[a] = xu;
+        else
+          X[a] = _mm256_add_pd(_mm256_set1_pd(lower[j]), _mm256_mul_pd(_mm256_set1_pd(width[j]), xu));
       }
       if (na == 4) {  // lanes are samples: transpose to four coordinates of each sample
         const __m256d t0 = _mm256_unpacklo_pd(X[0], X[1]), t1 = _mm256_unpackhi_pd(X[0], X[1]);
@@ -306,6 +312,19 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* 
     }
     _mm256_storeu_pd(jac + i, J);
   }
+}
+
+/// map_axes_avx2_of, the unit region's form where every axis has lower 0 and width 1.
+template <int D>
+MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* lower, const double* width, double inv_g,
+                                          int n, const double* const* c, const double* const* u, double* jac,
+                                          int (*bin)[batch], point<D>* xs) {
+  bool unit = true;
+  for (int j = 0; j < D; ++j) unit = unit && lower[j] == 0.0 && width[j] == 1.0;
+  if (unit)
+    map_axes_avx2_of<D, true>(map, lower, width, inv_g, n, c, u, jac, bin, xs);
+  else
+    map_axes_avx2_of<D, false>(map, lower, width, inv_g, n, c, u, jac, bin, xs);
 }
 #endif
 
@@ -356,6 +375,56 @@ MCUBES_CPU_TARGET_AVX2 inline std::uint64_t level0_terms_avx2(int n, const doubl
     simple |= static_cast<std::uint64_t>(_mm256_movemask_pd(_mm256_and_pd(finite, small))) << i;
   }
   return n < 64 ? simple & ((std::uint64_t(1) << n) - 1) : simple;
+}
+#endif
+
+#if MCUBES_CPU_AVX2_DISPATCH
+/// finish_cube (core/sampler.hpp) of n sub-cubes (AVX2, four at a time): mean[i] = s1[i] / pd[i],
+/// var[i] = (s2[i] - s1[i] mean[i]) / (pd[i] (pd[i] - 1)) (0 where not positive, NaN kept) and,
+/// when `shares`, share[i] = cube_share(var[i] pd[i], beta16) (core/cube_counts.hpp: five
+/// correctly rounded square roots, then binary powering lowest bit first). The same IEEE
+/// operations in the same order lane by lane (no FMA on this target), hence finish_cube's bits.
+MCUBES_CPU_TARGET_AVX2 inline void finish_cubes_avx2(int n, const double* s1, const double* s2, const double* pd,
+                                                     std::uint32_t beta16, bool shares, double* mean, double* var,
+                                                     double* share) {
+  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), top = _mm256_set1_pd(1.7976931348623157e308);
+  for (int i = 0; i < n; i += 4) {
+    const int k = n - i < 4 ? n - i : 4;
+    __m256d a1 = one, a2 = one, p = _mm256_set1_pd(2.0);  // padded lanes: harmless values
+    if (k == 4) {
+      a1 = _mm256_loadu_pd(s1 + i), a2 = _mm256_loadu_pd(s2 + i), p = _mm256_loadu_pd(pd + i);
+    } else {
+      alignas(32) double b1[4] = {1, 1, 1, 1}, b2[4] = {1, 1, 1, 1}, bp[4] = {2, 2, 2, 2};
+      for (int l = 0; l < k; ++l) b1[l] = s1[i + l], b2[l] = s2[i + l], bp[l] = pd[i + l];
+      a1 = _mm256_load_pd(b1), a2 = _mm256_load_pd(b2), p = _mm256_load_pd(bp);
+    }
+    const __m256d m = _mm256_div_pd(a1, p);
+    __m256d v = _mm256_div_pd(_mm256_sub_pd(a2, _mm256_mul_pd(a1, m)), _mm256_mul_pd(p, _mm256_sub_pd(p, one)));
+    v = _mm256_andnot_pd(_mm256_cmp_pd(v, zero, _CMP_LE_OQ), v);  // var <= 0 -> 0; NaN kept
+    alignas(32) double om[4], ov[4], os[4];
+    _mm256_store_pd(om, m);
+    _mm256_store_pd(ov, v);
+    if (shares) {
+      const __m256d x = _mm256_mul_pd(v, p);
+      const __m256d valid = _mm256_and_pd(_mm256_cmp_pd(x, zero, _CMP_GT_OQ), _mm256_cmp_pd(x, top, _CMP_LE_OQ));
+      __m256d d = one;
+      if (beta16 != 0) {
+        __m256d r = x;
+        for (int q = 0; q < 5; ++q) r = _mm256_sqrt_pd(r);
+        __m256d base = r;
+        for (std::uint32_t e = beta16; e != 0; e >>= 1) {
+          if (e & 1u) d = _mm256_mul_pd(d, base);
+          base = _mm256_mul_pd(base, base);
+        }
+      }
+      _mm256_store_pd(os, _mm256_and_pd(valid, d));  // 0 for var <= 0, NaN or +Inf
+    }
+    for (int l = 0; l < k; ++l) {
+      mean[i + l] = om[l];
+      var[i + l] = ov[l];
+      if (shares) share[i + l] = os[l];
+    }
+  }
 }
 #endif
 
