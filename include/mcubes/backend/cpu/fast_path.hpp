@@ -368,9 +368,9 @@ struct counts_sums {
   double t1 = 0, t2 = 0, s1 = 0, s2 = 0, chunk_est = 0, chunk_var = 0;
   std::uint64_t out = 0;
   int n_done = 0;  // finished sub-cubes not yet flushed: their sums, counts, indices, chunk ends
-  double done_s1[batch], done_s2[batch], done_pd[batch];
-  std::uint64_t done_cube[batch];
-  bool done_chunk[batch];
+  double done_s1[batch] = {}, done_s2[batch] = {}, done_pd[batch] = {};
+  std::uint64_t done_cube[batch] = {};
+  bool done_chunk[batch] = {};
   /// Adds sample `index` of sub-cube `cube` (n_c = pd samples) with value v and jacobian jac;
   /// `ends`: which ends it is the last sample of; bin_of(j): its bin on axis j.
   template <class BinOf>
@@ -445,13 +445,17 @@ struct counts_sums {
 /// One batch of up to 64 samples of a pass with VEGAS+ counts, as counts_batches hands it on:
 /// for i < n, sample index[i] of sub-cube cube_of[i] (n_c = pd_of[i]) at point xs[i] with jacobian
 /// jac[i], bins bin[j][i] and ends[i] (counts_sums' flags).
+/// The per-sample arrays that counts_batches fills have `fill_block` - 1 entries of slack past the
+/// batch: a run is filled in whole blocks of four (its last block may write past the run; the next
+/// run, or the padding of run_batch, overwrites those entries).
 template <int D>
 struct counts_batch {
+  static constexpr int fill_block = 4;
   int n = 0;
-  std::uint64_t index[batch], cube_of[batch];
-  double cb[D][batch], u[D][batch], jac[batch], pd_of[batch];
+  std::uint64_t index[batch + fill_block - 1], cube_of[batch + fill_block - 1];
+  double cb[D][batch + fill_block - 1], u[D][batch], jac[batch], pd_of[batch + fill_block - 1];
   int bin[D][batch];
-  unsigned char ends[batch];
+  unsigned char ends[batch + fill_block - 1];
   point<D> xs[batch];
 };
 
@@ -496,12 +500,15 @@ inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map,
     b.n = 0;
   };
   const cube_coord_t<D> gc = static_cast<cube_coord_t<D>>(sp.g);
+  cube_coord_t<D> coord[D] = {};
+  std::uint64_t next_cube = ~std::uint64_t(0);  // the sub-cube whose coordinates `coord` holds
   for (std::uint64_t c = 0; c < count; ++c) {
     const std::uint64_t chunk = (first + c) * stride;
     const std::uint64_t begin = chunk * sp.chunk_cubes;
     const std::uint64_t end = begin + sp.chunk_cubes < sp.n_cubes ? begin + sp.chunk_cubes : sp.n_cubes;
-    cube_coord_t<D> coord[D] = {};
-    cube_start<D>(begin, sp.g, coord);
+    // consecutive chunks (stride 1) continue the odometer; otherwise D divisions place it
+    if (begin != next_cube) cube_start<D>(begin, sp.g, coord);
+    next_cube = end;
     for (std::uint64_t cube = begin; cube < end; ++cube) {
       const std::uint64_t n_c = sp.counts.count(cube);
       const std::uint64_t seg = sp.counts.segment != 0 ? sp.counts.segment : n_c;
@@ -514,13 +521,16 @@ inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map,
         const int n = b.n;
         const int len = static_cast<int>(std::min<std::uint64_t>(n_c - k, static_cast<std::uint64_t>(batch - n)));
         const std::uint64_t index0 = cube * sp.p + k;
-        for (int i = 0; i < len; ++i) b.index[n + i] = index0 + static_cast<std::uint64_t>(i);
-        for (int j = 0; j < D; ++j)
-          for (int i = 0; i < len; ++i) b.cb[j][n + i] = cd[j];
-        for (int i = 0; i < len; ++i) {
-          b.cube_of[n + i] = cube;
-          b.pd_of[n + i] = pd;
-          b.ends[n + i] = 0;
+        constexpr int fb = counts_batch<D>::fill_block;
+        for (int i0 = 0; i0 < len; i0 += fb) {  // whole blocks (see counts_batch): few, short runs
+          for (int l = 0; l < fb; ++l) b.index[n + i0 + l] = index0 + static_cast<std::uint64_t>(i0 + l);
+          for (int j = 0; j < D; ++j)
+            for (int l = 0; l < fb; ++l) b.cb[j][n + i0 + l] = cd[j];
+          for (int l = 0; l < fb; ++l) {
+            b.cube_of[n + i0 + l] = cube;
+            b.pd_of[n + i0 + l] = pd;
+            b.ends[n + i0 + l] = 0;
+          }
         }
         // the samples k + i with (k + i + 1) % seg == 0 in this run, the first at seg - 1 - k % seg
         for (std::uint64_t i = seg - 1 - k % seg; i < static_cast<std::uint64_t>(len); i += seg)

@@ -270,7 +270,7 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2_of(const map_view<D>& map, const doubl
     __m256d J = _mm256_setzero_pd();
     for (int j0 = 0; j0 < D; j0 += 4) {
       const int na = D - j0 < 4 ? D - j0 : 4;
-      __m256d X[4];
+      __m256d X[4] = {};  // na < 4: the unused ones never read (the compiler drops the zeros)
       for (int a = 0; a < na; ++a) {
         const int j = j0 + a;
         const double* e = map.edges + static_cast<std::size_t>(j) * stride;
