@@ -384,6 +384,8 @@ MCUBES_CPU_TARGET_AVX2 inline std::uint64_t level0_terms_avx2(int n, const doubl
 /// when `shares`, share[i] = cube_share(var[i] pd[i], beta16) (core/cube_counts.hpp: five
 /// correctly rounded square roots, then binary powering lowest bit first). The same IEEE
 /// operations in the same order lane by lane (no FMA on this target), hence finish_cube's bits.
+/// A vector copy of finish_cube and cube_share: a change there must be made here too
+/// (DeterminismCpu.FastPathEqualsSerialSampleChunk fails otherwise: e.g. one square root fewer).
 MCUBES_CPU_TARGET_AVX2 inline void finish_cubes_avx2(int n, const double* s1, const double* s2, const double* pd,
                                                      std::uint32_t beta16, bool shares, double* mean, double* var,
                                                      double* share) {
