@@ -1,12 +1,16 @@
 // Unit tests of core/portable_math.hpp: det_log, det_exp and det_pow (the map adaptation's
 // host/device-identical functions) against the C library, in units of the last place; and the
-// quantized weights of the map adaptation (adaptive_map.hpp, map_adaptation).
+// quantized weights of the map adaptation (adaptive_map.hpp, map_adaptation); div_count bitwise
+// against the division it replaces.
 #include <gtest/gtest.h>
 
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "mcubes/core/adaptive_map.hpp"
 #include "mcubes/core/portable_math.hpp"
@@ -66,6 +70,56 @@ TEST(PortableMath, PowMatchesLibmOnTheDampingRange) {
   }
   EXPECT_EQ(mcubes::portable::det_pow(0.25, 1.5), 0.125);
   EXPECT_EQ(mcubes::portable::det_pow(0.3, 1.0), 0.3);
+}
+
+std::uint64_t bits_of(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+double from_bits(std::uint64_t b) {
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+// div_count(x, d) must be x / d bit for bit: powers of two (the product path) over the whole
+// exponent range it takes, the divisors next to them and those it must leave to the division (0,
+// 3, 12, 2^1023, infinity, negative, subnormal), against dividends of every kind (random bit
+// patterns: normal, subnormal, huge; zeros, infinities, NaN).
+TEST(PortableMath, DivCountIsTheDivisionBitwise) {
+  std::mt19937_64 rng(test_seed);
+  std::vector<double> divisors = {0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 12.0, 1.5, 0.5, -2.0, 0x1p1022, 0x1p1023,
+                                  std::numeric_limits<double>::infinity(), std::numeric_limits<double>::denorm_min(),
+                                  std::numeric_limits<double>::quiet_NaN()};
+  for (int k = 0; k <= 1023; ++k) {
+    divisors.push_back(std::ldexp(1.0, k));
+    divisors.push_back(std::nextafter(std::ldexp(1.0, k), INFINITY));
+    divisors.push_back(std::nextafter(std::ldexp(1.0, k), 0.0));
+  }
+  for (std::uint64_t n = 1; n <= 4096; ++n) divisors.push_back(static_cast<double>(n) * static_cast<double>(n - 1));
+  std::vector<double> xs = {0.0, -0.0, 1.0, -1.0, std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
+                            std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
+                            std::numeric_limits<double>::max(), 0x1.fffffffffffffp-1022, 3.0 * 0x1p-1074};
+  for (int i = 0; i < 400; ++i) xs.push_back(from_bits(rng()));
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  for (int i = 0; i < 100; ++i) xs.push_back(std::ldexp(unif(rng), -1000 - static_cast<int>(rng() % 74)));  // towards subnormal
+  int products = 0;
+  for (double d : divisors) {
+    for (double x : xs) {
+      const double want = x / d, got = mcubes::portable::div_count(x, d);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(got)) << x << " / " << d;
+      } else {
+        ASSERT_EQ(bits_of(got), bits_of(want)) << x << " / " << d << ": " << got << " instead of " << want;
+      }
+    }
+    const std::uint64_t b = bits_of(d);
+    products += (b & 0x000FFFFFFFFFFFFFull) == 0 && d >= 1.0 && d <= 0x1p1022;
+  }
+  EXPECT_EQ(products, 4 + 1023 + 1);  // 1, 2, 4, 2^1022; 2^0..2^1022 again; 2 = 2 x 1 among the n (n - 1)
 }
 
 TEST(MapAdaptation, QuantizedWeightsAreExactAndBounded) {
