@@ -189,7 +189,7 @@ class vegas_run {
     sp_.g = st_.g;
     sp_.inv_g = 1.0 / static_cast<double>(st_.g);
     sp_.n_cubes = st_.n_cubes;
-    sp_.p = st_.samples_per_cube;
+    sp_.set_samples_per_cube(st_.samples_per_cube);
     sp_.chunk_cubes = st_.chunk_cubes;
     sp_.seed = opt.seed;
     sp_.bin_axes = opt.symmetric_map ? 1 : D;  // m-Cubes1D: axis 0's histogram adapts the one map

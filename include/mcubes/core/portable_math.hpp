@@ -83,16 +83,10 @@ MCUBES_HOST_DEVICE inline double det_pow(double t, double alpha) {
   return det_exp(det_mul(alpha, det_log(t)));
 }
 
-/// x / d, bitwise, for a divisor d that is a count or a product of counts (a sub-cube's samples n,
-/// n (n - 1)): where d is a power of two 2^k with 0 <= k <= 1022, x * 2^-k (det_mul: never fused
-/// into a neighbouring addition), else the IEEE division x / d. The same value either way: the exact
-/// quotient x / 2^k = x 2^-k is one real number that both operations round once, to nearest
-/// (subnormal results, signed zeros, infinities and NaNs alike). Why: a double division is a
-/// ~12-instruction sequence on GPUs and has 13-20 cycles of latency on x86, and the uniform grid's
-/// sub-cubes (p = 2 at the paper's settings, so n (n - 1) = 2 too) and VEGAS+'s n_min sub-cubes
-/// divide by powers of two once per sub-cube. 2^-k has the exponent field 2046 - (1023 + k) of d's,
-/// so its bits are 0x7FE0000000000000 minus d's.
-MCUBES_HOST_DEVICE inline double div_count(double x, double d) {
+/// The exact reciprocal 2^-k of d = 2^k for 0 <= k <= 1022, else 0 (d not such a power of two:
+/// 0, negative, not an integer power, too large, infinite or NaN). 2^-k has the exponent field
+/// 2046 - (1023 + k) of d's, so its bits are 0x7FE0000000000000 minus d's.
+MCUBES_HOST_DEVICE inline double count_reciprocal(double d) {
 #if defined(__CUDA_ARCH__)
   const auto b = static_cast<std::uint64_t>(__double_as_longlong(d));
 #else
@@ -100,17 +94,28 @@ MCUBES_HOST_DEVICE inline double div_count(double x, double d) {
   std::memcpy(&b, &d, sizeof b);
 #endif
   // d = 2^k, 0 <= k <= 1022: a zero mantissa and an exponent field in [1023, 2045] (sign 0)
-  if ((b & 0x000FFFFFFFFFFFFFull) == 0 && b - 0x3FF0000000000000ull <= 0x3FE0000000000000ull) {
-    const std::uint64_t rb = 0x7FE0000000000000ull - b;
+  if ((b & 0x000FFFFFFFFFFFFFull) != 0 || b - 0x3FF0000000000000ull > 0x3FE0000000000000ull) return 0;
+  const std::uint64_t rb = 0x7FE0000000000000ull - b;
 #if defined(__CUDA_ARCH__)
-    return det_mul(x, __longlong_as_double(static_cast<long long>(rb)));
+  return __longlong_as_double(static_cast<long long>(rb));
 #else
-    double r;
-    std::memcpy(&r, &rb, sizeof r);
-    return det_mul(x, r);
+  double r;
+  std::memcpy(&r, &rb, sizeof r);
+  return r;
 #endif
-  }
-  return x / d;
+}
+
+/// x / d, bitwise, for a divisor d that is a count or a product of counts (a sub-cube's samples n,
+/// n (n - 1)): where d is a power of two 2^k (count_reciprocal(d) = 2^-k != 0), x * 2^-k (det_mul:
+/// never fused into a neighbouring addition), else the IEEE division x / d. The same value either
+/// way: the exact quotient x / 2^k = x 2^-k is one real number that both operations round once, to
+/// nearest (subnormal results, signed zeros, infinities and NaNs alike). Why: a double division is a
+/// ~12-instruction sequence on GPUs and has 13-20 cycles of latency on x86, and VEGAS+'s n_min
+/// sub-cubes (and the uniform grid's p = 2 at the paper's settings, for which sampling_params
+/// carries the reciprocals ready: core/sampler.hpp) divide by powers of two once per sub-cube.
+MCUBES_HOST_DEVICE inline double div_count(double x, double d) {
+  const double r = count_reciprocal(d);
+  return r != 0 ? det_mul(x, r) : x / d;
 }
 
 }  // namespace portable

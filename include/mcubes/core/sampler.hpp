@@ -43,6 +43,18 @@ struct sampling_params {
   /// Axes whose bins V-Sample accumulates: D, or 1 for m-Cubes1D (vegas_options::symmetric_map:
   /// the paper's one-map variant histograms axis 0 only; the map is shared by every axis).
   int bin_axes = D;
+  /// The exact reciprocals of p and p (p - 1) where they are powers of two, else 0
+  /// (portable::count_reciprocal; set with p by set_samples_per_cube): the uniform grid's sub-cubes
+  /// then multiply instead of divide (finish_uniform_cube), the same bits. 0 divides.
+  double p_inv = 0;
+  double p_var_inv = 0;
+  /// Sets p and its reciprocals.
+  MCUBES_HOST_DEVICE void set_samples_per_cube(std::uint64_t samples) {
+    p = samples;
+    const double pd = static_cast<double>(samples);
+    p_inv = portable::count_reciprocal(pd);
+    p_var_inv = portable::count_reciprocal(pd * (pd - 1));
+  }
 };
 
 /// Per-chunk partial results. Sums are over the chunk's sub-cubes in index order.
@@ -272,6 +284,20 @@ MCUBES_HOST_DEVICE inline cube_estimate finish_cube(double s1, double s2, double
   return {mean, var};
 }
 
+/// finish_cube for a sub-cube of the uniform grid (sp.p samples, no share): s1 * sp.p_inv and
+/// (s2 - s1 I_c) * sp.p_var_inv where those reciprocals are set (exact powers of two), else the
+/// divisions; the same bits as finish_cube. The reciprocals come with the launch's parameters, so a
+/// kernel holds no register for them across its sample loop (portable::div_count's test, hoisted
+/// out of the loop, cost a V-Sample kernel 16 bytes of spills).
+template <int D>
+MCUBES_HOST_DEVICE inline cube_estimate finish_uniform_cube(double s1, double s2, double pd, const sampling_params<D>& sp) {
+  const double mean = sp.p_inv != 0 ? portable::det_mul(s1, sp.p_inv) : s1 / pd;
+  const double dev = s2 - s1 * mean;
+  double var = sp.p_var_inv != 0 ? portable::det_mul(dev, sp.p_var_inv) : dev / (pd * (pd - 1));
+  if (var <= 0) var = 0;  // as finish_cube
+  return {mean, var};
+}
+
 /// Processes sub-cubes [begin, end) serially (V-Sample or No-Adjust, see the file comment), the
 /// partial of a chunk. With VEGAS+ counts (sp.counts.per_cube(), core/cube_counts.hpp) sub-cube c has
 /// n_c = sp.counts.count(c) samples of indices c*p + k, k < n_c, its I_c and var_c use n_c for p,
@@ -337,7 +363,8 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
           s0 = s_end;
         }
       }
-      ce = finish_cube(s1, s2, pd, counts, c);
+      ce = per_cube || counts.share_out != nullptr ? finish_cube(s1, s2, pd, counts, c)
+                                                   : finish_uniform_cube<D>(s1, s2, pd, sp);
     }
     out.estimate += ce.mean;
     out.variance += ce.var;

@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
   if (bins_in_smem)
     for (unsigned k = tid; k < n_values; k += B) s_lo[k] = 0ull;
   if (shared_edges)
-    for (unsigned k = tid; k < n_edges; k += B) s_edges[k] = items[i].edges[k];
+    copy_to_shared(s_edges, items[i].edges, n_edges);
   if (bins_in_smem || shared_edges) __syncthreads();
   thread_flags fl;
   no_bins none;
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(MaxThreads, MaxThreads <= 256 ? 2 : 1)
       }
       while (i + 1 < n_items && items[i + 1].first_unit <= u) ++i;
       if (shared_edges)
-        for (unsigned b = tid; b < n_edges; b += B) s_edges[b] = items[i].edges[b];
+        copy_to_shared(s_edges, items[i].edges, n_edges);
       if (bins_in_smem || shared_edges) __syncthreads();
     }
     const batch_item<D, P>& it = items[i];

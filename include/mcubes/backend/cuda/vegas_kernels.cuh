@@ -31,6 +31,8 @@
 /// kernels (estimate, error and n_nonzero of every iteration; the 128-bit bins, also with bin
 /// scales that make the low words wrap many times); tests/cuda pass.
 
+#include <cuda_pipeline.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -84,6 +86,18 @@ struct integrand_min_blocks<F, std::void_t<decltype(F::cuda_min_blocks)>> {
 template <bool Adapt, int MaxThreads, class F = void>
 inline constexpr int v_sample_min_blocks = MaxThreads <= 256 ? integrand_min_blocks<F>::value : 1;
 
+/// Copies n doubles from global `src` to shared `dst`, thread t taking elements t, t + blockDim.x,
+/// ..., with asynchronous copies (cp.async, CUDA's __pipeline_memcpy_async) that are all in flight
+/// at once, then waits for this thread's. A plain load-and-store loop waits one L2 round trip per
+/// element: at 4008 edges (f4 8-D, 500 bins) and blocks of 256, that wait was 15 % of a V-Sample
+/// launch at 1e6 calls (ncu source view, bench/results/2026-12-02-small-launches.md). The same
+/// values, so the same bits. The caller synchronises the block before reading dst.
+__device__ __forceinline__ void copy_to_shared(double* dst, const double* src, unsigned n) {
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) __pipeline_memcpy_async(dst + i, src + i, sizeof(double));
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+}
+
 /// The dynamic shared memory of a V-Sample launch (v_sample_kernel, balanced_sample_kernel):
 /// with bins_in_smem, the D n_bins bin low words first, zeroed here; then the map's D (n_bins + 1)
 /// edges, copied here, when the launch gave room for them (the kernel reads the size it got, see
@@ -102,8 +116,7 @@ __device__ __forceinline__ bool fill_dynamic_smem(unsigned long long* dyn, const
       dyn_bytes >= (bins_in_smem ? static_cast<unsigned long long>(n_bin_values) * 8 : 0ull) + n_edges * 8ull;
   if (bins_in_smem)
     for (int i = tid; i < n_bin_values; i += B) dyn[i] = 0ull;
-  if (edges_in_smem)
-    for (unsigned i = tid; i < n_edges; i += B) s_edges[i] = map.edges[i];
+  if (edges_in_smem) copy_to_shared(s_edges, map.edges, n_edges);
   return edges_in_smem;
 }
 
