@@ -109,10 +109,11 @@ MCUBES_HOST_DEVICE inline double count_reciprocal(double d) {
 /// n (n - 1)): where d is a power of two 2^k (count_reciprocal(d) = 2^-k != 0), x * 2^-k (det_mul:
 /// never fused into a neighbouring addition), else the IEEE division x / d. The same value either
 /// way: the exact quotient x / 2^k = x 2^-k is one real number that both operations round once, to
-/// nearest (subnormal results, signed zeros, infinities and NaNs alike). Why: a double division is a
-/// ~12-instruction sequence on GPUs and has 13-20 cycles of latency on x86, and VEGAS+'s n_min
-/// sub-cubes (and the uniform grid's p = 2 at the paper's settings, for which sampling_params
-/// carries the reciprocals ready: core/sampler.hpp) divide by powers of two once per sub-cube.
+/// nearest (subnormal results, signed zeros, infinities and NaNs alike). Used by the CPU fast path
+/// (backend/cpu/fast_path.hpp), where a division has 13-20 cycles of latency; on the GPU the uniform
+/// grid takes its reciprocals from the pass (sampling_params::p_inv, core/sampler.hpp), and the
+/// per-sub-cube VEGAS+ kernels keep the division: there the test's registers made sorted_sample_kernel
+/// spill 160 bytes, for no gain (bench/results/2026-12-02-small-launches.md).
 MCUBES_HOST_DEVICE inline double div_count(double x, double d) {
   const double r = count_reciprocal(d);
   return r != 0 ? det_mul(x, r) : x / d;

@@ -277,8 +277,8 @@ struct cube_estimate {
   double mean, var;
 };
 MCUBES_HOST_DEVICE inline cube_estimate finish_cube(double s1, double s2, double pd, const cube_counts& counts, std::uint64_t c) {
-  const double mean = portable::div_count(s1, pd);  // s1 / pd, bitwise (a product where pd is a power of two)
-  double var = portable::div_count(s2 - s1 * mean, pd * (pd - 1));
+  const double mean = s1 / pd;
+  double var = (s2 - s1 * mean) / (pd * (pd - 1));
   if (var <= 0) var = 0;  // rounding; a NaN (inf - inf: sums that overflow) stays NaN and is reported
   if (counts.share_out != nullptr) counts.share_out[c] = cube_share(portable::det_mul(var, pd), counts.beta16);
   return {mean, var};
@@ -345,7 +345,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
       double cd[D];  // converted exactly to double once per sub-cube
       for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
       const double pd = per_cube ? static_cast<double>(n) : pd_uniform;
-      const double term_scale = per_cube ? portable::div_count(sp.bin_scale, pd) : sp.bin_scale;  // uniform: bin_scale itself
+      const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // uniform: bin_scale itself
       const std::uint64_t first = c * sp.p, last = first + n;  // sample indices c*p + k, k < n
       const std::uint64_t seg = per_cube && sp.counts.segment != 0 ? sp.counts.segment : n;
       double s1 = 0, s2 = 0;

@@ -104,7 +104,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
     const std::uint64_t n = per_cube ? sp.counts.count(c) : sp.p;
     const double pd = per_cube ? static_cast<double>(n) : pd_uniform;
     const double inv_den = per_cube ? 1.0 / (pd * (pd - 1)) : inv_den_uniform;
-    const double term_scale = per_cube ? portable::div_count(sp.bin_scale, pd) : sp.bin_scale;  // as sample_cubes
+    const double term_scale = per_cube ? sp.bin_scale / pd : sp.bin_scale;  // as sample_cubes
     const std::uint64_t first = c * sp.p, last = first + n;
     // N = 1: the segment rule of sample_cubes (segments of sp.counts.segment samples, VEGAS+ only)
     const std::uint64_t seg = per_cube && sp.counts.segment != 0 ? sp.counts.segment : n;
@@ -180,9 +180,9 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
       }
     }
     if constexpr (N == 1) {
-      const double mean = portable::div_count(s1[0], pd);
+      const double mean = s1[0] / pd;
       out[0] += mean;
-      double cv = portable::div_count(s2 - s1[0] * mean, pd * (pd - 1));  // the scalar path's variance
+      double cv = (s2 - s1[0] * mean) / (pd * (pd - 1));  // the scalar path's variance
       if (cv <= 0) cv = 0;  // rounding; a NaN stays NaN and is reported
       cov[0] += cv;
       if (sp.counts.share_out != nullptr) sp.counts.share_out[c] = cube_share(portable::det_mul(cv, pd), sp.counts.beta16);
@@ -190,7 +190,7 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_chunk_vector(const F& f, const sa
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-      for (int i = 0; i < N; ++i) out[i * out_stride] += portable::div_count(s1[i], pd);
+      for (int i = 0; i < N; ++i) out[i * out_stride] += s1[i] / pd;
       if (per_cube && sp.counts.share_out != nullptr)
         sp.counts.share_out[c] = cube_share(portable::det_mul(cov00 > 0 ? cov00 : 0.0, pd), sp.counts.beta16);
     }

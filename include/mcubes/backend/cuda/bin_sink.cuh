@@ -89,20 +89,17 @@ struct shared_bin_sink {
 };
 
 /// Adds the block's shared low words lo[0..n) into the global 128-bit bins with carry (the end of
-/// shared_bin_sink's accumulation). Eight independent atomics in flight per thread (each returns
-/// the old low word, for the carry: a round trip to L2 per round; with four, the waits on them were
-/// 7-12 % of a V-Sample launch at 1e6 calls, bench/results/2026-12-02-small-launches.md), and each
-/// block starts at a different bin (rotated by blockIdx.x * blockDim.x) so that blocks finishing
+/// shared_bin_sink's accumulation). Four independent atomics in flight per thread, and each block
+/// starts at a different bin (rotated by blockIdx.x * blockDim.x) so that blocks finishing
 /// together do not all hit the same addresses at once. Integer additions: any order, same bits.
 __device__ __forceinline__ void flush_shared_bins(const unsigned long long* lo, bin_accumulator* global, int n) {
   const unsigned B = blockDim.x;
   const unsigned start = static_cast<unsigned>((static_cast<unsigned long long>(blockIdx.x) * B) % static_cast<unsigned>(n));
-  constexpr int U = 8;  // atomics in flight per thread
-  for (unsigned k0 = threadIdx.x; k0 < static_cast<unsigned>(n); k0 += U * B) {
-    unsigned idx[U];
-    unsigned long long q[U], old[U];
+  for (unsigned k0 = threadIdx.x; k0 < static_cast<unsigned>(n); k0 += 4 * B) {
+    unsigned idx[4];
+    unsigned long long q[4], old[4];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
+    for (int u = 0; u < 4; ++u) {
       const unsigned k = k0 + u * B;
       unsigned i = k + start;
       if (i >= static_cast<unsigned>(n)) i -= n;
@@ -110,10 +107,10 @@ __device__ __forceinline__ void flush_shared_bins(const unsigned long long* lo, 
       q[u] = k < static_cast<unsigned>(n) ? lo[i] : 0ull;
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u)
+    for (int u = 0; u < 4; ++u)
       old[u] = q[u] ? atomicAdd(reinterpret_cast<unsigned long long*>(&global[idx[u]].lo), q[u]) : 0ull;
 #pragma unroll
-    for (int u = 0; u < U; ++u)
+    for (int u = 0; u < 4; ++u)
       if (old[u] + q[u] < old[u]) atomicAdd(reinterpret_cast<unsigned long long*>(&global[idx[u]].hi), 1ull);
   }
 }

@@ -88,7 +88,7 @@ __device__ __forceinline__ void sample_heavy_segment(const F& f, const sampling_
   cube_start<D>(c, sp.g, coord);
   double cd[D];
   for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
-  const double term_scale = portable::div_count(sp.bin_scale, static_cast<double>(n));
+  const double term_scale = sp.bin_scale / static_cast<double>(n);
   const std::uint64_t first = c * sp.p;
   t1 = t2 = 0;
   sample_segment<D>(f, sp, map, rng, cd, first + k0, first + k1, first, term_scale, bins, part, t1, t2, no_poll{});
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(256, v_sample_min_blocks<Adapt, 256, F>)
     const std::uint64_t h = heavy_of_segment_warp(seg_first, n_heavy, s, lane);
     const std::uint64_t c = cube[h], n = sp.counts.count(c), k0 = (s - seg_first[h]) * L;
     const std::uint64_t len = n - k0 > L ? L : n - k0, first = c * sp.p + k0;
-    const double scale = portable::div_count(sp.bin_scale, static_cast<double>(n));
+    const double scale = sp.bin_scale / static_cast<double>(n);
     __syncwarp();  // the last segment's reads of the coordinates are done
     if (lane == 0) {
       cube_coord_t<D> coord[D];

@@ -89,7 +89,7 @@ __device__ __forceinline__ void sorted_cubes(const F& f, const sampling_params<D
     double cd[D];
     for (int j = 0; j < D; ++j) cd[j] = static_cast<double>(coord[j]);
     const double pd = static_cast<double>(n);
-    const double term_scale = portable::div_count(sp.bin_scale, pd);
+    const double term_scale = sp.bin_scale / pd;
     const std::uint64_t first = c * sp.p;
     chunk_partial part;
     double s1 = 0, s2 = 0;  // one segment: n <= T <= L (sorted_serves)

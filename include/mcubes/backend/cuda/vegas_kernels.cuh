@@ -243,7 +243,7 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
         } else {
           cd[0] = static_cast<double>(c);
         }
-        const double ts = portable::div_count(sp.bin_scale, static_cast<double>(mine));
+        const double ts = sp.bin_scale / static_cast<double>(mine);
         const std::uint64_t cube_first = c * sp.p, last = cube_first + mine;
         for (std::uint64_t s0 = cube_first; s0 != last;) {
           const std::uint64_t s_end = last - s0 > seg_len ? s0 + seg_len : last;
@@ -277,7 +277,7 @@ __device__ __forceinline__ void v_sample_tiles_spread(const F& f, const sampling
         } else {
           cd[0] = static_cast<double>(cube);  // D = 1: the coordinate is the index (exact below 2^53)
         }
-        const double ts = portable::div_count(sp.bin_scale, static_cast<double>(n_owner));  // as sample_cubes
+        const double ts = sp.bin_scale / static_cast<double>(n_owner);  // as sample_cubes (per-cube counts)
         const std::uint64_t index = cube * sp.p + (i - p_owner);
         const auto keep = [&](double a, double b) {
           fj = a;
