@@ -85,7 +85,11 @@ MCUBES_HOST_DEVICE inline double det_pow(double t, double alpha) {
 
 /// The exact reciprocal 2^-k of d = 2^k for 0 <= k <= 1022, else 0 (d not such a power of two:
 /// 0, negative, not an integer power, too large, infinite or NaN). 2^-k has the exponent field
-/// 2046 - (1023 + k) of d's, so its bits are 0x7FE0000000000000 minus d's.
+/// 2046 - (1023 + k) of d's, so its bits are 0x7FE0000000000000 minus d's. Where it is not 0,
+/// x * count_reciprocal(d) is x / d bit for bit for every double x: the exact quotient x 2^-k is
+/// one real number that both operations round once, to nearest (subnormal results, signed zeros,
+/// infinities and NaNs alike), and a multiplication is one instruction where a double division is
+/// a ~12-instruction sequence on GPUs (sampling_params::p_inv, core/sampler.hpp).
 MCUBES_HOST_DEVICE inline double count_reciprocal(double d) {
 #if defined(__CUDA_ARCH__)
   const auto b = static_cast<std::uint64_t>(__double_as_longlong(d));
@@ -103,20 +107,6 @@ MCUBES_HOST_DEVICE inline double count_reciprocal(double d) {
   std::memcpy(&r, &rb, sizeof r);
   return r;
 #endif
-}
-
-/// x / d, bitwise, for a divisor d that is a count or a product of counts (a sub-cube's samples n,
-/// n (n - 1)): where d is a power of two 2^k (count_reciprocal(d) = 2^-k != 0), x * 2^-k (det_mul:
-/// never fused into a neighbouring addition), else the IEEE division x / d. The same value either
-/// way: the exact quotient x / 2^k = x 2^-k is one real number that both operations round once, to
-/// nearest (subnormal results, signed zeros, infinities and NaNs alike). Used by the CPU fast path
-/// (backend/cpu/fast_path.hpp), where a division has 13-20 cycles of latency; on the GPU the uniform
-/// grid takes its reciprocals from the pass (sampling_params::p_inv, core/sampler.hpp), and the
-/// per-sub-cube VEGAS+ kernels keep the division: there the test's registers made sorted_sample_kernel
-/// spill 160 bytes, for no gain (bench/results/2026-12-02-small-launches.md).
-MCUBES_HOST_DEVICE inline double div_count(double x, double d) {
-  const double r = count_reciprocal(d);
-  return r != 0 ? det_mul(x, r) : x / d;
 }
 
 }  // namespace portable

@@ -286,9 +286,10 @@ MCUBES_HOST_DEVICE inline cube_estimate finish_cube(double s1, double s2, double
 
 /// finish_cube for a sub-cube of the uniform grid (sp.p samples, no share): s1 * sp.p_inv and
 /// (s2 - s1 I_c) * sp.p_var_inv where those reciprocals are set (exact powers of two), else the
-/// divisions; the same bits as finish_cube. The reciprocals come with the launch's parameters, so a
-/// kernel holds no register for them across its sample loop (portable::div_count's test, hoisted
-/// out of the loop, cost a V-Sample kernel 16 bytes of spills).
+/// divisions; the same bits as finish_cube (portable::count_reciprocal). The reciprocals come with
+/// the launch's parameters, so a kernel holds no register for them across its sample loop (the
+/// power-of-two test done in the kernel, hoisted out of the loop, cost a V-Sample kernel 16 bytes
+/// of spills).
 template <int D>
 MCUBES_HOST_DEVICE inline cube_estimate finish_uniform_cube(double s1, double s2, double pd, const sampling_params<D>& sp) {
   const double mean = sp.p_inv != 0 ? portable::det_mul(s1, sp.p_inv) : s1 / pd;

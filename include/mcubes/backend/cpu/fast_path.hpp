@@ -271,8 +271,8 @@ struct sample_accumulator {
   /// The end of sample `index`: its sub-cube's and chunk's sums where it is their last.
   MCUBES_CPU_INLINE void end_sample(std::uint64_t index) {
     if (++k == sp.p) {  // sub-cube done: its mean and variance, in sub-cube order
-      const double mean = portable::div_count(s1, pd);  // s1 / pd and below / var_den, bitwise (finish_cube)
-      double vr = portable::div_count(s2 - s1 * mean, var_den);
+      const double mean = s1 / pd;
+      double vr = (s2 - s1 * mean) / var_den;
       if (vr <= 0) vr = 0;  // as sample_chunk: NaN stays NaN
       chunk_est += mean;
       chunk_var += vr;
@@ -376,7 +376,7 @@ struct counts_sums {
   template <class BinOf>
   MCUBES_CPU_INLINE void add(double v, double jac, std::uint64_t index, double pd, std::uint64_t cube, unsigned char ends,
                              const BinOf& bin_of) {
-    add_sample<D>(v, jac, index, portable::div_count(sp.bin_scale, pd), bins, bin_of, flags, t1, t2, sp.bin_axes);
+    add_sample<D>(v, jac, index, sp.bin_scale / pd, bins, bin_of, flags, t1, t2, sp.bin_axes);
     end_sample(pd, cube, ends);
   }
   /// add() for a sample of a V-Sample pass whose fj = v J, fj2 (finite) and level-0 bin quantum q
