@@ -390,6 +390,57 @@ struct test_precomputed {
   double var(std::uint64_t h) const { return (*vars)[h]; }
 };
 
+// The uniform_counts form of sample_cubes (the uniform grid's GPU kernels: finish_uniform_cube,
+// products by the pass's reciprocals where p and p (p - 1) are powers of two) against the
+// any_counts form (finish_cube: the divisions), chunk by chunk, bit for bit: p = 2 (both
+// reciprocals), 4, 8, 16 (the mean's), 3, 5 (none), and a pass whose p was set without its
+// reciprocals (divides).
+TEST(UniformCounts, FinishUniformCubeIsFinishCubeBitwise) {
+  using namespace mcubes;
+  constexpr int D = 3;
+  const std::vector<double> edges = [] {
+    std::vector<double> e;
+    for (int j = 0; j < D; ++j)
+      for (int i = 0; i <= 4; ++i) e.push_back(j == 1 ? (i * i) / 16.0 : i / 4.0);
+    return e;
+  }();
+  const map_view<D> map{edges.data(), 4};
+  const bumpy3 f;
+  int products = 0;
+  for (const u64 p : {2, 4, 8, 16, 3, 5, 0}) {
+    sampling_params<D> sp;
+    for (int j = 0; j < D; ++j) sp.lower[j] = -1, sp.width[j] = 2.5;
+    sp.g = 9;
+    sp.inv_g = 1.0 / 9.0;
+    sp.n_cubes = 729;
+    if (p != 0) {
+      sp.set_samples_per_cube(p);
+    } else {
+      sp.p = 2;  // p_inv, p_var_inv left 0: divisions
+    }
+    products += sp.p_inv != 0;
+    sp.chunk_cubes = 5;
+    sp.seed = 11;
+    sp.iteration = 2;
+    const vegas_stream_uniforms uni{sp.seed, sp.iteration};
+    for (u64 begin = 0; begin < sp.n_cubes; begin += sp.chunk_cubes) {
+      const u64 end = std::min<u64>(begin + sp.chunk_cubes, sp.n_cubes);
+      cube_coord_t<D> c1[D], c2[D];
+      cube_start<D>(begin, sp.g, c1);
+      cube_start<D>(begin, sp.g, c2);
+      no_bins b1, b2;
+      const chunk_partial a =
+          sample_cubes<D>(f, sp, map, begin, end, c1, b1, uni, no_poll{}, no_precomputed_cubes{}, any_counts{});
+      const chunk_partial u =
+          sample_cubes<D>(f, sp, map, begin, end, c2, b2, uni, no_poll{}, no_precomputed_cubes{}, uniform_counts{});
+      ASSERT_EQ(a.estimate, u.estimate) << "p " << sp.p << ", sub-cubes from " << begin;
+      ASSERT_EQ(a.variance, u.variance) << "p " << sp.p << ", sub-cubes from " << begin;
+      ASSERT_GT(a.variance, 0.0);
+    }
+  }
+  EXPECT_EQ(products, 4);
+}
+
 TEST(SegmentRule, SerialSumsOfSegmentsAndTheSplitPassAgree) {
   using namespace mcubes;
   constexpr int D = 3;

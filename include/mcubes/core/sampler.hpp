@@ -284,7 +284,8 @@ MCUBES_HOST_DEVICE inline cube_estimate finish_cube(double s1, double s2, double
   return {mean, var};
 }
 
-/// finish_cube for a sub-cube of the uniform grid (sp.p samples, no share): s1 * sp.p_inv and
+/// finish_cube for a sub-cube of the uniform grid (sp.p samples, no share; sample_cubes'
+/// uniform_counts form): s1 * sp.p_inv and
 /// (s2 - s1 I_c) * sp.p_var_inv where those reciprocals are set (exact powers of two), else the
 /// divisions; the same bits as finish_cube (portable::count_reciprocal). The reciprocals come with
 /// the launch's parameters, so a kernel holds no register for them across its sample loop (the
@@ -364,8 +365,12 @@ MCUBES_HOST_DEVICE inline chunk_partial sample_cubes(const F& f, const sampling_
           s0 = s_end;
         }
       }
-      ce = per_cube || counts.share_out != nullptr ? finish_cube(s1, s2, pd, counts, c)
-                                                   : finish_uniform_cube<D>(s1, s2, pd, sp);
+      // the uniform_counts form (the uniform grid's kernels) multiplies by the pass's reciprocals;
+      // any_counts divides (no per-sub-cube branch between the two in VEGAS+'s loops); the same bits
+      if constexpr (Counts::uniform_only)
+        ce = finish_uniform_cube<D>(s1, s2, pd, sp);
+      else
+        ce = finish_cube(s1, s2, pd, counts, c);
     }
     out.estimate += ce.mean;
     out.variance += ce.var;
