@@ -45,7 +45,9 @@ struct sampling_params {
   int bin_axes = D;
   /// The exact reciprocals of p and p (p - 1) where they are powers of two, else 0
   /// (portable::count_reciprocal; set with p by set_samples_per_cube): the uniform grid's sub-cubes
-  /// then multiply instead of divide (finish_uniform_cube), the same bits. 0 divides.
+  /// then multiply instead of divide (finish_uniform_cube), the same bits. 0 divides. Derived from
+  /// p: change p through set_samples_per_cube only (vegas_run does; a p written directly after it
+  /// would leave them stale, while a p written directly on a fresh struct leaves them 0: divisions).
   double p_inv = 0;
   double p_var_inv = 0;
   /// Sets p and its reciprocals.
