@@ -253,6 +253,17 @@ void expect_batch_matches(u64 seed, u32 iteration, u64 first) {
     mcubes::cpu_detail::uniform_batch_avx2<D>(mcubes::make_philox_round_keys(seed, mcubes::stream_id::vegas), iteration, first, v);
   }
 #endif
+#if MCUBES_CPU_AVX512_DISPATCH
+  // the AVX-512F form, for consecutive and for listed indices (the same numbers: listed = first + i)
+  double w[D][mcubes::cpu_detail::batch], x[D][mcubes::cpu_detail::batch];
+  std::uint64_t listed[mcubes::cpu_detail::batch];
+  for (int i = 0; i < mcubes::cpu_detail::batch; ++i) listed[i] = first + static_cast<u64>(i);
+  if (mcubes::cpu_detail::cpu_has_avx512()) {
+    const auto key = mcubes::make_philox_round_keys(seed, mcubes::stream_id::vegas);
+    mcubes::cpu_detail::uniform_batch_of_avx512<D>(key, iteration, mcubes::cpu_detail::consecutive_indices{first}, w);
+    mcubes::cpu_detail::uniform_batch_of_avx512<D>(key, iteration, mcubes::cpu_detail::listed_indices{listed}, x);
+  }
+#endif
   for (int i = 0; i < mcubes::cpu_detail::batch; ++i) {
     double want[D];
     mcubes::sample_stream(seed, mcubes::stream_id::vegas, iteration, first + static_cast<u64>(i)).fill(want);
@@ -261,6 +272,12 @@ void expect_batch_matches(u64 seed, u32 iteration, u64 first) {
 #if MCUBES_CPU_AVX2_DISPATCH
       if (mcubes::cpu_detail::cpu_has_avx2()) {
         ASSERT_TRUE(same_bits(v[j][i], want[j])) << "AVX2: D " << D << " sample " << first + i << " axis " << j;
+      }
+#endif
+#if MCUBES_CPU_AVX512_DISPATCH
+      if (mcubes::cpu_detail::cpu_has_avx512()) {
+        ASSERT_TRUE(same_bits(w[j][i], want[j])) << "AVX-512: D " << D << " sample " << first + i << " axis " << j;
+        ASSERT_TRUE(same_bits(x[j][i], want[j])) << "AVX-512 listed: D " << D << " sample " << first + i << " axis " << j;
       }
 #endif
     }

@@ -2,7 +2,7 @@
 /// @file backend/cpu/fast_path.hpp
 /// The SIMD fast path of the CPU backend (backend/cpu.hpp): the Vegas samples of a tile of chunks
 /// computed as one stream of consecutive samples, in batches of 64: Philox for the whole batch
-/// (SSE2 on every x86-64 CPU, AVX2 when the CPU has it, chosen at run time), the map over the
+/// (SSE2 on every x86-64 CPU, AVX2 or AVX-512F when the CPU has it, chosen at run time), the map over the
 /// batch, then f, the samples' terms (with AVX2 four at a time) and the sums sample by sample in
 /// index order. It gives bitwise the results of
 /// core/sampler.hpp's sample_chunk (the code the CUDA kernels share): the same sample points, the
@@ -142,7 +142,7 @@ class batch_generator {
     const int n = static_cast<int>(std::min<std::uint64_t>(batch, index_end_ - index_));
 #if MCUBES_CPU_AVX2_DISPATCH
     if (avx2_)
-      uniform_batch_avx2<D>(key_, sp_.iteration, index_, u_);
+      uniform_batch_of_wide<D>(key_, sp_.iteration, consecutive_indices{index_}, u_);
     else
 #endif
       uniform_batch<D>(key_, sp_.iteration, index_, u_);
@@ -183,7 +183,7 @@ class batch_generator {
     if (avx2_) {
       const double* u[D];
       for (int j = 0; j < D; ++j) u[j] = u_[j];
-      map_axes_avx2<D>(map_, sp_.lower, sp_.width, sp_.inv_g, n, c, u, jac, bin, x);
+      map_axes_wide<D>(map_, sp_.lower, sp_.width, sp_.inv_g, n, c, u, jac, bin, x);
     } else
 #endif
     {
@@ -483,11 +483,11 @@ inline bool counts_batches(const sampling_params<D>& sp, const map_view<D>& map,
     }
 #if MCUBES_CPU_AVX2_DISPATCH
     if (avx2) {
-      uniform_batch_of_avx2<D>(key, sp.iteration, listed_indices{b.index}, b.u);
+      uniform_batch_of_wide<D>(key, sp.iteration, listed_indices{b.index}, b.u);
       const double* cs[D];
       const double* us[D];
       for (int j = 0; j < D; ++j) cs[j] = b.cb[j], us[j] = b.u[j];
-      map_axes_avx2<D>(map, sp.lower, sp.width, sp.inv_g, n, cs, us, b.jac, b.bin, b.xs);
+      map_axes_wide<D>(map, sp.lower, sp.width, sp.inv_g, n, cs, us, b.jac, b.bin, b.xs);
     } else
 #endif
     {

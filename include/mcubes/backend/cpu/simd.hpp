@@ -2,7 +2,7 @@
 /// @file backend/cpu/simd.hpp
 /// The SIMD building blocks of the CPU fast path (backend/cpu/fast_path.hpp): the batch of 64
 /// consecutive samples, Philox for a batch (uniform_batch; SSE2 on every x86-64 CPU, AVX2 when the
-/// CPU has it, chosen at run time), the map axis by axis over a batch (map_axis; with AVX2 every
+/// CPU has it, AVX-512F when it has that too, chosen at run time), the map axis by axis over a batch (map_axis; with AVX2 every
 /// axis of four samples at once, map_axes_avx2), the sub-cube coordinates of consecutive samples
 /// (coordinate_tables) and, with AVX2, the samples' weighted values and level-0 bin quanta four at a
 /// time (level0_terms_avx2). Each gives bitwise the numbers of core/sampler.hpp's make_sample and
@@ -28,6 +28,21 @@
 #define MCUBES_CPU_TARGET_AVX2 __attribute__((target("avx2")))
 #else
 #define MCUBES_CPU_AVX2_DISPATCH 0
+#endif
+#if MCUBES_CPU_AVX2_DISPATCH && !defined(MCUBES_CPU_NO_AVX512)
+/// Philox for a batch with AVX-512F (uniform_batch_of_avx512), chosen at run time when the CPU has
+/// it (cpu_has_avx512); MCUBES_CPU_NO_AVX512 leaves it out (the AVX2 form then; the same bits).
+#define MCUBES_CPU_AVX512_DISPATCH 1
+// AVX-512F brings FMA with it: GCC would contract a * b + c written with the intrinsics (its
+// vector operators) into fused operations, changing low bits; its contraction is off in these
+// functions. Clang contracts within one source expression only, never across intrinsics.
+#if defined(__clang__)
+#define MCUBES_CPU_TARGET_AVX512 __attribute__((target("avx512f")))
+#else
+#define MCUBES_CPU_TARGET_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=off")))
+#endif
+#else
+#define MCUBES_CPU_AVX512_DISPATCH 0
 #endif
 
 #include "../../core/sampler.hpp"
@@ -241,6 +256,86 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_of_avx2(const philox_round_keys& key, 
   }
 }
 
+#if MCUBES_CPU_AVX512_DISPATCH
+// GCC 12 warns (-Wuninitialized, -Wmaybe-uninitialized) about the deliberately undefined operands inside its own
+// AVX-512 intrinsics, a false positive: silenced in the AVX-512 functions of this file.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// Whether this CPU runs AVX-512F (checked once): selects uniform_batch_of_avx512 at run time.
+inline bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+/// uniform_batch_of with eight samples per register (AVX-512F): the same integer rounds (each
+/// round's two exclusive ors in one three-input logic instruction) and the same exact conversion,
+/// hence the same bits.
+template <int D, class Index>
+MCUBES_CPU_TARGET_AVX512 void uniform_batch_of_avx512(const philox_round_keys& key, std::uint32_t iteration,
+                                                      const Index& index_of, double (&u)[D][batch]) {
+  const __m512i m0 = _mm512_set1_epi64(philox_m0), m1 = _mm512_set1_epi64(philox_m1);
+  const __m512i low = _mm512_set1_epi64(0xFFFFFFFF), exponent = _mm512_set1_epi64(0x4330000000000000);
+  const __m512d bias = _mm512_set1_pd(4503599627370495.5), scale = _mm512_set1_pd(1.0 / 4294967296.0);
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  __m512i k0[10], k1[10];
+  for (int r = 0; r < 10; ++r) {
+    k0[r] = _mm512_set1_epi64(key.k0[r]);
+    k1[r] = _mm512_set1_epi64(key.k1[r]);
+  }
+  const __m512i it = _mm512_set1_epi64(iteration);
+  for (int blk = 0; blk * 4 < D; ++blk) {
+    const __m512i bk = _mm512_set1_epi64(blk);
+    constexpr int octs = 4;  // independent groups of eight samples per step
+    for (int i = 0; i < batch; i += 8 * octs) {
+      __m512i x[octs][4];
+      for (int q = 0; q < octs; ++q) {
+        __m512i index;
+        if constexpr (Index::consecutive) {
+          index = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(index_of(i + 8 * q))), lane);
+        } else {
+          index = _mm512_loadu_si512(static_cast<const void*>(&index_of.index[i + 8 * q]));
+        }
+        x[q][0] = index;
+        x[q][1] = _mm512_srli_epi64(index, 32);
+        x[q][2] = it;
+        x[q][3] = bk;
+      }
+      for (int r = 0; r < 10; ++r)
+        for (int q = 0; q < octs; ++q) {
+          const __m512i p0 = _mm512_mul_epu32(x[q][0], m0), p1 = _mm512_mul_epu32(x[q][2], m1);
+          // 0x96: a ^ b ^ c
+          x[q][0] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, _MM_PERM_DDBB), x[q][1], k0[r], 0x96);
+          x[q][2] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, _MM_PERM_DDBB), x[q][3], k1[r], 0x96);
+          x[q][1] = p1;
+          x[q][3] = p0;
+        }
+      for (int k = 0; k < 4 && blk * 4 + k < D; ++k)
+        for (int q = 0; q < octs; ++q) {
+          const __m512d d =
+              _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_and_si512(x[q][k], low), exponent)), bias);
+          _mm512_storeu_pd(&u[blk * 4 + k][i + 8 * q], _mm512_mul_pd(d, scale));
+        }
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+/// uniform_batch_of on a CPU with AVX2 (cpu_has_avx2): the AVX-512F form where the CPU has that
+/// too, else the AVX2 one. The same bits either way.
+template <int D, class Index>
+inline void uniform_batch_of_wide(const philox_round_keys& key, std::uint32_t iteration, const Index& index_of,
+                                  double (&u)[D][batch]) {
+#if MCUBES_CPU_AVX512_DISPATCH
+  if (cpu_has_avx512()) {
+    uniform_batch_of_avx512<D>(key, iteration, index_of, u);
+    return;
+  }
+#endif
+  uniform_batch_of_avx2<D>(key, iteration, index_of, u);
+}
+
 /// uniform_batch_of_avx2 for consecutive samples (uniform_batch).
 template <int D>
 MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std::uint32_t iteration,
@@ -314,13 +409,99 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2_of(const map_view<D>& map, const doubl
   }
 }
 
-/// map_axes_avx2_of, the unit region's form where every axis has lower 0 and width 1.
+#if MCUBES_CPU_AVX512_DISPATCH
+#pragma GCC diagnostic push  // GCC 12's false positives, as above
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// map_axes_avx2_of with eight samples per register (AVX-512F): per axis the bins of eight
+/// samples, their edges e[b], e[b + 1] by two gathers, and the same IEEE operations per value in
+/// the same order (the jacobian's products axis by axis), hence the same bits; the points are
+/// written four coordinates at a time, as map_axes_avx2_of does, for each half of the eight.
+/// n: samples [0, n) are computed in whole eights (the padded lanes as map_axis requires).
+template <int D, bool Unit>
+MCUBES_CPU_TARGET_AVX512 void map_axes_avx512_of(const map_view<D>& map, const double* lower, const double* width,
+                                                 double inv_g, int n, const double* const* c, const double* const* u,
+                                                 double* jac, int (*bin)[batch], point<D>* xs) {
+  const int n_bins = map.n_bins;
+  const double nb = static_cast<double>(n_bins);
+  const std::size_t stride = static_cast<std::size_t>(n_bins) + 1;
+  const __m512d vg = _mm512_set1_pd(inv_g), vnb = _mm512_set1_pd(nb), vtop = _mm512_set1_pd(nb - 1);
+  for (int i = 0; i < n; i += 8) {
+    __m512d J = _mm512_setzero_pd();
+    for (int j0 = 0; j0 < D; j0 += 4) {
+      const int na = D - j0 < 4 ? D - j0 : 4;
+      __m512d X[4] = {};
+      for (int a = 0; a < na; ++a) {
+        const int j = j0 + a;
+        const double* e = map.edges + static_cast<std::size_t>(j) * stride;
+        const __m512d y = _mm512_mul_pd(_mm512_add_pd(_mm512_loadu_pd(c[j] + i), _mm512_loadu_pd(u[j] + i)), vg);
+        const __m512d t = _mm512_mul_pd(y, vnb);
+        const __m256i b = _mm512_cvttpd_epi32(_mm512_min_pd(t, vtop));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(bin[j] + i), b);
+        // the pairs {e[b], e[b + 1]} by 128-bit loads (this CPU family's gathers are slower),
+        // their indices read back from the bins just stored
+        const unsigned* bi = reinterpret_cast<const unsigned*>(bin[j] + i);
+        const __m256d e02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + bi[0])), _mm_loadu_pd(e + bi[2]), 1);
+        const __m256d e46 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + bi[4])), _mm_loadu_pd(e + bi[6]), 1);
+        const __m256d e13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + bi[1])), _mm_loadu_pd(e + bi[3]), 1);
+        const __m256d e57 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(e + bi[5])), _mm_loadu_pd(e + bi[7]), 1);
+        const __m512d ev = _mm512_insertf64x4(_mm512_castpd256_pd512(e02), e46, 1);  // 128-bit lanes: samples 0, 2, 4, 6
+        const __m512d od = _mm512_insertf64x4(_mm512_castpd256_pd512(e13), e57, 1);  // 1, 3, 5, 7
+        const __m512d lo = _mm512_unpacklo_pd(ev, od), hi = _mm512_unpackhi_pd(ev, od);
+        const __m512d w = _mm512_sub_pd(hi, lo);
+        const __m512d xu = _mm512_add_pd(lo, _mm512_mul_pd(w, _mm512_sub_pd(t, _mm512_cvtepi32_pd(b))));
+        const __m512d factor = _mm512_mul_pd(w, vnb);
+        J = j == 0 ? factor : _mm512_mul_pd(J, factor);  // jac = 1.0 * (w n) = w n exactly on axis 0
+        if constexpr (Unit)
+          X[a] = xu;
+        else
+          X[a] = _mm512_add_pd(_mm512_set1_pd(lower[j]), _mm512_mul_pd(_mm512_set1_pd(width[j]), xu));
+      }
+      for (int h = 0; h < 2; ++h) {  // samples i + 4h .. i + 4h + 3
+        __m256d Y[4];
+        for (int a = 0; a < 4; ++a) Y[a] = h == 0 ? _mm512_castpd512_pd256(X[a]) : _mm512_extractf64x4_pd(X[a], 1);
+        point<D>* p = xs + i + 4 * h;
+        if (na == 4) {
+          const __m256d t0 = _mm256_unpacklo_pd(Y[0], Y[1]), t1 = _mm256_unpackhi_pd(Y[0], Y[1]);
+          const __m256d t2 = _mm256_unpacklo_pd(Y[2], Y[3]), t3 = _mm256_unpackhi_pd(Y[2], Y[3]);
+          _mm256_storeu_pd(&p[0].x[j0], _mm256_permute2f128_pd(t0, t2, 0x20));
+          _mm256_storeu_pd(&p[1].x[j0], _mm256_permute2f128_pd(t1, t3, 0x20));
+          _mm256_storeu_pd(&p[2].x[j0], _mm256_permute2f128_pd(t0, t2, 0x31));
+          _mm256_storeu_pd(&p[3].x[j0], _mm256_permute2f128_pd(t1, t3, 0x31));
+        } else {
+          for (int a = 0; a < na; ++a) {
+            const __m128d x01 = _mm256_castpd256_pd128(Y[a]), x23 = _mm256_extractf128_pd(Y[a], 1);
+            _mm_storel_pd(&p[0].x[j0 + a], x01);
+            _mm_storeh_pd(&p[1].x[j0 + a], x01);
+            _mm_storel_pd(&p[2].x[j0 + a], x23);
+            _mm_storeh_pd(&p[3].x[j0 + a], x23);
+          }
+        }
+      }
+    }
+    _mm512_storeu_pd(jac + i, J);
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+/// map_axes_avx2_of on a CPU with AVX2 (cpu_has_avx2), in the unit region's form where every axis
+/// has lower 0 and width 1; map_axes_avx512_of instead where the CPU has AVX-512F. The same bits.
 template <int D>
-MCUBES_CPU_TARGET_AVX2 void map_axes_avx2(const map_view<D>& map, const double* lower, const double* width, double inv_g,
+MCUBES_CPU_TARGET_AVX2 void map_axes_wide(const map_view<D>& map, const double* lower, const double* width, double inv_g,
                                           int n, const double* const* c, const double* const* u, double* jac,
                                           int (*bin)[batch], point<D>* xs) {
   bool unit = true;
   for (int j = 0; j < D; ++j) unit = unit && lower[j] == 0.0 && width[j] == 1.0;
+#if MCUBES_CPU_AVX512_DISPATCH
+  if (cpu_has_avx512()) {
+    if (unit)
+      map_axes_avx512_of<D, true>(map, lower, width, inv_g, n, c, u, jac, bin, xs);
+    else
+      map_axes_avx512_of<D, false>(map, lower, width, inv_g, n, c, u, jac, bin, xs);
+    return;
+  }
+#endif
   if (unit)
     map_axes_avx2_of<D, true>(map, lower, width, inv_g, n, c, u, jac, bin, xs);
   else
