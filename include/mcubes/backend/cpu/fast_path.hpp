@@ -2,8 +2,8 @@
 /// @file backend/cpu/fast_path.hpp
 /// The SIMD fast path of the CPU backend (backend/cpu.hpp): the Vegas samples of a tile of chunks
 /// computed as one stream of consecutive samples, in batches of 64: Philox for the whole batch
-/// (SSE2 on every x86-64 CPU, AVX2 or AVX-512F when the CPU has it, chosen at run time), the map over the
-/// batch, then f, the samples' terms (with AVX2 four at a time) and the sums sample by sample in
+/// (SSE2 on every x86-64 CPU, AVX2 or AVX-512F when the CPU has it, chosen at run time), the map
+/// over the batch, then f, the samples' terms (with AVX2 four at a time) and the sums sample by sample in
 /// index order. It gives bitwise the results of
 /// core/sampler.hpp's sample_chunk (the code the CUDA kernels share): the same sample points, the
 /// same per-sub-cube and per-chunk sums in the same order, the same integer bin terms; the batch

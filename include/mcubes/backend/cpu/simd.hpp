@@ -2,8 +2,9 @@
 /// @file backend/cpu/simd.hpp
 /// The SIMD building blocks of the CPU fast path (backend/cpu/fast_path.hpp): the batch of 64
 /// consecutive samples, Philox for a batch (uniform_batch; SSE2 on every x86-64 CPU, AVX2 when the
-/// CPU has it, AVX-512F when it has that too, chosen at run time), the map axis by axis over a batch (map_axis; with AVX2 every
-/// axis of four samples at once, map_axes_avx2), the sub-cube coordinates of consecutive samples
+/// CPU has it, AVX-512F when it has that too, chosen at run time: uniform_batch_of_wide), the map
+/// axis by axis over a batch (map_axis; with AVX2 every axis of four samples at once, with AVX-512F
+/// of eight: map_axes_wide), the sub-cube coordinates of consecutive samples
 /// (coordinate_tables) and, with AVX2, the samples' weighted values and level-0 bin quanta four at a
 /// time (level0_terms_avx2). Each gives bitwise the numbers of core/sampler.hpp's make_sample and
 /// sample term for the same samples (see fast_path.hpp).
@@ -257,11 +258,19 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_of_avx2(const philox_round_keys& key, 
 }
 
 #if MCUBES_CPU_AVX512_DISPATCH
-// GCC 12 warns (-Wuninitialized, -Wmaybe-uninitialized) about the deliberately undefined operands inside its own
-// AVX-512 intrinsics, a false positive: silenced in the AVX-512 functions of this file.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// GCC 12 warns (-Wuninitialized, -Wmaybe-uninitialized) about the deliberately undefined operands
+// inside its own AVX-512 intrinsics, a false positive: silenced in the AVX-512 functions of this
+// file (GCC only: clang has no -Wmaybe-uninitialized and would warn about the pragma itself).
+#if defined(__GNUC__) && !defined(__clang__)
+#define MCUBES_CPU_AVX512_WARNINGS_OFF                              \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define MCUBES_CPU_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define MCUBES_CPU_AVX512_WARNINGS_OFF
+#define MCUBES_CPU_AVX512_WARNINGS_ON
+#endif
+MCUBES_CPU_AVX512_WARNINGS_OFF
 /// Whether this CPU runs AVX-512F (checked once): selects uniform_batch_of_avx512 at run time.
 inline bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
@@ -319,7 +328,7 @@ MCUBES_CPU_TARGET_AVX512 void uniform_batch_of_avx512(const philox_round_keys& k
     }
   }
 }
-#pragma GCC diagnostic pop
+MCUBES_CPU_AVX512_WARNINGS_ON
 #endif
 
 /// uniform_batch_of on a CPU with AVX2 (cpu_has_avx2): the AVX-512F form where the CPU has that
@@ -410,9 +419,7 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2_of(const map_view<D>& map, const doubl
 }
 
 #if MCUBES_CPU_AVX512_DISPATCH
-#pragma GCC diagnostic push  // GCC 12's false positives, as above
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+MCUBES_CPU_AVX512_WARNINGS_OFF  // GCC 12's false positives, as above
 /// map_axes_avx2_of with eight samples per register (AVX-512F): per axis the bins of eight
 /// samples, their edges e[b], e[b + 1] by two gathers, and the same IEEE operations per value in
 /// the same order (the jacobian's products axis by axis), hence the same bits; the points are
@@ -482,7 +489,7 @@ MCUBES_CPU_TARGET_AVX512 void map_axes_avx512_of(const map_view<D>& map, const d
     _mm512_storeu_pd(jac + i, J);
   }
 }
-#pragma GCC diagnostic pop
+MCUBES_CPU_AVX512_WARNINGS_ON
 #endif
 
 /// map_axes_avx2_of on a CPU with AVX2 (cpu_has_avx2), in the unit region's form where every axis
