@@ -492,8 +492,9 @@ MCUBES_CPU_TARGET_AVX512 void map_axes_avx512_of(const map_view<D>& map, const d
 MCUBES_CPU_AVX512_WARNINGS_ON
 #endif
 
-/// map_axes_avx2_of on a CPU with AVX2 (cpu_has_avx2), in the unit region's form where every axis
-/// has lower 0 and width 1; map_axes_avx512_of instead where the CPU has AVX-512F. The same bits.
+/// The map of a batch on a CPU with AVX2 (cpu_has_avx2): map_axes_avx512_of where the CPU has
+/// AVX-512F, else map_axes_avx2_of; each in its unit-region form where every axis has lower 0 and
+/// width 1. The same bits whichever runs.
 template <int D>
 MCUBES_CPU_TARGET_AVX2 void map_axes_wide(const map_view<D>& map, const double* lower, const double* width, double inv_g,
                                           int n, const double* const* c, const double* const* u, double* jac,
