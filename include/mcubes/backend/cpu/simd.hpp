@@ -352,6 +352,30 @@ MCUBES_CPU_TARGET_AVX2 void uniform_batch_avx2(const philox_round_keys& key, std
   uniform_batch_of_avx2<D>(key, iteration, consecutive_indices{first}, u);
 }
 
+/// Writes coordinates j0 .. j0 + na - 1 (na <= 4) of the four samples p[0..3] from X (lane k of
+/// X[a]: sample k's coordinate j0 + a): a 4 x 4 transpose, four coordinates a store, where na is 4,
+/// else one coordinate at a time (map_axes_avx2_of; map_axes_avx512_of for each half of its eight).
+template <int D>
+MCUBES_CPU_TARGET_AVX2 inline __attribute__((always_inline)) void store_points4(const __m256d (&X)[4], int na, int j0,
+                                                                                point<D>* p) {
+  if (na == 4) {
+    const __m256d t0 = _mm256_unpacklo_pd(X[0], X[1]), t1 = _mm256_unpackhi_pd(X[0], X[1]);
+    const __m256d t2 = _mm256_unpacklo_pd(X[2], X[3]), t3 = _mm256_unpackhi_pd(X[2], X[3]);
+    _mm256_storeu_pd(&p[0].x[j0], _mm256_permute2f128_pd(t0, t2, 0x20));
+    _mm256_storeu_pd(&p[1].x[j0], _mm256_permute2f128_pd(t1, t3, 0x20));
+    _mm256_storeu_pd(&p[2].x[j0], _mm256_permute2f128_pd(t0, t2, 0x31));
+    _mm256_storeu_pd(&p[3].x[j0], _mm256_permute2f128_pd(t1, t3, 0x31));
+  } else {
+    for (int a = 0; a < na; ++a) {
+      const __m128d x01 = _mm256_castpd256_pd128(X[a]), x23 = _mm256_extractf128_pd(X[a], 1);
+      _mm_storel_pd(&p[0].x[j0 + a], x01);
+      _mm_storeh_pd(&p[1].x[j0 + a], x01);
+      _mm_storel_pd(&p[2].x[j0 + a], x23);
+      _mm_storeh_pd(&p[3].x[j0 + a], x23);
+    }
+  }
+}
+
 /// map_axis for every axis of samples [0, n) of a batch (AVX2), four samples at a time: for each
 /// four, the axes in order with the jacobian kept in a register (axis 0's factor w n, then times
 /// each next axis's: the products of map_axis in the same order) and the points written four
@@ -397,22 +421,7 @@ MCUBES_CPU_TARGET_AVX2 void map_axes_avx2_of(const map_view<D>& map, const doubl
         else
           X[a] = _mm256_add_pd(_mm256_set1_pd(lower[j]), _mm256_mul_pd(_mm256_set1_pd(width[j]), xu));
       }
-      if (na == 4) {  // lanes are samples: transpose to four coordinates of each sample
-        const __m256d t0 = _mm256_unpacklo_pd(X[0], X[1]), t1 = _mm256_unpackhi_pd(X[0], X[1]);
-        const __m256d t2 = _mm256_unpacklo_pd(X[2], X[3]), t3 = _mm256_unpackhi_pd(X[2], X[3]);
-        _mm256_storeu_pd(&xs[i].x[j0], _mm256_permute2f128_pd(t0, t2, 0x20));
-        _mm256_storeu_pd(&xs[i + 1].x[j0], _mm256_permute2f128_pd(t1, t3, 0x20));
-        _mm256_storeu_pd(&xs[i + 2].x[j0], _mm256_permute2f128_pd(t0, t2, 0x31));
-        _mm256_storeu_pd(&xs[i + 3].x[j0], _mm256_permute2f128_pd(t1, t3, 0x31));
-      } else {
-        for (int a = 0; a < na; ++a) {
-          const __m128d x01 = _mm256_castpd256_pd128(X[a]), x23 = _mm256_extractf128_pd(X[a], 1);
-          _mm_storel_pd(&xs[i].x[j0 + a], x01);
-          _mm_storeh_pd(&xs[i + 1].x[j0 + a], x01);
-          _mm_storel_pd(&xs[i + 2].x[j0 + a], x23);
-          _mm_storeh_pd(&xs[i + 3].x[j0 + a], x23);
-        }
-      }
+      store_points4<D>(X, na, j0, xs + i);  // lanes are samples: four coordinates of each sample
     }
     _mm256_storeu_pd(jac + i, J);
   }
@@ -467,23 +476,7 @@ MCUBES_CPU_TARGET_AVX512 void map_axes_avx512_of(const map_view<D>& map, const d
       for (int h = 0; h < 2; ++h) {  // samples i + 4h .. i + 4h + 3
         __m256d Y[4];
         for (int a = 0; a < 4; ++a) Y[a] = h == 0 ? _mm512_castpd512_pd256(X[a]) : _mm512_extractf64x4_pd(X[a], 1);
-        point<D>* p = xs + i + 4 * h;
-        if (na == 4) {
-          const __m256d t0 = _mm256_unpacklo_pd(Y[0], Y[1]), t1 = _mm256_unpackhi_pd(Y[0], Y[1]);
-          const __m256d t2 = _mm256_unpacklo_pd(Y[2], Y[3]), t3 = _mm256_unpackhi_pd(Y[2], Y[3]);
-          _mm256_storeu_pd(&p[0].x[j0], _mm256_permute2f128_pd(t0, t2, 0x20));
-          _mm256_storeu_pd(&p[1].x[j0], _mm256_permute2f128_pd(t1, t3, 0x20));
-          _mm256_storeu_pd(&p[2].x[j0], _mm256_permute2f128_pd(t0, t2, 0x31));
-          _mm256_storeu_pd(&p[3].x[j0], _mm256_permute2f128_pd(t1, t3, 0x31));
-        } else {
-          for (int a = 0; a < na; ++a) {
-            const __m128d x01 = _mm256_castpd256_pd128(Y[a]), x23 = _mm256_extractf128_pd(Y[a], 1);
-            _mm_storel_pd(&p[0].x[j0 + a], x01);
-            _mm_storeh_pd(&p[1].x[j0 + a], x01);
-            _mm_storel_pd(&p[2].x[j0 + a], x23);
-            _mm_storeh_pd(&p[3].x[j0 + a], x23);
-          }
-        }
+        store_points4<D>(Y, na, j0, xs + i + 4 * h);
       }
     }
     _mm512_storeu_pd(jac + i, J);
