@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   bool lists_in_pass = false;
   bool allocation_round_trip = false;
   bool allocation_in_stream = false, light_after_heavy = false, spread_after_heavy = false, heavy_finish_launch = false;
+  bool adapt_when_asked = false;
   for (auto* s : {ref, thr, trc, acc, eq}) {
     s->add_option("--adapt-tiles", adapt_tiles, "CUDA: at least this many tiles per block in V-Sample (cuda_launch_policy)")
         ->check(CLI::Range(1, 1 << 20));
@@ -121,6 +122,9 @@ int main(int argc, char** argv) {
     s->add_flag("--spread-after-heavy", spread_after_heavy,
                 "CUDA, VEGAS+: a spread pass's light sub-cubes after its heavy ones, not beside them "
                 "(cuda_launch_policy::spread_beside_heavy = false)");
+    s->add_flag("--adapt-when-asked", adapt_when_asked,
+                "CUDA: the map's adaptation launched when the run asks, not queued behind its pass "
+                "(cuda_launch_policy::adapt_after_pass = false)");
     s->add_flag("--heavy-finish-launch", heavy_finish_launch,
                 "CUDA, VEGAS+: the heavy sub-cubes' sums finished by their own launch, not by the spread V-Sample "
                 "(cuda_launch_policy::heavy_sums_in_v_sample = false)");
@@ -158,10 +162,11 @@ int main(int argc, char** argv) {
     bench_policy().light_beside_heavy = !light_after_heavy;
     bench_policy().spread_beside_heavy = !spread_after_heavy;
     bench_policy().heavy_sums_in_v_sample = !heavy_finish_launch;
+    bench_policy().adapt_after_pass = !adapt_when_asked;
 #else
     (void)adapt_tiles, (void)max_blocks, (void)sort_light, (void)heavy_above, (void)balance_above, (void)spread_heavy_below, (void)spread_light;
     (void)lists_in_pass, (void)allocation_round_trip, (void)allocation_in_stream, (void)light_after_heavy;
-    (void)spread_after_heavy, (void)heavy_finish_launch;
+    (void)spread_after_heavy, (void)heavy_finish_launch, (void)adapt_when_asked;
 #endif
 #if !defined(MCUBES_HAS_CUDA_BACKEND)
     if (o.backend == mcubes::backend_kind::cuda && !cpu->parsed() && !(acc->parsed() && acc_args.dry_run)) {

@@ -394,6 +394,87 @@ TEST(CudaVegas, AllocationBehindThePassBitwiseEqualToItsOwnRoundTrip) {
   EXPECT_EQ(std::get<2>(got), 1u) << "the continued run did not take the allocation that landed behind the stopped run's pass";
 }
 
+// The map's adaptation queued behind its pass (cuda/adapt.cuh; cuda_launch_policy::adapt_after_pass,
+// the default) against the adaptation launched when the run asks: the same results and the same
+// map's edges after the run, bit for bit, under both strategies and m-Cubes1D, for block sizes 32
+// and 1024, with every adaptation taken from behind its pass (VEGAS+: where its allocation runs in
+// the stream; beside it, the default, none is queued). And where the run
+// does not adapt to a pass whose adaptation was queued (a rescaled iteration: a spike 1e240 times
+// the probe's largest term), the map keeps its edges: the bits of the CPU's run.
+struct hidden_spike_2d {  // as test_determinism_cpu.cpp's: the first pass is re-accumulated with a new scale
+  double height;
+  __host__ __device__ double operator()(const point<2>& x) const {
+    const bool in = x[0] > 0.4081 && x[0] < 0.4125 && x[1] > 0.6996 && x[1] < 0.7040;
+    return in ? height : 1.0;
+  }
+};
+
+template <int D, class F>
+std::pair<result, std::vector<double>> run_keeping_map(const F& f, const vegas_options& o, cuda_backend& b) {
+  auto map = b.make_map<D>(map_bins_for(o));
+  vegas_state state;
+  cube_shares<cuda_backend> shares;
+  result r = vegas_continue<D>(f, region<D>::unit(), o, b, map, state, shares);
+  return {std::move(r), b.map_edges(map)};
+}
+
+TEST(CudaVegas, AdaptationBehindThePassBitwiseEqualToItsOwnLaunch) {
+  MCUBES_REQUIRE_DEVICE();
+  cuda_launch_policy off;
+  EXPECT_TRUE(off.adapt_after_pass) << "the policy's default is off";
+  off.adapt_after_pass = false;
+  for (stratification_mode mode : {stratification_mode::adaptive, stratification_mode::uniform}) {
+    for (bool symmetric : {false, true}) {
+      vegas_options o = small_adapting();
+      o.calls_per_iteration = 200000;
+      o.stratification = mode;
+      o.symmetric_map = symmetric;
+      cuda_backend own(off);
+      const auto want = run_keeping_map<4>(rational_peak4, o, own);
+      EXPECT_EQ(own.adaptations_after_pass(), 0u);
+      const bool plus = mode == stratification_mode::adaptive;
+      for (int tpb : {32, 1024}) {
+        // VEGAS+: the allocation behind each adapting pass beside the stream (the default), where the
+        // adaptation is not queued behind the pass, and in the stream, where it is
+        for (bool beside : {true, false}) {
+          if (!plus && !beside) continue;
+          SCOPED_TRACE(testing::Message() << "VEGAS+ " << plus << ", m-Cubes1D " << symmetric << ", block " << tpb
+                                          << ", allocation beside " << beside);
+          cuda_launch_policy on;
+          on.threads_per_block = tpb;
+          on.allocate_beside = beside;
+          cuda_backend with(on);
+          const auto got = run_keeping_map<4>(rational_peak4, o, with);
+          expect_same_result(want.first, got.first);
+          EXPECT_EQ(want.second, got.second) << "the maps after the runs differ";
+          EXPECT_EQ(with.adaptations_after_pass(), plus && beside ? 0u : static_cast<std::uint64_t>(o.adapt_iterations));
+        }
+      }
+    }
+  }
+
+  vegas_options o = small_adapting();
+  o.calls_per_iteration = 100000;
+  o.stratification = stratification_mode::uniform;  // the grid and probe stride the spike is placed for
+  o.n_bins = 200;
+  o.skip = 1;
+  o.min_iterations = 2;
+  cuda_backend own(off), with{cuda_launch_policy{}};
+  const auto want = run_keeping_map<2>(hidden_spike_2d{1e120}, o, own);
+  const auto got = run_keeping_map<2>(hidden_spike_2d{1e120}, o, with);
+  ASSERT_FALSE(got.first.records.empty());
+  EXPECT_TRUE(got.first.records[0].rescaled) << "the first pass was not rescaled: the test does not cover that path";
+  expect_same_result(want.first, got.first);
+  EXPECT_EQ(want.second, got.second) << "the maps after the runs differ";
+  EXPECT_EQ(with.adaptations_after_pass(), static_cast<std::uint64_t>(o.adapt_iterations));
+  o.backend = backend_kind::cpu;
+  cpu_backend cpu(1);
+  auto cpu_map = cpu.make_map<2>(map_bins_for(o));
+  vegas_state cpu_state;
+  expect_same_result(vegas_continue<2>(hidden_spike_2d{1e120}, region<2>::unit(), o, cpu, cpu_map, cpu_state), got.first);
+  EXPECT_EQ(cpu.map_edges(cpu_map), got.second) << "the GPU's map is not the CPU's";
+}
+
 // Weighted samples (core/weighted_sample.hpp) of an integrator trained on the GPU: its density (the
 // map, the VEGAS+ shares copied from the device) and its points are the CPU integrator's bits.
 TEST(CudaVegas, WeightedSamplesOfAGpuTrainedIntegratorAreTheCpus) {

@@ -293,6 +293,10 @@ class vegas_run {
     return st_.adaptive() && adapt_ && sp_.counts.share_out != nullptr && (phase_ == phase::main || phase_ == phase::rescale) &&
            k_ + 1 < opt_.max_iterations && !may_end_after_pass();
   }
+  /// Whether the run adapts its map to the next pass's bins unless that pass fails or must be
+  /// re-accumulated (finish_iteration: an adapting main or rescaled pass). A backend may queue the
+  /// adaptation behind the pass (cuda_backend::adapt_map_after_pass); nothing depends on it but the time.
+  bool adapts_after_pass() const noexcept { return adapt_ && (phase_ == phase::main || phase_ == phase::rescale); }
   /// Whether the stopping rule may end the run at the iteration under way: it enters the average
   /// (k >= skip), the average then has min_iterations, and the last iteration's error is within
   /// 16 times the tolerance (an iteration's error seldom falls more than that from one iteration
@@ -684,6 +688,13 @@ struct has_allocation_after_pass : std::false_type {};
 template <class B>
 struct has_allocation_after_pass<
     B, std::void_t<decltype(std::declval<B&>().allocate_counts_after_pass(std::declval<const counts_request&>()))>>
+    : std::true_type {};
+
+/// Whether Backend can queue a map's adaptation behind the pass it adapts to (cuda_backend::adapt_map_after_pass).
+template <class B, class = void>
+struct has_adapt_after_pass : std::false_type {};
+template <class B>
+struct has_adapt_after_pass<B, std::void_t<decltype(std::declval<B&>().adapt_map_after_pass(0.0, 0.0, false))>>
     : std::true_type {};
 
 /// Whether Backend allocates many integrals' counts in one step (cuda_backend::allocate_counts_batch).
@@ -1101,6 +1112,8 @@ result vegas_driver<D, Backend, Map>::run(const region<D>& reg, const vegas_opti
       balance_team(run, backend, part_counts);
       if constexpr (has_allocation_after_pass<Backend>::value)  // the next allocation behind this pass (one wait for both)
         if (run.allocates_after_pass()) backend.allocate_counts_after_pass(run.allocation_after_pass());
+      if constexpr (has_adapt_after_pass<Backend>::value)  // the map's adaptation behind this pass (while the host takes its sums)
+        if (run.adapts_after_pass()) backend.adapt_map_after_pass(alpha_for(opt), map_floor_for(opt), opt.symmetric_map);
       sums = passes.sample(run);
     } catch (const pass_abandoned&) {  // stopped mid-pass: the pass is discarded whole
       run.stop();

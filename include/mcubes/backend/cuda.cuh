@@ -126,6 +126,7 @@ class cuda_backend {
   template <int D>
   device_map<D> make_map(int n_bins) {
     device_.use();
+    adapter_.drop_queued();
     return map_storage_.make_uniform_async<D>(n_bins, device_.stream());
   }
 
@@ -145,6 +146,7 @@ class cuda_backend {
   void set_map_edges(device_map<D>& map, const std::vector<double>& edges) {
     check_map_edges(edges, D, map.n_bins);
     device_.use();
+    adapter_.drop_queued();
     map_storage_.set_edges(map, edges, device_.stream());
   }
 
@@ -255,13 +257,27 @@ class cuda_backend {
   template <int D>
   void adapt_map(device_map<D>& map, const iteration_sums& sums, double alpha, double floor, bool symmetric) {
     device_.use();
-    adapter_.adapt(map, buffers_, sums, alpha, floor, symmetric, device_.stream());
+    adapter_.adapt(map, buffers_, sums, alpha, floor, symmetric, map_storage_, device_.stream());
   }
+  /// The adaptation (adapt_map's alpha, floor, symmetric) that the run will ask for after the next
+  /// pass, an adapting one, queued behind that pass so that it runs while the host takes the pass's
+  /// sums (cuda_launch_policy::adapt_after_pass; cuda/adapt.cuh); adapt_map then takes its edges.
+  /// The same edges, bit for bit; where the run does not adapt to that pass (a rescaled or failed
+  /// iteration) the map keeps its own. Ignored under a team that splits, with the policy off, by
+  /// any operation but a single scalar pass over the map of the last make_map, and behind a pass
+  /// with a VEGAS+ allocation beside it (cuda_launch_policy::allocate_beside).
+  void adapt_map_after_pass(double alpha, double floor, bool symmetric) {
+    if (!policy_.adapt_after_pass || splits(team)) return;
+    adapter_.ask_after_next_pass(cuda_detail::adapt_request{alpha, floor, symmetric});
+  }
+  /// The adaptations so far that adapt_map took from behind their pass (adapt_map_after_pass).
+  std::uint64_t adaptations_after_pass() const noexcept { return adapter_.used_after_pass(); }
 
   /// Test hook: copies `bins` (levels 0..top_level of n_values = bins.size() / (top_level + 1)
   /// exact sums each, level-major: iteration_sums::bins) to the device bins that adapt_map reads;
   /// pass top_level in the sums given to adapt_map.
   void upload_bins(const std::vector<bin_accumulator>& bins, int top_level = 0) {
+    adapter_.drop_queued();
     buffers_.upload_bins(bins, top_level, device_.stream());
   }
 
@@ -296,6 +312,9 @@ class cuda_backend {
     cuda_detail::pass_context cx = context();
     allocator_.drop_landed();  // a pass may write the shares it read; the one asked for runs behind a single scalar pass
     if (N != 0 || passes.size() != 1) allocator_.drop();
+    adapter_.drop_queued();  // an adaptation queued behind an earlier pass and not taken (the bins change now)
+    cuda_detail::adapt_request asked;  // so does the one asked for behind this pass
+    if (adapter_.take_asked(asked) && N == 0 && passes.size() == 1) cx.adapt_after = &asked;
     std::vector<pass_sums_t<Values>> out;
     out.reserve(passes.size());
     for (const sampling_pass<D>& p : passes) {
@@ -426,7 +445,9 @@ class cuda_backend {
   }
 
  private:
-  cuda_detail::pass_context context() noexcept { return {device_, policy_, occupancy_, buffers_, last_, allocator_}; }
+  cuda_detail::pass_context context() noexcept {
+    return {device_, policy_, occupancy_, buffers_, last_, allocator_, adapter_, map_storage_, nullptr};
+  }
 
   cuda_launch_policy policy_;             ///< checked before anything else is made
   cuda_detail::device_stream device_;     ///< the device, its properties and the stream

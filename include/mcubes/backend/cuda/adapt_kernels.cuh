@@ -22,6 +22,7 @@
 #include "../../core/adaptive_map.hpp"
 #include "../../core/reduction.hpp"
 #include "block_tree.cuh"
+#include "pass_flags.cuh"
 
 namespace mcubes {
 namespace cuda_detail {
@@ -37,20 +38,30 @@ struct max_of {
   __device__ __forceinline__ double operator()(double a, double b) const { return a > b ? a : b; }
 };
 
+/// The rows that block `axis` of adapt_map_kernel writes (all of them for m-Cubes1D) copied from
+/// `edges` to `out` where they differ: an axis that keeps its edges.
+__device__ __forceinline__ void keep_edges(const double* edges, double* out, int n, int n_axes, bool symmetric, int axis) {
+  if (out == edges) return;
+  const int rows = symmetric ? n_axes : 1;
+  const std::size_t first = static_cast<std::size_t>(axis) * (n + 1), count = static_cast<std::size_t>(rows) * (n + 1);
+  for (std::size_t i = threadIdx.x; i < count; i += blockDim.x) out[first + i] = edges[first + i];
+}
+
 /// Adapts the map `edges` (n_axes rows of n + 1 edges, axis-major) to `bins` (n_axes rows of n
 /// exact sums) and, for top_level >= 1, the overflow levels 1..top_level (`over`, level L at
 /// (L - 1) * n_axes * n), folded per bin as adaptive_map::adapt does: block j adapts axis j; with
 /// `symmetric` (m-Cubes1D, one block) the rows of all axes are summed exactly into one, level by
 /// level, and every axis gets its edges. alpha = 0 only zeroes the bins; floor: the defensive floor
 /// (adaptive_map::adapt_axis; 0: none).
-/// Every level read is left zero.
+/// The new edges go to `out`: `edges` itself, or another buffer of the same layout, which then gets
+/// the old edges of every axis that keeps them. Every level read is left zero.
 /// Scratch: adapt_scratch_doubles(n) doubles per block, in dynamic shared memory when
 /// `global_scratch` is null, else at global_scratch + blockIdx.x * adapt_scratch_doubles(n).
 /// The body of adapt_map_kernel for axis `axis` (the block's), shared with adapt_map_batch_kernel.
 template <int T>
-__device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* bins, bin_accumulator* over,
-                                               int top_level, int n, int n_axes, bool symmetric, double alpha,
-                                               double floor, double* global_scratch, int axis) {
+__device__ __forceinline__ void adapt_map_body(const double* edges, double* out, bin_accumulator* bins,
+                                               bin_accumulator* over, int top_level, int n, int n_axes, bool symmetric,
+                                               double alpha, double floor, double* global_scratch, int axis) {
   extern __shared__ double adapt_smem[];
   using scan_u64 = cub::BlockScan<unsigned long long, T>;
   using scan_f64 = cub::BlockScan<double, T>;
@@ -94,7 +105,10 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
     }
     c[k] = ck;
   }
-  if (alpha == 0) return;  // frozen map (uniform over the block)
+  if (alpha == 0) {  // frozen map (uniform over the block)
+    keep_edges(edges, out, n, n_axes, symmetric, axis);
+    return;
+  }
   __syncthreads();
 
   // 2. smoothing; 3. S over the fixed pairwise tree
@@ -116,7 +130,10 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
   if (tid == 0) s_total = r;
   __syncthreads();
   const double S = s_total;
-  if (!map_adaptation::usable_total(S)) return;  // nothing to learn: the axis keeps its edges
+  if (!map_adaptation::usable_total(S)) {  // nothing to learn: the axis keeps its edges
+    keep_edges(edges, out, n, n_axes, symmetric, axis);
+    return;
+  }
 
   // 4. damped weights and their maximum
   double local_max = 0.0;
@@ -127,7 +144,10 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
   const double r_max = reduce_f64(tmp.reduce).Reduce(local_max, max_of{});
   if (tid == 0) s_r_max = r_max;
   __syncthreads();
-  if (!map_adaptation::usable_total(s_r_max)) return;  // every weight underflowed: the axis keeps its edges (as on the host)
+  if (!map_adaptation::usable_total(s_r_max)) {  // every weight underflowed: the axis keeps its edges (as on the host)
+    keep_edges(edges, out, n, n_axes, symmetric, axis);
+    return;
+  }
 
   // 5. integer weights (with the defensive floor: the starved ones plus floor_weight of the old
   //    bin's width, from their exact total) and their inclusive prefix sums (exact)
@@ -173,22 +193,32 @@ __device__ __forceinline__ void adapt_map_body(double* edges, bin_accumulator* b
     scan_f64(tmp.scan_e).InclusiveScan(x, m, max_of{}, tile_max);
     m = m > running ? m : running;
     if (i < n)
-      for (int r = 0; r < rows; ++r) edges[static_cast<std::size_t>(axis + r) * (n + 1) + i] = m;
+      for (int r = 0; r < rows; ++r) out[static_cast<std::size_t>(axis + r) * (n + 1) + i] = m;
     running = tile_max > running ? tile_max : running;
     __syncthreads();
   }
   if (tid == 0)
     for (int r = 0; r < rows; ++r) {
-      edges[static_cast<std::size_t>(axis + r) * (n + 1)] = 0.0;
-      edges[static_cast<std::size_t>(axis + r) * (n + 1) + n] = 1.0;
+      out[static_cast<std::size_t>(axis + r) * (n + 1)] = 0.0;
+      out[static_cast<std::size_t>(axis + r) * (n + 1) + n] = 1.0;
     }
 }
 
+/// adapt_map_body for the axis of each block into `out` (see there). With `top_from` (non-null)
+/// the top level is the pass's own, read on the device: top_bin_level of the largest contribution
+/// in those flags with `bin_scale`, the level the host's pass_sums gives; else `top_level`.
 template <int T>
-__global__ void __launch_bounds__(T) adapt_map_kernel(double* edges, bin_accumulator* bins, bin_accumulator* over,
-                                                      int top_level, int n, int n_axes, bool symmetric, double alpha,
+__global__ void __launch_bounds__(T) adapt_map_kernel(const double* edges, double* out, bin_accumulator* bins,
+                                                      bin_accumulator* over, int top_level, const device_flags* top_from,
+                                                      double bin_scale, int n, int n_axes, bool symmetric, double alpha,
                                                       double floor, double* global_scratch) {
-  adapt_map_body<T>(edges, bins, over, top_level, n, n_axes, symmetric, alpha, floor, global_scratch, blockIdx.x);
+  if (top_from != nullptr) {
+    const unsigned long long bits = top_from->max_contribution_bits;
+    double max_c;
+    memcpy(&max_c, &bits, sizeof max_c);
+    top_level = top_bin_level(max_c, bin_scale);
+  }
+  adapt_map_body<T>(edges, out, bins, over, top_level, n, n_axes, symmetric, alpha, floor, global_scratch, blockIdx.x);
 }
 
 /// One map of a batch to adapt (adapt_map_batch_kernel): its edges, bins, overflow levels and the
@@ -211,7 +241,8 @@ __global__ void __launch_bounds__(T) adapt_map_batch_kernel(const adapt_item* it
   double* scratch = global_scratch
                         ? global_scratch + static_cast<std::size_t>(blockIdx.x) * gridDim.y * adapt_scratch_doubles(n)
                         : nullptr;
-  adapt_map_body<T>(it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, floor, scratch, blockIdx.y);
+  adapt_map_body<T>(it.edges, it.edges, it.bins, it.over, it.top_level, n, n_axes, symmetric, alpha, floor, scratch,
+                    blockIdx.y);
 }
 
 }  // namespace cuda_detail

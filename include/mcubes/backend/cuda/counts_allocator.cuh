@@ -140,6 +140,8 @@ class counts_allocator {
     if (state_ != ahead::asked) state_ = ahead::none;
   }
 
+  /// Whether an allocation queued behind the last pass runs beside its stream (launch_asked).
+  bool running_beside() const noexcept { return state_ == ahead::beside; }
   /// Allocations so far whose heavy sub-cubes did not fit the room kept for their lists.
   std::uint64_t lists_over_capacity() const noexcept { return over_capacity_; }
   /// Allocations so far handed back from behind a pass (not launched when asked for).

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../../core/adaptive_map.hpp"
@@ -92,8 +93,26 @@ class device_map_storage {
     MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
+  /// A second buffer of the layout of `map` (grown to its size and kept), for new edges that may
+  /// become the map's (take_spare), if `map` is this storage's current map; else null.
+  /// @throws cuda_error if the allocation fails.
+  template <int D>
+  double* spare_for(const device_map<D>& map) {
+    if (map.edges.data() != edges_.data() || map.edges.size() > edges_.size()) return nullptr;
+    if (spare_.size() < edges_.size()) spare_ = device_array<double>(edges_.size());
+    return spare_.data();
+  }
+  /// Makes the spare buffer (spare_for(map), filled by the stream's work) the edges of `map`, the
+  /// storage's current map, and its old edges the spare: no copy.
+  template <int D>
+  void take_spare(device_map<D>& map) noexcept {
+    std::swap(edges_, spare_);
+    map.edges = device_span<double>{edges_.data(), map.edges.size()};
+  }
+
  private:
   device_array<double> edges_;
+  device_array<double> spare_;  ///< spare_for / take_spare
   pinned_array<double> staging_;
 };
 

@@ -121,6 +121,15 @@ struct cuda_launch_policy {
   /// the next adaptation of the map run beside it; the run's request for it waits on the host
   /// (counts_allocator.cuh). false: behind the pass in its stream. Never changes the result.
   bool allocate_beside = true;
+  /// Single integrals (one device, not a team's rank; scalar integrands): the map's adaptation to
+  /// an adapting pass is queued behind the pass's result, into a spare buffer that becomes the
+  /// map's when the run adapts to that pass (cuda/adapt.cuh), so that it runs while the host takes
+  /// the sums instead of after them (one launch less on the host's path per adapting iteration).
+  /// Not behind a pass whose VEGAS+ allocation runs beside the stream (allocate_beside): that
+  /// cooperative launch would wait for the adaptation's blocks, and the host waits for it before
+  /// the next pass (bench/results/2026-12-02-adapt-behind-pass.md). false: launched when the run
+  /// asks, as before. Never changes the result.
+  bool adapt_after_pass = true;
 };
 
 /// The launch policy of the execution options `ex` (block size, array_call_points).

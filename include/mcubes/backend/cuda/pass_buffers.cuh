@@ -60,6 +60,7 @@ struct pass_buffers {
     replay = device_array<double>(1);
     host_result = pinned_array<pass_result>(1);
     host_replay = pinned_array<double>(1);
+    result_ready = cuda_event::create();
     const device_flags init{0ull, ~0ull, 0ull};
     // reset after each pass by tree_reduce_kernel; in the backend's stream, so that its kernels see it
     MCUBES_CUDA_CHECK(cudaMemcpyAsync(flags.data(), &init, sizeof init, cudaMemcpyHostToDevice, stream));
@@ -151,6 +152,7 @@ struct pass_buffers {
   array_row_buffers array_rows;                  ///< the array path's VEGAS+ rows (backend/cuda/array_path.cuh)
   device_array<double> vector_tiles, vector_out;  ///< vector passes: tile values (element-major), sums and flags
   pinned_array<double> host_vector_out;
+  cuda_event result_ready;  ///< recorded after a pass's result copy where more work follows it (adapt.cuh)
   heavy_buffers heavy;  ///< VEGAS+ scalar passes: the heavy sub-cubes (backend/cuda/heavy_cubes.cuh)
   sorted_buffers sorted;  ///< VEGAS+ scalar passes: the light sub-cubes by count (backend/cuda/sorted_sample.cuh)
 };

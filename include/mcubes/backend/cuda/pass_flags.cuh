@@ -26,7 +26,8 @@ MCUBES_HOST_DEVICE constexpr device_flags initial_flags() { return device_flags{
 
 /// What one sampling pass leaves on the device for the host: the fixed-tree sums over all sub-cubes
 /// of I_c and var_c (unscaled, as iteration_sums) and the pass's flags. Written by
-/// tree_reduce_kernel, so that one small device-to-host copy per pass suffices.
+/// tree_reduce_kernel (into the host's page-locked buffer too where the device reaches it, else
+/// copied there), so that the host reads one small struct per pass.
 struct pass_result {
   double estimate;
   double variance;

@@ -23,6 +23,7 @@
 #include "../../error.hpp"
 #include "../../integrand.hpp"
 #include "../team.hpp"
+#include "adapt.cuh"
 #include "array_path.cuh"
 #include "balanced_sample.cuh"
 #include "check.cuh"
@@ -58,6 +59,11 @@ struct pass_context {
   launch_choice& last;
   /// VEGAS+: the allocation a scalar pass queues behind itself where asked (counts_allocator.cuh)
   counts_allocator& allocator;
+  /// The adaptation an adapting scalar pass queues behind itself where asked (`adapt_after`,
+  /// non-null; adapt.cuh), into the spare edges of `maps`
+  map_adapter& adapter;
+  device_map_storage& maps;
+  const adapt_request* adapt_after;
   cudaStream_t stream() const noexcept { return device.stream(); }
 };
 
@@ -407,6 +413,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     t_end = any ? (split.chunk_end() + B - 1) / static_cast<std::uint64_t>(B) : 0;
   }
   std::exception_ptr team_failure_here;  // under a team: handed to the exchange instead of thrown
+  bool queued_adapt = false;             // the map's adaptation queued behind the pass (it zeroes the bins)
   // the heavy sub-cubes' lists of the allocation before this pass, if any: for this pass only
   const heavy_listing_key prelisted = buf.heavy.prelisted;
   buf.heavy.prelisted = heavy_listing_key{};
@@ -530,13 +537,27 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
   // flags (a team's rank: over its own tiles, whose sums finish_team_pass takes instead)
   const unsigned T = 1024;
   const std::uint64_t tree_width = in_team ? next_pow2(t_end - t_first) : width / tile;
+  // the result straight to the page-locked host buffer where the device reaches it (unified
+  // addressing: every 64-bit platform CUDA supports), else by a copy
+  const bool direct = cx.device.properties().unifiedAddressing != 0;
   tree_reduce_kernel<><<<1, T, 0, stream>>>(buf.tile_est.data() + t_first, buf.tile_var.data() + t_first, t_end - t_first,
-                                            tree_width, buf.result.data(), buf.flags.data());
+                                            tree_width, buf.result.data(), buf.flags.data(),
+                                            direct ? buf.host_result.data() : nullptr);
   MCUBES_CUDA_CHECK_LAUNCH("tree_reduce_kernel");
-  MCUBES_CUDA_CHECK(cudaMemcpyAsync(buf.host_result.data(), buf.result.data(), sizeof(pass_result), cudaMemcpyDeviceToHost,
-                                    stream));
+  if (!direct)
+    MCUBES_CUDA_CHECK(cudaMemcpyAsync(buf.host_result.data(), buf.result.data(), sizeof(pass_result), cudaMemcpyDeviceToHost,
+                                      stream));
   if (!in_team && !cx.policy.allocate_beside) cx.allocator.launch_asked(cx.policy, buf.heavy, cx.device);
-  MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // the adaptation asked for behind the pass (adapt.cuh): after the result, which the host waits for
+  // alone; not beside a VEGAS+ allocation (its cooperative launch would wait for the adaptation's
+  // blocks, and the host waits for that allocation before the next pass: a loss, measured)
+  if (adapt && !in_team && cx.adapt_after != nullptr && !cx.allocator.running_beside()) {
+    buf.result_ready.record(stream);
+    queued_adapt = cx.adapter.launch_asked(map, *cx.adapt_after, buf, sp.bin_scale, cx.maps, stream);
+    buf.result_ready.wait();
+  } else {
+    MCUBES_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
   cx.allocator.landed();
   } catch (...) {
     if (!in_team) throw;
@@ -549,6 +570,7 @@ iteration_sums sample_pass(pass_context& cx, const F& f, const sampling_params<D
     out = finish_team_pass(cx, *team, split, static_cast<std::uint64_t>(B), t_first, t_end, n_tiles, out, adapt, sp.bin_scale,
                            n_bin_values, team_failure_here);
   if (adapt) buf.end_adapting_pass(out.top_level, n_bin_values);
+  if (queued_adapt) buf.bins_adapted();
   if (out.flags.first_non_finite != ~0ull) {  // replay that one sample to report its value (any rank can)
     if constexpr (is_device_array_integrand_v<F>) {  // its point, then the integrand on one row
       if (buf.array_x.size() < static_cast<std::size_t>(D) + 1) buf.array_x = device_array<double>(D + 1);
