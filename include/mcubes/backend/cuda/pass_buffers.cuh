@@ -152,7 +152,7 @@ struct pass_buffers {
   array_row_buffers array_rows;                  ///< the array path's VEGAS+ rows (backend/cuda/array_path.cuh)
   device_array<double> vector_tiles, vector_out;  ///< vector passes: tile values (element-major), sums and flags
   pinned_array<double> host_vector_out;
-  cuda_event result_ready;  ///< recorded after a pass's result copy where more work follows it (adapt.cuh)
+  cuda_event result_ready;  ///< recorded after a pass's result where more work follows it in the stream (adapt.cuh)
   heavy_buffers heavy;  ///< VEGAS+ scalar passes: the heavy sub-cubes (backend/cuda/heavy_cubes.cuh)
   sorted_buffers sorted;  ///< VEGAS+ scalar passes: the light sub-cubes by count (backend/cuda/sorted_sample.cuh)
 };
